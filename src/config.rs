@@ -1,0 +1,564 @@
+//! Reads and validates the workbench config (contract §3).
+//!
+//! Validation walks the whole document and collects every problem with its JSON
+//! path, so a user fixes all of them in one round. Unknown keys are warnings, not
+//! errors (Claude Desktop configs carry extra keys). Environment references are
+//! parsed here but resolved only when a toolbox is opened (see `expand`).
+//! This module does no process work and never logs expanded values.
+
+use crate::expand::Template;
+use crate::ordered_json::Node;
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+pub const DEFAULT_STARTUP_TIMEOUT: Duration = Duration::from_millis(30_000);
+pub const DEFAULT_CALL_TIMEOUT: Duration = Duration::from_millis(60_000);
+/// Upper bound for configured timeouts: one day.
+const MAX_TIMEOUT_MS: u64 = 86_400_000;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mode {
+    Proxy,
+    Dynamic,
+}
+
+#[derive(Debug, Clone)]
+pub struct Config {
+    pub mode: Mode,
+    /// In the order of the config file.
+    pub toolboxes: Vec<ToolboxConfig>,
+}
+
+#[derive(Debug, Clone)]
+pub struct ToolboxConfig {
+    pub name: String,
+    pub description: String,
+    /// In the order of the config file.
+    pub servers: Vec<ServerConfig>,
+}
+
+#[derive(Debug, Clone)]
+pub struct ServerConfig {
+    pub name: String,
+    /// JSON path of this server's object, for messages.
+    pub json_path: String,
+    pub command: Template,
+    pub args: Vec<Template>,
+    pub env: Vec<(String, Template)>,
+    pub cwd: Option<Template>,
+    pub tool_filter: ToolFilter,
+    pub startup_timeout: Duration,
+    pub call_timeout: Duration,
+    pub disabled: bool,
+    pub inherit_env: bool,
+}
+
+/// Which of a server's tools a toolbox exposes.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ToolFilter {
+    All,
+    /// Exactly these names (possibly none).
+    Only(Vec<String>),
+}
+
+/// A config that could not be used: every problem found, each with its path.
+#[derive(Debug)]
+pub struct ConfigError {
+    pub file: PathBuf,
+    pub problems: Vec<String>,
+}
+
+impl fmt::Display for ConfigError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let n = self.problems.len();
+        writeln!(
+            f,
+            "error: invalid config {} ({n} problem{}):",
+            self.file.display(),
+            if n == 1 { "" } else { "s" }
+        )?;
+        for problem in &self.problems {
+            writeln!(f, "  {}: {problem}", self.file.display())?;
+        }
+        Ok(())
+    }
+}
+
+/// A loaded config plus the warnings found on the way.
+#[derive(Debug)]
+pub struct Loaded {
+    pub config: Config,
+    pub warnings: Vec<String>,
+}
+
+/// Reads and validates the config file at `file`.
+pub fn load(file: &Path) -> Result<Loaded, ConfigError> {
+    let fail = |problem: String| ConfigError {
+        file: file.to_path_buf(),
+        problems: vec![problem],
+    };
+    let bytes = std::fs::read(file).map_err(|e| fail(format!("cannot read the file: {e}")))?;
+    let root: Node = serde_json::from_slice(&bytes).map_err(|e| {
+        fail(format!(
+            "line {} column {}: invalid JSON: {}",
+            e.line(),
+            e.column(),
+            strip_position(&e.to_string())
+        ))
+    })?;
+    let mut checker = Checker::default();
+    let config = checker.config(&root);
+    if checker.errors.is_empty() {
+        let warnings = checker
+            .warnings
+            .into_iter()
+            .map(|w| format!("{}: {w}", file.display()))
+            .collect();
+        Ok(Loaded { config, warnings })
+    } else {
+        Err(ConfigError {
+            file: file.to_path_buf(),
+            problems: checker.errors,
+        })
+    }
+}
+
+/// serde_json appends " at line L column C"; the message already says where.
+fn strip_position(message: &str) -> &str {
+    message.find(" at line ").map_or(message, |i| &message[..i])
+}
+
+/// A valid toolbox or server name: 1 to 64 of `[A-Za-z0-9_-]`, without `__`.
+pub fn valid_name(name: &str) -> bool {
+    (1..=64).contains(&name.len())
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
+        && !name.contains("__")
+}
+
+/// The path of `key` below `parent`, quoting keys that are not plain names.
+fn child_path(parent: &str, key: &str) -> String {
+    let plain = !key.is_empty()
+        && key
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-');
+    match (parent.is_empty(), plain) {
+        (true, true) => key.to_string(),
+        (false, true) => format!("{parent}.{key}"),
+        (_, false) => format!("{parent}[{key:?}]"),
+    }
+}
+
+#[derive(Default)]
+struct Checker {
+    errors: Vec<String>,
+    warnings: Vec<String>,
+}
+
+impl Checker {
+    fn error(&mut self, path: &str, message: impl fmt::Display) {
+        let at = if path.is_empty() { "(top level)" } else { path };
+        self.errors.push(format!("{at}: {message}"));
+    }
+
+    /// The entries of an object; reports duplicates, keys outside `known`, and a
+    /// non-object value.
+    fn object<'a>(
+        &mut self,
+        node: &'a Node,
+        path: &str,
+        known: &[&str],
+    ) -> Option<&'a [(String, Node)]> {
+        let Node::Object(entries) = node else {
+            self.error(path, format!("expected an object, found {}", node.kind()));
+            return None;
+        };
+        for (i, (key, _)) in entries.iter().enumerate() {
+            if entries[..i].iter().any(|(k, _)| k == key) {
+                self.error(&child_path(path, key), "duplicate key");
+            } else if !known.is_empty() && !known.contains(&key.as_str()) {
+                self.warnings.push(format!(
+                    "{}: unknown key ignored (known keys: {})",
+                    child_path(path, key),
+                    known.join(", ")
+                ));
+            }
+        }
+        Some(entries)
+    }
+
+    fn string(&mut self, node: &Node, path: &str) -> Option<String> {
+        match node {
+            Node::String(s) => Some(s.clone()),
+            other => {
+                self.error(path, format!("expected a string, found {}", other.kind()));
+                None
+            }
+        }
+    }
+
+    fn template(&mut self, node: &Node, path: &str) -> Option<Template> {
+        let text = self.string(node, path)?;
+        match Template::parse(&text) {
+            Ok(t) => Some(t),
+            Err(e) => {
+                self.error(path, e);
+                None
+            }
+        }
+    }
+
+    fn boolean(&mut self, node: &Node, path: &str) -> bool {
+        match node {
+            Node::Bool(b) => *b,
+            other => {
+                self.error(path, format!("expected true or false, found {}", other.kind()));
+                false
+            }
+        }
+    }
+
+    fn timeout(&mut self, node: &Node, path: &str, default: Duration) -> Duration {
+        match node {
+            Node::Number(n) if n.as_u64().is_some_and(|ms| (1..=MAX_TIMEOUT_MS).contains(&ms)) => {
+                Duration::from_millis(n.as_u64().unwrap_or_default())
+            }
+            other => {
+                self.error(
+                    path,
+                    format!(
+                        "expected a whole number of milliseconds from 1 to {MAX_TIMEOUT_MS}, found {}",
+                        match other {
+                            Node::Number(n) => n.to_string(),
+                            _ => other.kind().to_string(),
+                        }
+                    ),
+                );
+                default
+            }
+        }
+    }
+
+    fn config(&mut self, root: &Node) -> Config {
+        let mut config = Config {
+            mode: Mode::Proxy,
+            toolboxes: Vec::new(),
+        };
+        let Some(entries) = self.object(root, "", &["mode", "toolboxes"]) else {
+            return config;
+        };
+        let mut saw_toolboxes = false;
+        for (key, value) in entries {
+            match key.as_str() {
+                "mode" => match value {
+                    Node::String(m) if m == "proxy" => config.mode = Mode::Proxy,
+                    Node::String(m) if m == "dynamic" => config.mode = Mode::Dynamic,
+                    other => self.error(
+                        "mode",
+                        format!("expected \"proxy\" or \"dynamic\", found {}", show(other)),
+                    ),
+                },
+                "toolboxes" => {
+                    saw_toolboxes = true;
+                    self.toolboxes(value, &mut config.toolboxes);
+                }
+                _ => {}
+            }
+        }
+        if !saw_toolboxes {
+            self.error("toolboxes", "required object is missing");
+        }
+        config
+    }
+
+    fn toolboxes(&mut self, node: &Node, out: &mut Vec<ToolboxConfig>) {
+        let Some(entries) = self.object(node, "toolboxes", &[]) else {
+            return;
+        };
+        if entries.is_empty() {
+            self.error("toolboxes", "no toolboxes are defined");
+        }
+        for (name, value) in entries {
+            let path = child_path("toolboxes", name);
+            if !valid_name(name) {
+                self.error(&path, NAME_RULE);
+            }
+            if let Some(toolbox) = self.toolbox(name, value, &path) {
+                out.push(toolbox);
+            }
+        }
+    }
+
+    fn toolbox(&mut self, name: &str, node: &Node, path: &str) -> Option<ToolboxConfig> {
+        let entries = self.object(node, path, &["description", "mcpServers"])?;
+        let mut description = None;
+        let mut servers = None;
+        for (key, value) in entries {
+            let key_path = child_path(path, key);
+            match key.as_str() {
+                "description" => {
+                    description = self.string(value, &key_path);
+                    if description.as_deref().is_some_and(|d| d.trim().is_empty()) {
+                        self.error(&key_path, "must not be empty");
+                    }
+                }
+                "mcpServers" => servers = Some(self.servers(value, &key_path)),
+                _ => {}
+            }
+        }
+        if !entries.iter().any(|(k, _)| k == "description") {
+            self.error(&child_path(path, "description"), "required string is missing");
+        }
+        if servers.is_none() {
+            self.error(&child_path(path, "mcpServers"), "required object is missing");
+        }
+        let servers = servers?;
+        if servers.is_empty() && self.errors.is_empty() {
+            self.warnings.push(format!(
+                "{}: toolbox has no servers; opening it returns no tools",
+                child_path(path, "mcpServers")
+            ));
+        }
+        Some(ToolboxConfig {
+            name: name.to_string(),
+            description: description?,
+            servers,
+        })
+    }
+
+    fn servers(&mut self, node: &Node, path: &str) -> Vec<ServerConfig> {
+        let mut out = Vec::new();
+        let Some(entries) = self.object(node, path, &[]) else {
+            return out;
+        };
+        for (name, value) in entries {
+            let server_path = child_path(path, name);
+            if !valid_name(name) {
+                self.error(&server_path, NAME_RULE);
+            }
+            if let Some(server) = self.server(name, value, &server_path) {
+                out.push(server);
+            }
+        }
+        out
+    }
+
+    fn server(&mut self, name: &str, node: &Node, path: &str) -> Option<ServerConfig> {
+        let entries = self.object(node, path, SERVER_KEYS)?;
+        let errors_before = self.errors.len();
+        let mut server = ServerConfig {
+            name: name.to_string(),
+            json_path: path.to_string(),
+            command: Template::parse("").expect("an empty template parses"),
+            args: Vec::new(),
+            env: Vec::new(),
+            cwd: None,
+            tool_filter: ToolFilter::All,
+            startup_timeout: DEFAULT_STARTUP_TIMEOUT,
+            call_timeout: DEFAULT_CALL_TIMEOUT,
+            disabled: false,
+            inherit_env: false,
+        };
+        let mut has_command = false;
+        for (key, value) in entries {
+            let p = child_path(path, key);
+            match key.as_str() {
+                "command" => {
+                    has_command = true;
+                    if let Some(t) = self.template(value, &p) {
+                        if t.source().trim().is_empty() {
+                            self.error(&p, "must not be empty");
+                        }
+                        server.command = t;
+                    }
+                }
+                "args" => server.args = self.template_list(value, &p),
+                "env" => server.env = self.env(value, &p),
+                "cwd" => server.cwd = self.template(value, &p),
+                "toolFilters" => server.tool_filter = self.filters(value, &p),
+                "startupTimeoutMs" => {
+                    server.startup_timeout = self.timeout(value, &p, DEFAULT_STARTUP_TIMEOUT)
+                }
+                "callTimeoutMs" => {
+                    server.call_timeout = self.timeout(value, &p, DEFAULT_CALL_TIMEOUT)
+                }
+                "disabled" => server.disabled = self.boolean(value, &p),
+                "inheritEnv" => server.inherit_env = self.boolean(value, &p),
+                "type" => match value {
+                    Node::String(t) if t == "stdio" => {}
+                    other => self.error(
+                        &p,
+                        format!(
+                            "transport {} is not supported: only \"stdio\" servers can be used",
+                            show(other)
+                        ),
+                    ),
+                },
+                _ => {}
+            }
+        }
+        if !has_command {
+            self.error(&child_path(path, "command"), "required string is missing");
+        }
+        (self.errors.len() == errors_before).then_some(server)
+    }
+
+    fn template_list(&mut self, node: &Node, path: &str) -> Vec<Template> {
+        let Node::Array(items) = node else {
+            self.error(
+                path,
+                format!("expected an array of strings, found {}", node.kind()),
+            );
+            return Vec::new();
+        };
+        items
+            .iter()
+            .enumerate()
+            .filter_map(|(i, item)| self.template(item, &format!("{path}[{i}]")))
+            .collect()
+    }
+
+    fn env(&mut self, node: &Node, path: &str) -> Vec<(String, Template)> {
+        let Some(entries) = self.object(node, path, &[]) else {
+            return Vec::new();
+        };
+        let mut out = Vec::new();
+        for (key, value) in entries {
+            let p = child_path(path, key);
+            if key.is_empty() || key.contains('=') || key.contains('\0') {
+                self.error(&p, "not a valid environment variable name");
+            }
+            if let Some(t) = self.template(value, &p) {
+                out.push((key.clone(), t));
+            }
+        }
+        out
+    }
+
+    fn filters(&mut self, node: &Node, path: &str) -> ToolFilter {
+        let Node::Array(items) = node else {
+            self.error(
+                path,
+                format!(
+                    "expected an array of tool names (or [\"*\"]), found {}",
+                    node.kind()
+                ),
+            );
+            return ToolFilter::All;
+        };
+        let mut names = Vec::new();
+        for (i, item) in items.iter().enumerate() {
+            if let Some(name) = self.string(item, &format!("{path}[{i}]")) {
+                names.push(name);
+            }
+        }
+        if names.iter().any(|n| n == "*") {
+            ToolFilter::All
+        } else {
+            ToolFilter::Only(names)
+        }
+    }
+}
+
+const NAME_RULE: &str = "name must be 1 to 64 characters of A-Z, a-z, 0-9, '_' and '-', without '__'";
+
+const SERVER_KEYS: &[&str] = &[
+    "command",
+    "args",
+    "env",
+    "cwd",
+    "toolFilters",
+    "startupTimeoutMs",
+    "callTimeoutMs",
+    "disabled",
+    "inheritEnv",
+    "type",
+];
+
+fn show(node: &Node) -> String {
+    match node {
+        Node::String(s) => format!("{s:?}"),
+        other => other.kind().to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn check(json: &str) -> Result<(Config, Vec<String>), Vec<String>> {
+        let root: Node = serde_json::from_str(json).unwrap();
+        let mut checker = Checker::default();
+        let config = checker.config(&root);
+        if checker.errors.is_empty() {
+            Ok((config, checker.warnings))
+        } else {
+            Err(checker.errors)
+        }
+    }
+
+    #[test]
+    fn keeps_order_and_defaults() {
+        let (config, warnings) = check(
+            r#"{"toolboxes":{"zeta":{"description":"z","mcpServers":{
+                "b":{"command":"x"},"a":{"command":"y","toolFilters":["*","t"],"extra":1}}},
+               "alpha":{"description":"a","mcpServers":{}}}}"#,
+        )
+        .unwrap();
+        let names: Vec<_> = config.toolboxes.iter().map(|t| t.name.as_str()).collect();
+        assert_eq!(names, ["zeta", "alpha"]);
+        let servers: Vec<_> = config.toolboxes[0]
+            .servers
+            .iter()
+            .map(|s| s.name.as_str())
+            .collect();
+        assert_eq!(servers, ["b", "a"]);
+        assert_eq!(config.toolboxes[0].servers[1].tool_filter, ToolFilter::All);
+        assert_eq!(
+            config.toolboxes[0].servers[0].call_timeout,
+            DEFAULT_CALL_TIMEOUT
+        );
+        assert!(warnings[0].starts_with("toolboxes.zeta.mcpServers.a.extra: unknown key"));
+        assert!(warnings[1].contains("toolboxes.alpha.mcpServers: toolbox has no servers"));
+    }
+
+    #[test]
+    fn reports_every_problem_with_its_path() {
+        let errors = check(
+            r#"{"mode":"fast","toolboxes":{"a__b":{"description":"","mcpServers":{
+                "s":{"args":[1],"type":"http","env":{"K":"${"},"callTimeoutMs":0},
+                "t":{"command":"ok","toolFilters":"read"}}},
+               "c":{"mcpServers":[]}}}"#,
+        )
+        .unwrap_err();
+        let expected = [
+            "mode: expected \"proxy\" or \"dynamic\", found \"fast\"",
+            "toolboxes.a__b: name must be",
+            "toolboxes.a__b.description: must not be empty",
+            "toolboxes.a__b.mcpServers.s.args[0]: expected a string, found a number",
+            "toolboxes.a__b.mcpServers.s.type: transport \"http\" is not supported",
+            "toolboxes.a__b.mcpServers.s.env.K: unclosed '${'",
+            "toolboxes.a__b.mcpServers.s.callTimeoutMs: expected a whole number",
+            "toolboxes.a__b.mcpServers.s.command: required string is missing",
+            "toolboxes.a__b.mcpServers.t.toolFilters: expected an array",
+            "toolboxes.c.mcpServers: expected an object, found an array",
+            "toolboxes.c.description: required string is missing",
+        ];
+        assert_eq!(errors.len(), expected.len(), "{errors:#?}");
+        for (got, want) in errors.iter().zip(expected) {
+            assert!(got.starts_with(want), "{got:?} should start with {want:?}");
+        }
+    }
+
+    #[test]
+    fn names() {
+        assert!(valid_name("dev-1_a"));
+        assert!(!valid_name(""));
+        assert!(!valid_name("a__b"));
+        assert!(!valid_name("a.b"));
+        assert!(!valid_name(&"x".repeat(65)));
+        assert_eq!(child_path("toolboxes", "a b"), "toolboxes[\"a b\"]");
+    }
+}

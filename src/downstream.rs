@@ -1,0 +1,784 @@
+//! One downstream MCP server: a child process, its threads, and the requests in
+//! flight to it (contract §7).
+//!
+//! Threads per child, all named `[toolbox/server] ...`:
+//! - the *reader* spawns the child (so the parent-death signal is tied to a thread
+//!   that lives as long as the child), then reads its stdout. It answers the
+//!   child's requests, delivers responses to waiting callers over crossbeam
+//!   channels, and writes responses to forwarded tool calls straight to the host
+//!   through the `Outbox` (no extra thread hand-off on the hot path);
+//! - the *stderr drain* reads stderr continuously, logs it and keeps its tail;
+//! - the *timer* enforces the deadlines of forwarded calls; it sleeps until the
+//!   earliest deadline and is only woken when an earlier one appears.
+//!
+//! Requests are correlated by the ids this side allocates (1, 2, 3, ...), so the
+//! host's ids never reach the child.
+
+use crate::jsonrpc::{self, ErrorObject, RequestId};
+use crate::mcp::{self, method, InitializeResult, ListToolsResult, TextResult, ToolEntry, ToolHead};
+use crate::outbox::Outbox;
+use crate::{framing, process};
+use crossbeam_channel::{bounded, Receiver, RecvTimeoutError, Sender};
+use serde::Deserialize;
+use serde_json::value::RawValue;
+use serde_json::{json, Value};
+use std::borrow::Cow;
+use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::io::{self, BufRead, BufReader, Read};
+use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::thread::{self, JoinHandle};
+use std::time::{Duration, Instant};
+
+/// How long a stopping child gets after stdin is closed, and again after SIGTERM.
+pub const STOP_GRACE: Duration = Duration::from_secs(2);
+/// Stderr lines kept for error messages.
+const TAIL_LINES: usize = 10;
+/// Longest stderr line kept (the rest of the line is dropped).
+const TAIL_LINE_BYTES: usize = 400;
+const SMALL_STACK: usize = 128 * 1024;
+const READER_STACK: usize = 512 * 1024;
+
+/// Everything needed to start one server, with environment references resolved.
+#[derive(Debug, Clone)]
+pub struct Spec {
+    pub toolbox: String,
+    pub server: String,
+    pub program: String,
+    pub args: Vec<String>,
+    pub env: BTreeMap<String, String>,
+    pub cwd: Option<String>,
+    /// The command as written in the config (unexpanded, so safe to show).
+    pub command_display: String,
+    pub startup_timeout: Duration,
+    pub call_timeout: Duration,
+}
+
+/// Why a request to a child produced no result.
+#[derive(Debug, Clone)]
+pub enum Failure {
+    /// The child answered with a JSON-RPC error.
+    Rpc(ErrorObject),
+    /// No answer before the deadline.
+    Timeout,
+    /// The child is gone (or was stopped); the text says how.
+    Down(String),
+}
+
+/// A `tools/call` forwarded for the host: its answer goes straight upstream.
+struct Call {
+    upstream_id: RequestId,
+    tool: String,
+    deadline: Instant,
+}
+
+enum Pending {
+    Wait(Sender<Result<Box<RawValue>, Failure>>),
+    Call(Call),
+}
+
+#[derive(Default)]
+struct Shared {
+    next_id: i64,
+    pending: HashMap<i64, Pending>,
+    /// The deadline the timer thread is sleeping towards, if any.
+    armed: Option<Instant>,
+    /// Set once the child is gone or being stopped: why.
+    down: Option<String>,
+}
+
+/// A running (or crashed) child MCP server.
+pub struct Downstream {
+    spec: Spec,
+    label: String,
+    pid: u32,
+    outbox: Arc<Outbox>,
+    stdin: Mutex<Option<ChildStdin>>,
+    shared: Mutex<Shared>,
+    timer_wake: Condvar,
+    tail: Mutex<VecDeque<String>>,
+    /// Disconnects when the stderr drain ends.
+    stderr_done: Receiver<()>,
+    child: Mutex<Option<Child>>,
+    threads: Mutex<Vec<JoinHandle<()>>>,
+    tools_changed: std::sync::atomic::AtomicBool,
+}
+
+/// A started server: its connection and its tools (all pages, unfiltered).
+pub struct Started {
+    pub conn: Arc<Downstream>,
+    pub tools: Vec<ToolEntry>,
+    /// From spawn to the end of the tool listing.
+    pub startup: Duration,
+}
+
+impl Downstream {
+    /// Spawns the child, performs the MCP handshake and lists its tools, all
+    /// within `startup_timeout`. On failure nothing is left running.
+    /// `admit` sees the connection right after the spawn; returning false stops
+    /// it again (the workbench is shutting down).
+    pub fn start(
+        spec: Spec,
+        outbox: Arc<Outbox>,
+        admit: impl FnOnce(&Arc<Downstream>) -> bool,
+    ) -> Result<Started, String> {
+        let began = Instant::now();
+        let deadline = began + spec.startup_timeout;
+        let conn = Downstream::spawn(spec, outbox)?;
+        if !admit(&conn) {
+            conn.stop("");
+            return Err("the workbench is shutting down".to_string());
+        }
+        match conn.handshake(deadline) {
+            Ok(tools) => Ok(Started {
+                conn,
+                tools,
+                startup: began.elapsed(),
+            }),
+            Err(failure) => {
+                let reason = conn.describe(&failure, "starting");
+                conn.stop("");
+                Err(reason)
+            }
+        }
+    }
+
+    fn spawn(spec: Spec, outbox: Arc<Outbox>) -> Result<Arc<Downstream>, String> {
+        let label = format!("{}/{}", spec.toolbox, spec.server);
+        let mut cmd = Command::new(&spec.program);
+        cmd.args(&spec.args)
+            .env_clear()
+            .envs(&spec.env)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        if let Some(cwd) = &spec.cwd {
+            cmd.current_dir(cwd);
+        }
+        process::configure(&mut cmd);
+
+        let (child_tx, child_rx) = bounded::<io::Result<Child>>(1);
+        let (conn_tx, conn_rx) = bounded::<(Arc<Downstream>, ChildStdout)>(1);
+        let reader = thread::Builder::new()
+            .name(format!("[{label}] reader"))
+            .stack_size(READER_STACK)
+            .spawn(move || {
+                // Spawned here so that PR_SET_PDEATHSIG follows this thread's life.
+                let _ = child_tx.send(cmd.spawn());
+                if let Ok((conn, stdout)) = conn_rx.recv() {
+                    conn.read_stdout(stdout);
+                }
+            })
+            .map_err(|e| format!("cannot create a thread: {e}"))?;
+        let mut child = match child_rx.recv() {
+            Ok(Ok(child)) => child,
+            Ok(Err(e)) => {
+                let _ = reader.join();
+                return Err(format!("cannot start '{}': {e}", spec.command_display));
+            }
+            Err(_) => return Err("the spawning thread died".to_string()),
+        };
+        let pid = child.id();
+        let (stdin, stdout, stderr) = match (child.stdin.take(), child.stdout.take(), child.stderr.take()) {
+            (Some(i), Some(o), Some(e)) => (i, o, e),
+            _ => unreachable!("all three pipes were requested"),
+        };
+        let (done_tx, stderr_done) = bounded::<()>(0);
+        let conn = Arc::new(Downstream {
+            label: label.clone(),
+            pid,
+            outbox,
+            stdin: Mutex::new(Some(stdin)),
+            shared: Mutex::new(Shared {
+                next_id: 1,
+                ..Shared::default()
+            }),
+            timer_wake: Condvar::new(),
+            tail: Mutex::new(VecDeque::new()),
+            stderr_done,
+            child: Mutex::new(Some(child)),
+            threads: Mutex::new(Vec::new()),
+            tools_changed: Default::default(),
+            spec,
+        });
+        let mut threads = vec![reader];
+        let drain = Arc::clone(&conn);
+        let timer = Arc::clone(&conn);
+        let spawned = thread::Builder::new()
+            .name(format!("[{label}] stderr"))
+            .stack_size(SMALL_STACK)
+            .spawn(move || {
+                drain.drain_stderr(stderr);
+                drop(done_tx);
+            })
+            .and_then(|h| {
+                threads.push(h);
+                thread::Builder::new()
+                    .name(format!("[{label}] timer"))
+                    .stack_size(SMALL_STACK)
+                    .spawn(move || timer.run_timer())
+            });
+        match spawned {
+            Ok(h) => threads.push(h),
+            Err(e) => {
+                conn.stop("");
+                return Err(format!("cannot create a thread: {e}"));
+            }
+        }
+        *lock(&conn.threads) = threads;
+        let _ = conn_tx.send((Arc::clone(&conn), stdout));
+        log::info!("[{label}] started '{}' (pid {pid})", conn.spec.command_display);
+        Ok(conn)
+    }
+
+    fn handshake(&self, deadline: Instant) -> Result<Vec<ToolEntry>, Failure> {
+        let params = json!({
+            "protocolVersion": mcp::LATEST_VERSION,
+            "capabilities": {},
+            "clientInfo": {"name": mcp::NAME, "version": mcp::VERSION},
+        });
+        let raw = self.request(method::INITIALIZE, &params, deadline)?;
+        let init: InitializeResult = serde_json::from_str(raw.get()).map_err(|e| {
+            Failure::Down(format!("sent an invalid initialize result: {e}"))
+        })?;
+        if !mcp::SUPPORTED_VERSIONS.contains(&init.protocol_version.as_str()) {
+            return Err(Failure::Down(format!(
+                "answered with protocol version '{}', which the workbench does not support (supported: {})",
+                init.protocol_version,
+                mcp::SUPPORTED_VERSIONS.join(", ")
+            )));
+        }
+        self.notify(method::INITIALIZED);
+        self.list_tools(deadline)
+    }
+
+    /// All pages of `tools/list`, following `nextCursor`.
+    pub fn list_tools(&self, deadline: Instant) -> Result<Vec<ToolEntry>, Failure> {
+        self.tools_changed
+            .store(false, std::sync::atomic::Ordering::Relaxed);
+        let mut tools = Vec::new();
+        let mut cursor: Option<String> = None;
+        let mut seen = std::collections::HashSet::new();
+        loop {
+            let params = match &cursor {
+                Some(c) => json!({ "cursor": c }),
+                None => json!({}),
+            };
+            let raw = self.request(method::TOOLS_LIST, &params, deadline)?;
+            let page: ListToolsResult = serde_json::from_str(raw.get())
+                .map_err(|e| Failure::Down(format!("sent an invalid tools/list result: {e}")))?;
+            for tool in page.tools {
+                match serde_json::from_str::<ToolHead>(tool.get()) {
+                    Ok(head) => tools.push(ToolEntry {
+                        name: head.name,
+                        raw: tool,
+                    }),
+                    Err(e) => log::warn!("[{}] skipping a tool without a name: {e}", self.label),
+                }
+            }
+            match page.next_cursor {
+                Some(next) if !seen.insert(next.clone()) => {
+                    return Err(Failure::Down(format!(
+                        "repeated the tools/list cursor {next:?}"
+                    )))
+                }
+                Some(next) => cursor = Some(next),
+                None => return Ok(tools),
+            }
+        }
+    }
+
+    /// Whether the child said its tool list changed since the last listing.
+    pub fn tools_changed(&self) -> bool {
+        self.tools_changed
+            .load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    /// Sends a request and waits for its result until `deadline`.
+    fn request(
+        &self,
+        method: &str,
+        params: &Value,
+        deadline: Instant,
+    ) -> Result<Box<RawValue>, Failure> {
+        let (tx, rx) = bounded(1);
+        let id = {
+            let mut shared = lock(&self.shared);
+            if let Some(why) = &shared.down {
+                return Err(Failure::Down(why.clone()));
+            }
+            let id = shared.next_id;
+            shared.next_id += 1;
+            shared.pending.insert(id, Pending::Wait(tx));
+            id
+        };
+        let line = jsonrpc::request_line(&RequestId::Int(id), method, params);
+        if let Err(e) = self.write(&line) {
+            lock(&self.shared).pending.remove(&id);
+            return Err(Failure::Down(
+                self.down_reason()
+                    .unwrap_or_else(|| format!("cannot write to its stdin: {e}")),
+            ));
+        }
+        match rx.recv_deadline(deadline) {
+            Ok(reply) => reply,
+            Err(RecvTimeoutError::Timeout) => {
+                lock(&self.shared).pending.remove(&id);
+                Err(Failure::Timeout)
+            }
+            Err(RecvTimeoutError::Disconnected) => Err(Failure::Down("stopped".into())),
+        }
+    }
+
+    fn notify(&self, method: &str) {
+        let line = jsonrpc::notification_line::<Value>(method, None);
+        if let Err(e) = self.write(&line) {
+            log::debug!("[{}] cannot send {method}: {e}", self.label);
+        }
+    }
+
+    /// Forwards a host's `tools/call`; the answer reaches the host from the
+    /// reader thread (or the timer, or `stop`). `params` is the `tools/call`
+    /// params object to send.
+    pub fn forward_call(
+        &self,
+        upstream_id: RequestId,
+        tool: &str,
+        params: &impl serde::Serialize,
+    ) -> Result<(), String> {
+        let deadline = Instant::now() + self.spec.call_timeout;
+        let id = {
+            let mut shared = lock(&self.shared);
+            if let Some(why) = &shared.down {
+                return Err(why.clone());
+            }
+            let id = shared.next_id;
+            shared.next_id += 1;
+            shared.pending.insert(
+                id,
+                Pending::Call(Call {
+                    upstream_id,
+                    tool: tool.to_string(),
+                    deadline,
+                }),
+            );
+            if shared.armed.is_none_or(|armed| deadline < armed) {
+                shared.armed = Some(deadline);
+                self.timer_wake.notify_one();
+            }
+            id
+        };
+        let line = jsonrpc::request_line(&RequestId::Int(id), method::TOOLS_CALL, params);
+        if let Err(e) = self.write(&line) {
+            lock(&self.shared).pending.remove(&id);
+            return Err(self
+                .down_reason()
+                .unwrap_or_else(|| format!("cannot write to its stdin: {e}")));
+        }
+        Ok(())
+    }
+
+    /// Whether the child is still serving.
+    pub fn is_up(&self) -> bool {
+        lock(&self.shared).down.is_none()
+    }
+
+    /// Why the child is not serving, if it is not.
+    pub fn down_reason(&self) -> Option<String> {
+        lock(&self.shared).down.clone()
+    }
+
+    fn write(&self, line: &[u8]) -> io::Result<()> {
+        if log::log_enabled!(log::Level::Debug) {
+            log::debug!("[{}] <- {}", self.label, framing::preview(line));
+        }
+        match lock(&self.stdin).as_mut() {
+            Some(stdin) => framing::write_line(stdin, line),
+            None => Err(io::ErrorKind::BrokenPipe.into()),
+        }
+    }
+
+    /// Stops the child (contract §7): fail what is in flight with `in_flight`
+    /// as the message (or a generic one when empty), close stdin, wait, SIGTERM
+    /// the process group, wait, SIGKILL, reap. Safe to call more than once.
+    pub fn stop(&self, in_flight: &str) {
+        let pending = {
+            let mut shared = lock(&self.shared);
+            shared.down.get_or_insert_with(|| "stopped".to_string());
+            self.timer_wake.notify_one();
+            std::mem::take(&mut shared.pending)
+        };
+        for (_, p) in pending {
+            let text = match &p {
+                Pending::Call(call) if !in_flight.is_empty() => {
+                    in_flight.replace("{tool}", &call.tool)
+                }
+                Pending::Call(call) => format!(
+                    "Server '{}' in toolbox '{}' was stopped while tool '{}' was running",
+                    self.spec.server, self.spec.toolbox, call.tool
+                ),
+                Pending::Wait(_) => String::new(),
+            };
+            self.fail(p, Failure::Down("stopped".into()), &text);
+        }
+        drop(lock(&self.stdin).take());
+        let Some(mut child) = lock(&self.child).take() else {
+            return;
+        };
+        let exit = process::stop_group(self.pid, STOP_GRACE);
+        let _ = child.wait();
+        log::info!("[{}] stopped ({exit})", self.label);
+        let mut threads = std::mem::take(&mut *lock(&self.threads));
+        let deadline = Instant::now() + Duration::from_millis(200);
+        while threads.iter().any(|t| !t.is_finished()) && Instant::now() < deadline {
+            thread::sleep(Duration::from_millis(2));
+        }
+        for t in threads.drain(..) {
+            if t.is_finished() {
+                if let Err(panic) = t.join() {
+                    std::panic::resume_unwind(panic);
+                }
+            } else {
+                // A grandchild that left the process group still holds a pipe.
+                log::warn!("[{}] a pipe is still held open; leaving its reader behind", self.label);
+            }
+        }
+    }
+
+    /// Completes one pending entry with `failure`; for forwarded calls `text` is
+    /// the `isError` text the host receives.
+    fn fail(&self, pending: Pending, failure: Failure, text: &str) {
+        match pending {
+            Pending::Wait(tx) => {
+                let _ = tx.send(Err(failure));
+            }
+            Pending::Call(call) => {
+                let result = TextResult::error(text);
+                self.outbox
+                    .send(&jsonrpc::result_line(&call.upstream_id, &result));
+            }
+        }
+    }
+
+    /// A sentence describing a failed request, with the stderr tail if the
+    /// child is gone.
+    pub fn describe(&self, failure: &Failure, doing: &str) -> String {
+        match failure {
+            Failure::Rpc(e) => format!("error {} while {doing}: {}", e.code, e.message),
+            Failure::Timeout => format!(
+                "no answer within {} ms while {doing}{}",
+                self.spec.startup_timeout.as_millis(),
+                self.tail_text()
+            ),
+            Failure::Down(why) => format!("{why}{}", self.tail_text()),
+        }
+    }
+
+    fn tail_text(&self) -> String {
+        let tail = lock(&self.tail);
+        if tail.is_empty() {
+            return String::new();
+        }
+        let mut text = String::from("\nLast stderr lines:");
+        for line in tail.iter() {
+            text.push_str("\n  ");
+            text.push_str(line);
+        }
+        text
+    }
+
+    // ---- reader thread ----
+
+    fn read_stdout(&self, stdout: ChildStdout) {
+        let mut reader = framing::LineReader::new(BufReader::with_capacity(64 * 1024, stdout));
+        loop {
+            match reader.next_line() {
+                Ok(Some(line)) => self.on_line(line),
+                Ok(None) => break,
+                Err(e) => {
+                    log::warn!("[{}] cannot read stdout: {e}", self.label);
+                    break;
+                }
+            }
+        }
+        self.on_stdout_closed();
+    }
+
+    fn on_line(&self, line: &[u8]) {
+        if log::log_enabled!(log::Level::Debug) {
+            log::debug!("[{}] -> {}", self.label, framing::preview(line));
+        }
+        let frame: Frame = match serde_json::from_slice(line) {
+            Ok(f) => f,
+            Err(_) => {
+                log::warn!(
+                    "[{}] skipping a stdout line that is not JSON-RPC: {}",
+                    self.label,
+                    framing::preview(line)
+                );
+                return;
+            }
+        };
+        match (frame.method, frame.id) {
+            (Some(method), Some(id)) => self.answer_request(&method, id),
+            (Some(method), None) => {
+                if method == method::TOOLS_LIST_CHANGED {
+                    self.tools_changed
+                        .store(true, std::sync::atomic::Ordering::Relaxed);
+                }
+                log::debug!("[{}] notification {method}", self.label);
+            }
+            (None, Some(id)) => {
+                let reply = match (frame.result, frame.error) {
+                    (Some(result), _) => Ok(result),
+                    (None, Some(error)) => Err(ErrorObject::new(error.code, error.message)),
+                    (None, None) => Err(ErrorObject::new(
+                        jsonrpc::INTERNAL_ERROR,
+                        "response without result or error",
+                    )),
+                };
+                self.on_response(id, reply);
+            }
+            (None, None) => log::warn!(
+                "[{}] skipping a message that is neither request, response nor notification",
+                self.label
+            ),
+        }
+    }
+
+    /// Server-to-client requests: `ping` is answered, the rest refused (we
+    /// declare no client capabilities; client/roots §Error Handling).
+    fn answer_request(&self, method: &str, id: &RawValue) {
+        let line = if method == method::PING {
+            format!("{{\"jsonrpc\":\"2.0\",\"id\":{},\"result\":{{}}}}\n", id.get())
+        } else {
+            let message = serde_json::to_string(&format!("Method not found: {method}"))
+                .expect("a string serialises");
+            format!(
+                "{{\"jsonrpc\":\"2.0\",\"id\":{},\"error\":{{\"code\":{},\"message\":{message}}}}}\n",
+                id.get(),
+                jsonrpc::METHOD_NOT_FOUND
+            )
+        };
+        if let Err(e) = self.write(line.as_bytes()) {
+            log::debug!("[{}] cannot answer {method}: {e}", self.label);
+        }
+    }
+
+    fn on_response(&self, id: &RawValue, reply: Result<&RawValue, ErrorObject>) {
+        let Ok(id) = id.get().parse::<i64>() else {
+            log::warn!("[{}] response with an unknown id {}", self.label, id.get());
+            return;
+        };
+        let Some(pending) = lock(&self.shared).pending.remove(&id) else {
+            log::debug!("[{}] late or unknown response {id}", self.label);
+            return;
+        };
+        match (pending, reply) {
+            (Pending::Wait(tx), reply) => {
+                let _ = tx.send(reply.map(ToOwned::to_owned).map_err(Failure::Rpc));
+            }
+            (Pending::Call(call), Ok(result)) => self
+                .outbox
+                .send(&jsonrpc::raw_result_line(&call.upstream_id, result)),
+            (Pending::Call(call), Err(e)) => {
+                let text = format!(
+                    "Tool '{}' in server '{}' (toolbox '{}') failed with error {}: {}",
+                    call.tool, self.spec.server, self.spec.toolbox, e.code, e.message
+                );
+                self.outbox
+                    .send(&jsonrpc::result_line(&call.upstream_id, &TextResult::error(&text)));
+            }
+        }
+    }
+
+    fn on_stdout_closed(&self) {
+        if lock(&self.shared).down.is_some() {
+            return; // being stopped
+        }
+        let exit = process::wait_exit(self.pid, Duration::from_millis(500));
+        // Let the drain catch the last words the child wrote to stderr.
+        let _ = self.stderr_done.recv_timeout(Duration::from_millis(500));
+        let why = match exit {
+            Some(exit) => format!("the server process ended ({exit})"),
+            None => "the server closed its stdout".to_string(),
+        };
+        log::warn!("[{}] {why}", self.label);
+        let tail = self.tail_text();
+        let pending = {
+            let mut shared = lock(&self.shared);
+            if shared.down.is_some() {
+                return;
+            }
+            shared.down = Some(why.clone());
+            self.timer_wake.notify_one();
+            std::mem::take(&mut shared.pending)
+        };
+        for (_, p) in pending {
+            let text = match &p {
+                Pending::Call(call) => format!(
+                    "Server '{}' in toolbox '{}' failed while running tool '{}': {why}{tail}",
+                    self.spec.server, self.spec.toolbox, call.tool
+                ),
+                Pending::Wait(_) => String::new(),
+            };
+            self.fail(p, Failure::Down(why.clone()), &text);
+        }
+    }
+
+    // ---- stderr drain thread ----
+
+    fn drain_stderr(&self, stderr: impl Read) {
+        let mut reader = BufReader::with_capacity(16 * 1024, stderr);
+        let mut line = Vec::new();
+        loop {
+            let (consumed, end_of_line) = match reader.fill_buf() {
+                Ok([]) | Err(_) => break,
+                Ok(buf) => {
+                    let (chunk, eol) = match buf.iter().position(|&b| b == b'\n') {
+                        Some(i) => (&buf[..i], Some(i + 1)),
+                        None => (buf, None),
+                    };
+                    let room = TAIL_LINE_BYTES.saturating_sub(line.len());
+                    line.extend_from_slice(&chunk[..chunk.len().min(room)]);
+                    (eol.unwrap_or(buf.len()), eol.is_some())
+                }
+            };
+            reader.consume(consumed);
+            if end_of_line {
+                self.keep_stderr_line(&line);
+                line.clear();
+            }
+        }
+        if !line.is_empty() {
+            self.keep_stderr_line(&line);
+        }
+    }
+
+    fn keep_stderr_line(&self, line: &[u8]) {
+        let text = String::from_utf8_lossy(line);
+        let text = text.trim_end();
+        if text.is_empty() {
+            return;
+        }
+        log::info!("[{}] {text}", self.label);
+        let mut tail = lock(&self.tail);
+        if tail.len() == TAIL_LINES {
+            tail.pop_front();
+        }
+        tail.push_back(text.to_string());
+    }
+
+    // ---- timer thread ----
+
+    fn run_timer(&self) {
+        let mut shared = lock(&self.shared);
+        loop {
+            if shared.down.is_some() {
+                return;
+            }
+            let now = Instant::now();
+            let expired: Vec<i64> = shared
+                .pending
+                .iter()
+                .filter_map(|(id, p)| match p {
+                    Pending::Call(call) if call.deadline <= now => Some(*id),
+                    _ => None,
+                })
+                .collect();
+            if !expired.is_empty() {
+                let calls: Vec<(i64, Pending)> = expired
+                    .into_iter()
+                    .filter_map(|id| shared.pending.remove(&id).map(|p| (id, p)))
+                    .collect();
+                drop(shared);
+                for (id, call) in calls {
+                    self.time_out(id, call);
+                }
+                shared = lock(&self.shared);
+                continue;
+            }
+            shared.armed = shared
+                .pending
+                .values()
+                .filter_map(|p| match p {
+                    Pending::Call(call) => Some(call.deadline),
+                    Pending::Wait(_) => None,
+                })
+                .min();
+            shared = match shared.armed {
+                None => self
+                    .timer_wake
+                    .wait(shared)
+                    .unwrap_or_else(|p| p.into_inner()),
+                Some(at) => {
+                    self.timer_wake
+                        .wait_timeout(shared, at.saturating_duration_since(now))
+                        .unwrap_or_else(|p| p.into_inner())
+                        .0
+                }
+            };
+        }
+    }
+
+    /// A forwarded call passed its deadline: tell the child to stop working on
+    /// it (basic/utilities/cancellation) and answer the host.
+    fn time_out(&self, id: i64, pending: Pending) {
+        let Pending::Call(call) = &pending else {
+            return;
+        };
+        let ms = self.spec.call_timeout.as_millis();
+        let cancel = json!({"requestId": id, "reason": format!("timed out after {ms} ms")});
+        let line = jsonrpc::notification_line(method::CANCELLED, Some(&cancel));
+        let _ = self.write(&line);
+        let text = format!(
+            "Tool '{}' in server '{}' (toolbox '{}') timed out after {ms} ms (callTimeoutMs)",
+            call.tool, self.spec.server, self.spec.toolbox
+        );
+        self.fail(pending, Failure::Timeout, &text);
+    }
+}
+
+impl Drop for Downstream {
+    /// A last resort: every owner calls `stop`, which leaves no child to kill here.
+    fn drop(&mut self) {
+        if let Some(mut child) = lock(&self.child).take() {
+            process::signal_group(self.pid, libc::SIGKILL);
+            let _ = child.wait();
+        }
+    }
+}
+
+/// One line from a child, read without copying the payloads.
+#[derive(Deserialize)]
+struct Frame<'a> {
+    #[serde(default, borrow)]
+    id: Option<&'a RawValue>,
+    #[serde(default, borrow)]
+    method: Option<Cow<'a, str>>,
+    #[serde(default, borrow)]
+    result: Option<&'a RawValue>,
+    #[serde(default)]
+    error: Option<WireError>,
+}
+
+#[derive(Deserialize)]
+struct WireError {
+    #[serde(default)]
+    code: i64,
+    #[serde(default)]
+    message: String,
+}
+
+/// Locks a mutex, ignoring poisoning: every critical section here leaves the
+/// data consistent, and a panic elsewhere must not cascade.
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+impl std::fmt::Debug for Downstream {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Downstream({}, pid {})", self.label, self.pid)
+    }
+}
+

@@ -1,0 +1,201 @@
+//! Environment-variable references in config strings (`command`, `args`, `env`
+//! values, `cwd`), and the environment a child process receives.
+//!
+//! Grammar, checked when the config is loaded:
+//! - `${NAME}`: the variable's value; NAME is `[A-Za-z_][A-Za-z0-9_]*`.
+//! - `${NAME:-default}`: the default when NAME is unset or empty (as in POSIX).
+//!   The default is literal text up to the first `}`; `$$` inside it is a `$`.
+//! - `$$`: a literal `$`.
+//! - A `$` followed by anything else is kept as it is, so `sh -c 'echo $HOME'`
+//!   needs no escaping.
+//!
+//! Anything else starting with `${` (no closing brace, a bad name, another
+//! operator) is a config error. References are resolved only when a toolbox is
+//! opened, so an unset variable fails that toolbox and nothing else. Expanded
+//! values are secrets as far as this crate knows: they are never logged.
+
+use std::collections::BTreeMap;
+
+/// A config string with its references parsed.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Template {
+    source: String,
+    parts: Vec<Part>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+enum Part {
+    Literal(String),
+    Var {
+        name: String,
+        default: Option<String>,
+    },
+}
+
+impl Template {
+    /// Parses `source`; the error explains the first malformed reference.
+    pub fn parse(source: &str) -> Result<Template, String> {
+        let mut parts = Vec::new();
+        let mut literal = String::new();
+        let mut rest = source;
+        while let Some(pos) = rest.find('$') {
+            literal.push_str(&rest[..pos]);
+            let after = &rest[pos + 1..];
+            if let Some(tail) = after.strip_prefix('$') {
+                literal.push('$');
+                rest = tail;
+            } else if let Some(body) = after.strip_prefix('{') {
+                let end = body
+                    .find('}')
+                    .ok_or_else(|| format!("unclosed '${{' in {source:?}"))?;
+                let var = parse_reference(&body[..end])?;
+                if !literal.is_empty() {
+                    parts.push(Part::Literal(std::mem::take(&mut literal)));
+                }
+                parts.push(var);
+                rest = &body[end + 1..];
+            } else {
+                literal.push('$');
+                rest = after;
+            }
+        }
+        literal.push_str(rest);
+        if !literal.is_empty() {
+            parts.push(Part::Literal(literal));
+        }
+        Ok(Template {
+            source: source.to_string(),
+            parts,
+        })
+    }
+
+    /// The text as written in the config: safe to log.
+    pub fn source(&self) -> &str {
+        &self.source
+    }
+
+    /// The value with every reference resolved through `lookup`; the error names
+    /// the first variable that is unset and has no default.
+    pub fn expand(&self, lookup: &dyn Fn(&str) -> Option<String>) -> Result<String, String> {
+        let mut out = String::new();
+        for part in &self.parts {
+            match part {
+                Part::Literal(text) => out.push_str(text),
+                Part::Var { name, default } => match (lookup(name), default) {
+                    (Some(value), Some(default)) if value.is_empty() => out.push_str(default),
+                    (Some(value), _) => out.push_str(&value),
+                    (None, Some(default)) => out.push_str(default),
+                    (None, None) => return Err(name.clone()),
+                },
+            }
+        }
+        Ok(out)
+    }
+}
+
+fn parse_reference(body: &str) -> Result<Part, String> {
+    let (name, default) = match body.find(|c: char| !(c.is_ascii_alphanumeric() || c == '_')) {
+        None => (body, None),
+        Some(i) => match body[i..].strip_prefix(":-") {
+            Some(default) => (&body[..i], Some(default)),
+            None => {
+                return Err(format!(
+                    "'${{{body}}}' is not a valid reference; use ${{NAME}} or ${{NAME:-default}}"
+                ))
+            }
+        },
+    };
+    let valid_name = name
+        .chars()
+        .next()
+        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_');
+    if !valid_name {
+        return Err(format!(
+            "'${{{body}}}' has an invalid variable name (expected [A-Za-z_][A-Za-z0-9_]*)"
+        ));
+    }
+    if default.is_some_and(|d| d.contains("${")) {
+        return Err(format!(
+            "'${{{body}}}': nested references in a default are not supported"
+        ));
+    }
+    Ok(Part::Var {
+        name: name.to_string(),
+        default: default.map(|d| d.replace("$$", "$")),
+    })
+}
+
+/// Variables passed to every child, as the official MCP SDKs do.
+pub const ALLOWED_ENV: [&str; 6] = ["PATH", "HOME", "USER", "LOGNAME", "SHELL", "TERM"];
+
+/// The environment of a child: the allow-list (or everything, with `inherit`)
+/// from `parent`, overlaid with the server's own `env`.
+pub fn child_env(
+    parent: &dyn Fn(&str) -> Option<String>,
+    all_parent: impl Iterator<Item = (String, String)>,
+    inherit: bool,
+    own: &[(String, String)],
+) -> BTreeMap<String, String> {
+    let mut env: BTreeMap<String, String> = if inherit {
+        all_parent.collect()
+    } else {
+        ALLOWED_ENV
+            .iter()
+            .filter_map(|k| parent(k).map(|v| (k.to_string(), v)))
+            .collect()
+    };
+    env.extend(own.iter().cloned());
+    env
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn lookup(name: &str) -> Option<String> {
+        match name {
+            "SET" => Some("value".into()),
+            "EMPTY" => Some(String::new()),
+            _ => None,
+        }
+    }
+
+    fn expand(s: &str) -> Result<String, String> {
+        Template::parse(s).unwrap().expand(&lookup)
+    }
+
+    #[test]
+    fn grammar() {
+        assert_eq!(expand("a${SET}b").unwrap(), "avalueb");
+        assert_eq!(expand("${UNSET:-dflt}").unwrap(), "dflt");
+        assert_eq!(expand("${EMPTY:-dflt}").unwrap(), "dflt");
+        assert_eq!(expand("${EMPTY}").unwrap(), "");
+        assert_eq!(expand("${SET:-dflt}").unwrap(), "value");
+        assert_eq!(expand("cost $$5 and $HOME $").unwrap(), "cost $5 and $HOME $");
+        assert_eq!(expand("${UNSET:-a$$b}").unwrap(), "a$b");
+        assert_eq!(expand("${UNSET:-}").unwrap(), "");
+        assert_eq!(expand("${UNSET}").unwrap_err(), "UNSET");
+    }
+
+    #[test]
+    fn malformed() {
+        for bad in ["${", "${NAME", "${}", "${1X}", "${A:B}", "${A-b}", "${A:-${B}}"] {
+            assert!(Template::parse(bad).is_err(), "{bad} should be rejected");
+        }
+    }
+
+    #[test]
+    fn child_env_is_allow_list_plus_own() {
+        let parent = |k: &str| match k {
+            "PATH" => Some("/bin".to_string()),
+            "SECRET" => Some("s".to_string()),
+            _ => None,
+        };
+        let all = || vec![("PATH".into(), "/bin".into()), ("SECRET".into(), "s".into())];
+        let own = [("X".to_string(), "1".to_string())];
+        let env = child_env(&parent, all().into_iter(), false, &own);
+        assert_eq!(env.keys().collect::<Vec<_>>(), ["PATH", "X"]);
+        let env = child_env(&parent, all().into_iter(), true, &own);
+        assert_eq!(env.keys().collect::<Vec<_>>(), ["PATH", "SECRET", "X"]);
+    }
+}

@@ -1,0 +1,133 @@
+//! Starting and stopping groups of servers, and the list of every live child so
+//! that shutdown reaches all of them, including ones still in their handshake.
+//!
+//! Servers of one toolbox start in parallel (one scoped thread each), so an open
+//! takes about as long as the slowest server. Stops also run in parallel.
+
+use crate::config::ServerConfig;
+use crate::downstream::{Downstream, Spec, Started};
+use crate::expand::{self, Template};
+use crate::outbox::Outbox;
+use std::sync::{Arc, Mutex, Weak};
+use std::thread;
+
+pub struct Launcher {
+    outbox: Arc<Outbox>,
+    live: Mutex<Live>,
+}
+
+#[derive(Default)]
+struct Live {
+    shutting_down: bool,
+    conns: Vec<Weak<Downstream>>,
+}
+
+impl Launcher {
+    pub fn new(outbox: Arc<Outbox>) -> Launcher {
+        Launcher {
+            outbox,
+            live: Mutex::new(Live::default()),
+        }
+    }
+
+    /// Starts every spec in parallel; results in the order of `specs`.
+    pub fn start_all(&self, specs: Vec<Spec>) -> Vec<Result<Started, String>> {
+        thread::scope(|scope| {
+            let handles: Vec<_> = specs
+                .into_iter()
+                .map(|spec| {
+                    let name = format!("start {}/{}", spec.toolbox, spec.server);
+                    thread::Builder::new()
+                        .name(name)
+                        .spawn_scoped(scope, move || self.start(spec))
+                })
+                .collect();
+            handles
+                .into_iter()
+                .map(|h| match h {
+                    Ok(h) => h
+                        .join()
+                        .unwrap_or_else(|_| Err("internal error: the start thread panicked".into())),
+                    Err(e) => Err(format!("cannot create a thread: {e}")),
+                })
+                .collect()
+        })
+    }
+
+    fn start(&self, spec: Spec) -> Result<Started, String> {
+        Downstream::start(spec, Arc::clone(&self.outbox), |conn| {
+            let mut live = self.live.lock().unwrap_or_else(|p| p.into_inner());
+            live.conns.retain(|w| w.strong_count() > 0);
+            live.conns.push(Arc::downgrade(conn));
+            !live.shutting_down
+        })
+    }
+
+    /// Stops every live child, in parallel, and refuses new ones.
+    pub fn shutdown(&self) {
+        let conns: Vec<Arc<Downstream>> = {
+            let mut live = self.live.lock().unwrap_or_else(|p| p.into_inner());
+            live.shutting_down = true;
+            live.conns.drain(..).filter_map(|w| w.upgrade()).collect()
+        };
+        stop_all(&conns, "");
+    }
+}
+
+/// Stops `conns` in parallel; `in_flight` is the text for calls still running
+/// (`{tool}` is replaced by the tool's name).
+pub fn stop_all(conns: &[Arc<Downstream>], in_flight: &str) {
+    thread::scope(|scope| {
+        for conn in conns {
+            let spawned = thread::Builder::new()
+                .name("stop".into())
+                .spawn_scoped(scope, || conn.stop(in_flight));
+            if spawned.is_err() {
+                conn.stop(in_flight);
+            }
+        }
+    });
+}
+
+/// Resolves a server's config into a start spec; the errors name every unset
+/// variable with its JSON path.
+pub fn resolve(toolbox: &str, server: &ServerConfig) -> Result<Spec, Vec<String>> {
+    let lookup = |name: &str| std::env::var(name).ok();
+    let mut errors = Vec::new();
+    let mut expand = |t: &Template, path: String| {
+        t.expand(&lookup).unwrap_or_else(|name| {
+            errors.push(format!(
+                "environment variable '{name}' is not set ({}{path})",
+                server.json_path
+            ));
+            String::new()
+        })
+    };
+    let program = expand(&server.command, ".command".into());
+    let args: Vec<String> = server
+        .args
+        .iter()
+        .enumerate()
+        .map(|(i, a)| expand(a, format!(".args[{i}]")))
+        .collect();
+    let own: Vec<(String, String)> = server
+        .env
+        .iter()
+        .map(|(k, v)| (k.clone(), expand(v, format!(".env.{k}"))))
+        .collect();
+    let cwd = server.cwd.as_ref().map(|c| expand(c, ".cwd".into()));
+    if !errors.is_empty() {
+        return Err(errors);
+    }
+    Ok(Spec {
+        toolbox: toolbox.to_string(),
+        server: server.name.clone(),
+        program,
+        args,
+        env: expand::child_env(&lookup, std::env::vars(), server.inherit_env, &own),
+        cwd,
+        command_display: server.command.source().to_string(),
+        startup_timeout: server.startup_timeout,
+        call_timeout: server.call_timeout,
+    })
+}

@@ -1,0 +1,22 @@
+//! mcp-workbench: one stdio MCP server that groups downstream MCP servers into
+//! toolboxes the model opens on demand. See ARCHITECTURE.md for the map.
+//!
+//! The crate is a library so that the binary, the fuzz targets and the tests can
+//! share it; `main.rs` is only argument handling and exit codes.
+
+pub mod check;
+pub mod cli;
+pub mod config;
+pub mod downstream;
+pub mod expand;
+pub mod framing;
+pub mod jsonrpc;
+pub mod launch;
+pub mod mcp;
+pub mod meta_tools;
+pub mod ordered_json;
+pub mod outbox;
+pub mod params;
+mod process;
+pub mod server;
+pub mod toolbox;

@@ -1,0 +1,51 @@
+//! The `mcp-workbench` binary: parse arguments, set up logging, load the config,
+//! run the chosen command. The only place that decides the exit code.
+
+use mcp_workbench::cli::{self, Command};
+use mcp_workbench::{check, config, mcp, server::Server};
+use std::io;
+use std::process::ExitCode;
+
+fn main() -> ExitCode {
+    let command = match cli::parse(std::env::args_os().skip(1)) {
+        Ok(command) => command,
+        Err(problem) => {
+            eprintln!("error: {problem}\n\n{}", cli::USAGE);
+            return ExitCode::from(2);
+        }
+    };
+    let config_path = match command {
+        Command::Help => {
+            print!("{}", cli::USAGE);
+            return ExitCode::SUCCESS;
+        }
+        Command::Version => {
+            println!("{} {}", mcp::NAME, mcp::VERSION);
+            return ExitCode::SUCCESS;
+        }
+        Command::Serve { ref config } | Command::Check { ref config } => config.clone(),
+    };
+    env_logger::Builder::from_env(env_logger::Env::default().default_filter_or("info"))
+        .target(env_logger::Target::Stderr)
+        .init();
+    let loaded = match config::load(&config_path) {
+        Ok(loaded) => loaded,
+        Err(error) => {
+            eprint!("{error}");
+            return ExitCode::from(2);
+        }
+    };
+    for warning in &loaded.warnings {
+        log::warn!("{warning}");
+    }
+    match command {
+        Command::Check { .. } => check::run(loaded.config, &mut io::stdout()),
+        _ => match Server::new(loaded.config, Box::new(io::stdout())).run(io::stdin().lock()) {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(e) => {
+                log::error!("cannot read stdin: {e}");
+                ExitCode::from(1)
+            }
+        },
+    }
+}

@@ -1,0 +1,138 @@
+//! The MCP vocabulary the workbench uses, named as in the spec's schema:
+//! protocol versions, method names, `Tool` entries kept as raw JSON, and
+//! `CallToolResult` builders for the workbench's own results.
+//!
+//! No IO here.
+
+use serde::{Deserialize, Serialize};
+use serde_json::value::RawValue;
+
+/// The legacy-era revisions we speak, oldest first (basic/lifecycle §Version Negotiation).
+pub const SUPPORTED_VERSIONS: [&str; 4] = ["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"];
+/// What we offer downstream and answer upstream to a version we do not support.
+pub const LATEST_VERSION: &str = "2025-11-25";
+/// The first revision with `structuredContent` and `outputSchema` (2025-06-18 changelog).
+pub const STRUCTURED_CONTENT_SINCE: &str = "2025-06-18";
+
+pub const NAME: &str = "mcp-workbench";
+pub const VERSION: &str = env!("CARGO_PKG_VERSION");
+
+pub mod method {
+    pub const INITIALIZE: &str = "initialize";
+    pub const INITIALIZED: &str = "notifications/initialized";
+    pub const PING: &str = "ping";
+    pub const TOOLS_LIST: &str = "tools/list";
+    pub const TOOLS_CALL: &str = "tools/call";
+    pub const TOOLS_LIST_CHANGED: &str = "notifications/tools/list_changed";
+    pub const CANCELLED: &str = "notifications/cancelled";
+    /// The 2026-07-28 discovery probe; we answer it with -32601 (legacy server).
+    pub const SERVER_DISCOVER: &str = "server/discover";
+}
+
+/// The version to answer a client's `initialize` with.
+pub fn negotiate(requested: &str) -> &'static str {
+    SUPPORTED_VERSIONS
+        .iter()
+        .find(|v| **v == requested)
+        .copied()
+        .unwrap_or(LATEST_VERSION)
+}
+
+/// Whether results may carry `structuredContent` for this negotiated version.
+pub fn has_structured_content(version: &str) -> bool {
+    version >= STRUCTURED_CONTENT_SINCE
+}
+
+/// A downstream tool: its name, and its definition exactly as the server sent it.
+#[derive(Debug, Clone)]
+pub struct ToolEntry {
+    pub name: String,
+    pub raw: Box<RawValue>,
+}
+
+/// The part of a `Tool` the workbench reads; the rest stays raw.
+#[derive(Deserialize)]
+pub struct ToolHead {
+    pub name: String,
+}
+
+/// One page of `tools/list` (server/tools §Listing Tools).
+#[derive(Deserialize)]
+pub struct ListToolsResult {
+    pub tools: Vec<Box<RawValue>>,
+    #[serde(rename = "nextCursor", default)]
+    pub next_cursor: Option<String>,
+}
+
+/// What the workbench reads of a downstream `initialize` result.
+#[derive(Deserialize)]
+pub struct InitializeResult {
+    #[serde(rename = "protocolVersion")]
+    pub protocol_version: String,
+}
+
+/// A `CallToolResult` with one text block, built by the workbench itself.
+#[derive(Serialize)]
+pub struct TextResult<'a> {
+    content: [TextContent<'a>; 1],
+    #[serde(rename = "structuredContent", skip_serializing_if = "Option::is_none")]
+    structured_content: Option<&'a RawValue>,
+    #[serde(rename = "isError", skip_serializing_if = "std::ops::Not::not")]
+    is_error: bool,
+}
+
+#[derive(Serialize)]
+struct TextContent<'a> {
+    #[serde(rename = "type")]
+    kind: &'static str,
+    text: &'a str,
+}
+
+impl<'a> TextResult<'a> {
+    pub fn ok(text: &'a str) -> TextResult<'a> {
+        TextResult {
+            content: [TextContent { kind: "text", text }],
+            structured_content: None,
+            is_error: false,
+        }
+    }
+
+    pub fn error(text: &'a str) -> TextResult<'a> {
+        TextResult {
+            is_error: true,
+            ..TextResult::ok(text)
+        }
+    }
+
+    pub fn with_structured(mut self, structured: Option<&'a RawValue>) -> TextResult<'a> {
+        self.structured_content = structured;
+        self
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn negotiation_echoes_supported_versions() {
+        for v in SUPPORTED_VERSIONS {
+            assert_eq!(negotiate(v), v);
+        }
+        assert_eq!(negotiate("2026-07-28"), LATEST_VERSION);
+        assert_eq!(negotiate("1.0"), LATEST_VERSION);
+        assert!(!has_structured_content("2025-03-26"));
+        assert!(has_structured_content("2025-06-18"));
+    }
+
+    #[test]
+    fn text_results() {
+        let ok = serde_json::to_string(&TextResult::ok("hi")).unwrap();
+        assert_eq!(ok, r#"{"content":[{"type":"text","text":"hi"}]}"#);
+        let err = serde_json::to_string(&TextResult::error("no")).unwrap();
+        assert_eq!(
+            err,
+            r#"{"content":[{"type":"text","text":"no"}],"isError":true}"#
+        );
+    }
+}

@@ -1,0 +1,171 @@
+//! Strict validation of the meta-tools' arguments, with the messages of seed 001
+//! and 002 (modelled on zod's): one `path: message` per problem, joined by `; `,
+//! after `Invalid parameters: `. These become `isError` results, which a model
+//! can read and act on, rather than JSON-RPC errors, which many hosts hide.
+
+use crate::toolbox::ToolId;
+use serde_json::{Map, Value};
+
+/// The `toolbox_name` of `open_toolbox` and `close_toolbox`.
+pub fn toolbox_name(args: &Map<String, Value>) -> Result<String, String> {
+    let mut problems = Vec::new();
+    let name = match args.get("toolbox_name") {
+        None => {
+            problems.push("toolbox_name: Required".to_string());
+            None
+        }
+        Some(Value::String(s)) if s.trim().is_empty() => {
+            problems.push("toolbox_name cannot be empty".to_string());
+            None
+        }
+        Some(Value::String(s)) => Some(s.clone()),
+        Some(other) => {
+            problems.push(format!("toolbox_name: {}", expected("string", other)));
+            None
+        }
+    };
+    unknown_keys(args, &["toolbox_name"], "", &mut problems);
+    finish(problems, name)
+}
+
+/// The identifier and the arguments of a `use_tool` call.
+pub fn use_tool(args: &Map<String, Value>) -> Result<(ToolId, Value), String> {
+    let mut problems = Vec::new();
+    let id = match args.get("tool") {
+        None => {
+            problems.push("tool: Required".to_string());
+            None
+        }
+        Some(Value::Object(tool)) => {
+            let toolbox = field(tool, "toolbox", "Toolbox", &mut problems);
+            let server = field(tool, "server", "Server", &mut problems);
+            let name = field(tool, "tool", "Tool", &mut problems);
+            unknown_keys(tool, &["toolbox", "server", "tool"], "tool: ", &mut problems);
+            match (toolbox, server, name) {
+                (Some(toolbox), Some(server), Some(tool)) => Some(ToolId {
+                    toolbox,
+                    server,
+                    tool,
+                }),
+                _ => None,
+            }
+        }
+        Some(other) => {
+            problems.push(format!("tool: {}", expected("object", other)));
+            None
+        }
+    };
+    let arguments = match args.get("arguments") {
+        None => Some(Value::Object(Map::new())),
+        Some(v @ Value::Object(_)) => Some(v.clone()),
+        Some(other) => {
+            problems.push(format!("arguments: {}", expected("object", other)));
+            None
+        }
+    };
+    unknown_keys(args, &["tool", "arguments"], "", &mut problems);
+    finish(problems, id.zip(arguments))
+}
+
+fn field(
+    obj: &Map<String, Value>,
+    key: &str,
+    what: &str,
+    problems: &mut Vec<String>,
+) -> Option<String> {
+    match obj.get(key) {
+        None => problems.push(format!("tool.{key}: Required")),
+        Some(Value::String(s)) if s.trim().is_empty() => {
+            problems.push(format!("tool.{key}: {what} name cannot be empty"))
+        }
+        Some(Value::String(s)) => return Some(s.clone()),
+        Some(other) => problems.push(format!("tool.{key}: {}", expected("string", other))),
+    }
+    None
+}
+
+fn unknown_keys(obj: &Map<String, Value>, known: &[&str], prefix: &str, problems: &mut Vec<String>) {
+    for key in obj.keys().filter(|k| !known.contains(&k.as_str())) {
+        let hint = if prefix == "tool: " && key == "name" {
+            " (the tool's name goes in 'tool')"
+        } else {
+            ""
+        };
+        problems.push(format!("{prefix}Unrecognized key: '{key}'{hint}"));
+    }
+}
+
+fn expected(kind: &str, got: &Value) -> String {
+    let received = match got {
+        Value::Null => "null",
+        Value::Bool(_) => "boolean",
+        Value::Number(_) => "number",
+        Value::String(_) => "string",
+        Value::Array(_) => "array",
+        Value::Object(_) => "object",
+    };
+    format!("Expected {kind}, received {received}")
+}
+
+fn finish<T>(problems: Vec<String>, value: Option<T>) -> Result<T, String> {
+    match value {
+        Some(v) if problems.is_empty() => Ok(v),
+        _ => Err(format!("Invalid parameters: {}", problems.join("; "))),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn map(v: Value) -> Map<String, Value> {
+        match v {
+            Value::Object(m) => m,
+            _ => panic!("not an object"),
+        }
+    }
+
+    #[test]
+    fn toolbox_name_messages() {
+        assert_eq!(toolbox_name(&map(json!({"toolbox_name":"dev"}))).unwrap(), "dev");
+        let cases = [
+            (json!({}), "Invalid parameters: toolbox_name: Required"),
+            (json!({"toolbox_name":" "}), "Invalid parameters: toolbox_name cannot be empty"),
+            (
+                json!({"toolbox_name":"a","extra_field":1}),
+                "Invalid parameters: Unrecognized key: 'extra_field'",
+            ),
+            (
+                json!({"toolbox_name":3}),
+                "Invalid parameters: toolbox_name: Expected string, received number",
+            ),
+        ];
+        for (input, message) in cases {
+            assert_eq!(toolbox_name(&map(input)).unwrap_err(), message);
+        }
+    }
+
+    #[test]
+    fn use_tool_messages() {
+        let ok = use_tool(&map(json!({"tool":{"toolbox":"a","server":"b","tool":"c"}}))).unwrap();
+        assert_eq!(ok.0.tool, "c");
+        assert_eq!(ok.1, json!({}));
+        let err = use_tool(&map(json!({
+            "tool": {"toolbox":"dev","server":"","name":"x"},
+            "arguments": [1],
+            "extra": true
+        })))
+        .unwrap_err();
+        assert_eq!(
+            err,
+            "Invalid parameters: tool.server: Server name cannot be empty; tool.tool: Required; \
+             tool: Unrecognized key: 'name' (the tool's name goes in 'tool'); \
+             arguments: Expected object, received array; Unrecognized key: 'extra'"
+        );
+        assert_eq!(
+            use_tool(&map(json!({"tool":"dev/fs/read"}))).unwrap_err(),
+            "Invalid parameters: tool: Expected object, received string"
+        );
+    }
+}

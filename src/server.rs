@@ -1,0 +1,310 @@
+//! The upstream MCP server (contract §4): reads the host's lines, answers the
+//! lifecycle and protocol requests, and dispatches tool calls.
+//!
+//! The main thread reads stdin and handles everything quick inline, including
+//! `use_tool`, which it validates, resolves and writes to the child itself; the
+//! child's reader thread writes the answer to the host. `open_toolbox` and
+//! `close_toolbox` take seconds, so each runs on a worker thread of its own and
+//! never holds up the main loop. stdin EOF stops every child and returns.
+
+use crate::config::{Config, Mode};
+use crate::framing::{self, LineReader};
+use crate::jsonrpc::{self, ErrorObject, Incoming, RequestId};
+use crate::launch::Launcher;
+use crate::mcp::{self, method};
+use crate::meta_tools::{self, Outcome, Workbench};
+use crate::outbox::Outbox;
+use crate::params;
+use crate::toolbox::Registry;
+use serde::Serialize;
+use serde_json::{Map, Value};
+use std::io::{self, BufRead, Write};
+use std::sync::{Arc, OnceLock};
+use std::thread::{self, JoinHandle};
+use std::time::{Duration, Instant};
+
+/// How long shutdown waits for open/close workers after the children are stopped.
+const WORKER_GRACE: Duration = Duration::from_secs(5);
+
+pub struct Server {
+    wb: Arc<Workbench>,
+    outbox: Arc<Outbox>,
+    mode: Mode,
+    /// The negotiated protocol version, once `initialize` was answered.
+    version: Arc<OnceLock<&'static str>>,
+    initialized: bool,
+    /// `tools/list` results, built once: [without, with] `outputSchema`.
+    tools_list: [Value; 2],
+    workers: Vec<JoinHandle<()>>,
+}
+
+#[derive(Serialize)]
+struct InitializeResult<'a> {
+    #[serde(rename = "protocolVersion")]
+    protocol_version: &'a str,
+    capabilities: Value,
+    #[serde(rename = "serverInfo")]
+    server_info: Value,
+    instructions: String,
+}
+
+/// The `tools/call` params sent to a child.
+#[derive(Serialize)]
+struct CallParams<'a> {
+    name: &'a str,
+    arguments: &'a Value,
+    #[serde(rename = "_meta", skip_serializing_if = "Option::is_none")]
+    meta: Option<Value>,
+}
+
+impl Server {
+    pub fn new(config: Config, output: Box<dyn Write + Send>) -> Server {
+        let outbox = Arc::new(Outbox::new(output));
+        let registry = Registry::new(config.toolboxes);
+        let tools_list = [
+            meta_tools::tools_list(&registry, false),
+            meta_tools::tools_list(&registry, true),
+        ];
+        Server {
+            wb: Arc::new(Workbench {
+                registry,
+                launcher: Launcher::new(Arc::clone(&outbox)),
+            }),
+            outbox,
+            mode: config.mode,
+            version: Arc::new(OnceLock::new()),
+            initialized: false,
+            tools_list,
+            workers: Vec::new(),
+        }
+    }
+
+    /// Serves until EOF on `input`, then stops every child.
+    pub fn run(mut self, input: impl BufRead) -> io::Result<()> {
+        let mut reader = LineReader::new(input);
+        let result = loop {
+            match reader.next_line() {
+                Ok(Some(line)) => self.handle_line(line),
+                Ok(None) => break Ok(()),
+                Err(e) => break Err(e),
+            }
+        };
+        log::info!("the host closed stdin; stopping");
+        self.shutdown();
+        result
+    }
+
+    fn shutdown(&mut self) {
+        self.wb.launcher.shutdown();
+        let deadline = Instant::now() + WORKER_GRACE;
+        while self.workers.iter().any(|w| !w.is_finished()) && Instant::now() < deadline {
+            thread::sleep(Duration::from_millis(5));
+        }
+        for worker in self.workers.drain(..) {
+            if worker.is_finished() {
+                let _ = worker.join();
+            }
+        }
+    }
+
+    fn handle_line(&mut self, line: &[u8]) {
+        if log::log_enabled!(log::Level::Debug) {
+            log::debug!("<- host {}", framing::preview(line));
+        }
+        let value: Value = match serde_json::from_slice(line) {
+            Ok(v) => v,
+            Err(e) => {
+                let error = ErrorObject::new(jsonrpc::PARSE_ERROR, format!("Parse error: {e}"));
+                return self.outbox.send(&jsonrpc::error_line(None, &error));
+            }
+        };
+        if value.is_array() {
+            let error = ErrorObject::new(
+                jsonrpc::INVALID_REQUEST,
+                "Invalid Request: JSON-RPC batches are not supported",
+            );
+            return self.outbox.send(&jsonrpc::error_line(None, &error));
+        }
+        match jsonrpc::classify(value) {
+            Incoming::Request { id, method, params } => self.request(id, &method, params),
+            Incoming::Notification { method, .. } => self.notification(&method),
+            Incoming::Response { id } => log::debug!("ignoring a response from the host ({id:?})"),
+            Incoming::Invalid { id, reason } => {
+                let error =
+                    ErrorObject::new(jsonrpc::INVALID_REQUEST, format!("Invalid Request: {reason}"));
+                self.outbox.send(&jsonrpc::error_line(id.as_ref(), &error));
+            }
+        }
+    }
+
+    fn notification(&mut self, method: &str) {
+        match method {
+            method::INITIALIZED => self.initialized = true,
+            _ => log::debug!("ignoring notification {method}"),
+        }
+    }
+
+    fn request(&mut self, id: RequestId, method: &str, params: Option<Map<String, Value>>) {
+        let params = params.unwrap_or_default();
+        let answer = match method {
+            method::INITIALIZE => self.initialize(&id, &params),
+            method::PING => Ok(jsonrpc::result_line(&id, &Map::new())),
+            method::TOOLS_LIST => self.tools_list(&id, &params),
+            method::TOOLS_CALL => return self.tools_call(id, &params),
+            _ => Err(ErrorObject::new(
+                jsonrpc::METHOD_NOT_FOUND,
+                format!("Method not found: {method}"),
+            )),
+        };
+        let line = match answer {
+            Ok(line) => line,
+            Err(error) => jsonrpc::error_line(Some(&id), &error),
+        };
+        self.outbox.send(&line);
+    }
+
+    fn initialize(
+        &mut self,
+        id: &RequestId,
+        params: &Map<String, Value>,
+    ) -> Result<Vec<u8>, ErrorObject> {
+        let Some(requested) = params.get("protocolVersion").and_then(Value::as_str) else {
+            return Err(invalid_params("protocolVersion must be a string"));
+        };
+        let version = mcp::negotiate(requested);
+        if self.version.set(version).is_err() {
+            return Err(ErrorObject::new(
+                jsonrpc::INVALID_REQUEST,
+                "Invalid Request: initialize was already received in this session",
+            ));
+        }
+        let result = InitializeResult {
+            protocol_version: version,
+            capabilities: serde_json::json!({
+                "tools": {"listChanged": self.mode == Mode::Dynamic}
+            }),
+            server_info: serde_json::json!({"name": mcp::NAME, "version": mcp::VERSION}),
+            instructions: meta_tools::instructions(&self.wb.registry),
+        };
+        Ok(jsonrpc::result_line(id, &result))
+    }
+
+    fn structured(&self) -> bool {
+        mcp::has_structured_content(self.version.get().copied().unwrap_or(mcp::LATEST_VERSION))
+    }
+
+    fn tools_list(
+        &self,
+        id: &RequestId,
+        params: &Map<String, Value>,
+    ) -> Result<Vec<u8>, ErrorObject> {
+        if params.get("cursor").is_some_and(|c| !c.is_null()) {
+            return Err(invalid_params("Invalid cursor: the tool list has one page"));
+        }
+        let list = &self.tools_list[usize::from(self.structured())];
+        Ok(jsonrpc::result_line(id, list))
+    }
+
+    fn tools_call(&mut self, id: RequestId, params: &Map<String, Value>) {
+        let Some(name) = params.get("name").and_then(Value::as_str) else {
+            let error = invalid_params("name must be a string");
+            return self.outbox.send(&jsonrpc::error_line(Some(&id), &error));
+        };
+        let empty = Map::new();
+        let args = match params.get("arguments") {
+            None | Some(Value::Null) => &empty,
+            Some(Value::Object(args)) => args,
+            Some(_) => {
+                let error = invalid_params("arguments must be an object");
+                return self.outbox.send(&jsonrpc::error_line(Some(&id), &error));
+            }
+        };
+        match name {
+            meta_tools::USE_TOOL => self.use_tool(id, args, params.get("_meta")),
+            meta_tools::OPEN_TOOLBOX | meta_tools::CLOSE_TOOLBOX => {
+                let toolbox = match params::toolbox_name(args) {
+                    Ok(toolbox) => toolbox,
+                    Err(text) => return self.send_outcome(&id, &Outcome::error(text)),
+                };
+                self.spawn_worker(id, name == meta_tools::OPEN_TOOLBOX, toolbox);
+            }
+            other => {
+                let error = invalid_params(&format!("Unknown tool: {other}"));
+                self.outbox.send(&jsonrpc::error_line(Some(&id), &error));
+            }
+        }
+    }
+
+    /// The hot path: validate, resolve, write to the child. The child's reader
+    /// thread answers the host.
+    fn use_tool(&self, id: RequestId, args: &Map<String, Value>, meta: Option<&Value>) {
+        let (tool_id, arguments) = match params::use_tool(args) {
+            Ok(parsed) => parsed,
+            Err(text) => return self.send_outcome(&id, &Outcome::error(text)),
+        };
+        let conn = match self.wb.registry.resolve(&tool_id) {
+            Ok(conn) => conn,
+            Err(text) => return self.send_outcome(&id, &Outcome::error(text)),
+        };
+        // The host's progressToken means nothing to the child; other _meta
+        // keys (trace context and the like) pass through.
+        let meta = meta.and_then(Value::as_object).and_then(|m| {
+            let rest: Map<String, Value> = m
+                .iter()
+                .filter(|(k, _)| *k != "progressToken")
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect();
+            (!rest.is_empty()).then_some(Value::Object(rest))
+        });
+        let call = CallParams {
+            name: &tool_id.tool,
+            arguments: &arguments,
+            meta,
+        };
+        if let Err(why) = conn.forward_call(id.clone(), &tool_id.tool, &call) {
+            let text = format!(
+                "Server '{}' in toolbox '{}' is not running ({why}); call open_toolbox with \
+                 toolbox_name '{}' to start it again",
+                tool_id.server, tool_id.toolbox, tool_id.toolbox
+            );
+            self.send_outcome(&id, &Outcome::error(text));
+        }
+    }
+
+    fn spawn_worker(&mut self, id: RequestId, open: bool, toolbox: String) {
+        self.workers.retain(|w| !w.is_finished());
+        let wb = Arc::clone(&self.wb);
+        let outbox = Arc::clone(&self.outbox);
+        let version = Arc::clone(&self.version);
+        let name = format!("{} {toolbox}", if open { "open" } else { "close" });
+        let request_id = id.clone();
+        let spawned = thread::Builder::new().name(name).spawn(move || {
+            let outcome = if open {
+                meta_tools::open_toolbox(&wb, &toolbox)
+            } else {
+                meta_tools::close_toolbox(&wb, &toolbox)
+            };
+            let structured = mcp::has_structured_content(
+                version.get().copied().unwrap_or(mcp::LATEST_VERSION),
+            );
+            outbox.send(&jsonrpc::result_line(&id, &outcome.result(structured)));
+        });
+        match spawned {
+            Ok(handle) => self.workers.push(handle),
+            Err(e) => {
+                log::error!("cannot create a worker thread: {e}");
+                let error = ErrorObject::new(jsonrpc::INTERNAL_ERROR, "cannot create a thread");
+                self.outbox.send(&jsonrpc::error_line(Some(&request_id), &error));
+            }
+        }
+    }
+
+    fn send_outcome(&self, id: &RequestId, outcome: &Outcome) {
+        let line = jsonrpc::result_line(id, &outcome.result(self.structured()));
+        self.outbox.send(&line);
+    }
+}
+
+fn invalid_params(message: &str) -> ErrorObject {
+    ErrorObject::new(jsonrpc::INVALID_PARAMS, format!("Invalid params: {message}"))
+}

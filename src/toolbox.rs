@@ -1,0 +1,203 @@
+//! The toolboxes and what is open: which servers run for which toolbox, their
+//! (filtered) tools, and the lookup behind `use_tool`.
+//!
+//! No IO here: starting and stopping processes is `launch`'s job. Each toolbox
+//! has a `lifecycle` lock, held by whoever opens or closes it (so concurrent
+//! opens start each server once), and an `open` snapshot, swapped atomically and
+//! read with a short lock by calls, which therefore never wait for an open.
+
+use crate::config::{ToolFilter, ToolboxConfig};
+use crate::downstream::Downstream;
+use crate::mcp::ToolEntry;
+use std::collections::HashSet;
+use std::sync::{Arc, Mutex, MutexGuard};
+
+/// Every configured toolbox, in config order.
+pub struct Registry {
+    slots: Vec<Slot>,
+}
+
+pub struct Slot {
+    pub config: ToolboxConfig,
+    /// Held for the whole of an open or a close of this toolbox.
+    pub lifecycle: Mutex<()>,
+    open: Mutex<Option<Arc<OpenToolbox>>>,
+}
+
+/// An open toolbox: one state per configured server, in config order.
+pub struct OpenToolbox {
+    pub servers: Vec<ServerState>,
+}
+
+pub enum ServerState {
+    Running(RunningServer),
+    /// Start-up failed; the text is the reason.
+    Failed(String),
+    Disabled,
+}
+
+#[derive(Clone)]
+pub struct RunningServer {
+    pub conn: Arc<Downstream>,
+    /// After `toolFilters`, in the server's order.
+    pub tools: Vec<ToolEntry>,
+    names: HashSet<String>,
+    /// Filter entries that named no tool of the server.
+    pub unknown_filters: Vec<String>,
+}
+
+impl RunningServer {
+    pub fn new(conn: Arc<Downstream>, all_tools: Vec<ToolEntry>, filter: &ToolFilter) -> Self {
+        let (tools, unknown_filters) = apply_filter(all_tools, filter);
+        let names = tools.iter().map(|t| t.name.clone()).collect();
+        RunningServer {
+            conn,
+            tools,
+            names,
+            unknown_filters,
+        }
+    }
+
+    pub fn has_tool(&self, name: &str) -> bool {
+        self.names.contains(name)
+    }
+}
+
+/// Keeps the tools `filter` selects, in the server's order; also returns the
+/// filter entries that matched nothing.
+pub fn apply_filter(tools: Vec<ToolEntry>, filter: &ToolFilter) -> (Vec<ToolEntry>, Vec<String>) {
+    match filter {
+        ToolFilter::All => (tools, Vec::new()),
+        ToolFilter::Only(wanted) => {
+            let unknown = wanted
+                .iter()
+                .filter(|w| !tools.iter().any(|t| &t.name == *w))
+                .cloned()
+                .collect();
+            let kept = tools.into_iter().filter(|t| wanted.contains(&t.name)).collect();
+            (kept, unknown)
+        }
+    }
+}
+
+/// The `{toolbox, server, tool}` identifier of `use_tool`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolId {
+    pub toolbox: String,
+    pub server: String,
+    pub tool: String,
+}
+
+impl Registry {
+    pub fn new(toolboxes: Vec<ToolboxConfig>) -> Registry {
+        Registry {
+            slots: toolboxes
+                .into_iter()
+                .map(|config| Slot {
+                    config,
+                    lifecycle: Mutex::new(()),
+                    open: Mutex::new(None),
+                })
+                .collect(),
+        }
+    }
+
+    pub fn slots(&self) -> &[Slot] {
+        &self.slots
+    }
+
+    pub fn find(&self, name: &str) -> Option<&Slot> {
+        self.slots.iter().find(|s| s.config.name == name)
+    }
+
+    pub fn names(&self) -> Vec<&str> {
+        self.slots.iter().map(|s| s.config.name.as_str()).collect()
+    }
+
+    /// The connection that serves `id`, or the `use_tool` error text (seed 001
+    /// templates, contract §5).
+    pub fn resolve(&self, id: &ToolId) -> Result<Arc<Downstream>, String> {
+        let slot = self
+            .find(&id.toolbox)
+            .ok_or_else(|| format!("Toolbox '{}' not found", id.toolbox))?;
+        let open = slot.snapshot().ok_or_else(|| {
+            format!(
+                "Toolbox '{0}' is not open; call open_toolbox with toolbox_name '{0}' first",
+                id.toolbox
+            )
+        })?;
+        let index = slot
+            .config
+            .servers
+            .iter()
+            .position(|s| s.name == id.server)
+            .ok_or_else(|| format!("Server '{}' not found in toolbox '{}'", id.server, id.toolbox))?;
+        let reopen = format!(
+            "; call open_toolbox with toolbox_name '{}' to start it again",
+            id.toolbox
+        );
+        match &open.servers[index] {
+            ServerState::Running(running) if !running.has_tool(&id.tool) => Err(format!(
+                "Tool '{}' not found in server '{}' (toolbox '{}')",
+                id.tool, id.server, id.toolbox
+            )),
+            ServerState::Running(running) => match running.conn.down_reason() {
+                None => Ok(Arc::clone(&running.conn)),
+                Some(why) => Err(format!(
+                    "Server '{}' in toolbox '{}' is not running ({why}){reopen}",
+                    id.server, id.toolbox
+                )),
+            },
+            ServerState::Failed(why) => Err(format!(
+                "Server '{}' in toolbox '{}' failed to start: {why}{reopen}",
+                id.server, id.toolbox
+            )),
+            ServerState::Disabled => Err(format!(
+                "Server '{}' in toolbox '{}' is disabled in the configuration",
+                id.server, id.toolbox
+            )),
+        }
+    }
+}
+
+impl Slot {
+    pub fn snapshot(&self) -> Option<Arc<OpenToolbox>> {
+        lock(&self.open).clone()
+    }
+
+    pub fn set_open(&self, open: Option<Arc<OpenToolbox>>) -> Option<Arc<OpenToolbox>> {
+        std::mem::replace(&mut *lock(&self.open), open)
+    }
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::value::RawValue;
+
+    fn tool(name: &str) -> ToolEntry {
+        ToolEntry {
+            name: name.to_string(),
+            raw: RawValue::from_string(format!("{{\"name\":\"{name}\"}}")).unwrap(),
+        }
+    }
+
+    #[test]
+    fn filters_keep_server_order_and_report_unknown_names() {
+        let all = || vec![tool("a"), tool("b"), tool("c")];
+        let (kept, unknown) = apply_filter(all(), &ToolFilter::All);
+        assert_eq!(kept.len(), 3);
+        assert!(unknown.is_empty());
+        let filter = ToolFilter::Only(vec!["c".into(), "zz".into(), "a".into()]);
+        let (kept, unknown) = apply_filter(all(), &filter);
+        let names: Vec<_> = kept.iter().map(|t| t.name.as_str()).collect();
+        assert_eq!(names, ["a", "c"]);
+        assert_eq!(unknown, ["zz"]);
+        let (kept, _) = apply_filter(all(), &ToolFilter::Only(vec![]));
+        assert!(kept.is_empty());
+    }
+}
