@@ -1,0 +1,511 @@
+//! `mcp-fake-server SCRIPT.json`: a scriptable fake downstream MCP server used
+//! by the tests of mcp-workbench. It is a test tool, not part of the product.
+//!
+//! It speaks newline-delimited JSON-RPC 2.0 on stdin/stdout and behaves as the
+//! JSON script says. Every key is optional; unknown keys are a script error.
+//!
+//! ```text
+//! serverInfo, capabilities   raw JSON for the initialize result
+//! protocolVersion            string; default: echo the client's
+//! initialize                 "normal" | "ignore" | "exit" | {"error": {...}}
+//! initializeDelayMs          sleep before answering initialize
+//! startup                    {"stderr": [..], "stderrBytes": n, "stdout": [..], "exit": code,
+//!                             "appendPidTo": "file"} (appends the pid as a line: counts starts)
+//! afterInitialized           lines written when notifications/initialized arrives
+//! pageSize                   tools/list page size (nextCursor = index of next tool)
+//! ignoreStdinEof             on stdin EOF sleep forever instead of exiting 0
+//! ignoreSigterm              set SIGTERM to SIG_IGN
+//! tools                      [{"tool": {..definition..}, "action": {..}}]
+//! action keys, in order:     delayMs, stdout [..], stderr [..], exit code, then one
+//!                            answer: reply {..} | error {..} | env [names] or "*" |
+//!                            inbox true | textBytes n | noReply true | (none: echo)
+//! ```
+//!
+//! Lines in `stdout`/`afterInitialized` lists are written verbatim when they are
+//! JSON strings, minified otherwise. Raw values (tool definitions, replies,
+//! serverInfo, ...) keep the key order they have in the script. A bad script
+//! makes the fake print an error and exit with code 2.
+
+use serde::Deserialize;
+use serde_json::value::RawValue;
+use serde_json::Value;
+use std::io::{self, BufRead, Write};
+use std::process::exit;
+use std::sync::{Mutex, MutexGuard};
+use std::thread;
+use std::time::Duration;
+
+type Raw = Box<RawValue>;
+
+const DEFAULT_SERVER_INFO: &str = r#"{"name":"fake","version":"0.0.0"}"#;
+const DEFAULT_CAPABILITIES: &str = r#"{"tools":{"listChanged":true}}"#;
+
+#[derive(Deserialize, Default)]
+#[serde(rename_all = "camelCase", deny_unknown_fields, default)]
+struct Script {
+    server_info: Option<Raw>,
+    protocol_version: Option<String>,
+    capabilities: Option<Raw>,
+    initialize: Option<Raw>,
+    initialize_delay_ms: u64,
+    startup: Startup,
+    after_initialized: Vec<Raw>,
+    page_size: Option<usize>,
+    ignore_stdin_eof: bool,
+    ignore_sigterm: bool,
+    tools: Vec<Tool>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(rename_all = "camelCase", deny_unknown_fields, default)]
+struct Startup {
+    stderr: Vec<String>,
+    stderr_bytes: usize,
+    stdout: Vec<Raw>,
+    exit: Option<i32>,
+    append_pid_to: Option<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Tool {
+    tool: Raw,
+    #[serde(default)]
+    action: Action,
+    /// The definition's "name" if it is a string (filled in by `load`);
+    /// tools without one are listed but can never be called.
+    #[serde(skip)]
+    name: Option<String>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(rename_all = "camelCase", deny_unknown_fields, default)]
+struct Action {
+    delay_ms: u64,
+    stdout: Vec<Raw>,
+    stderr: Vec<String>,
+    exit: Option<i32>,
+    reply: Option<Raw>,
+    error: Option<Raw>,
+    env: Option<Value>,
+    inbox: bool,
+    text_bytes: Option<usize>,
+    no_reply: bool,
+}
+
+enum InitMode {
+    Normal,
+    Ignore,
+    Exit,
+    Error(String),
+}
+
+struct Fake {
+    script: Script,
+    init: InitMode,
+    /// Responses received from the client (raw lines, minified).
+    inbox: Mutex<Vec<String>>,
+}
+
+/// Removes whitespace outside strings. The input must be valid JSON.
+fn minify(json: &str) -> String {
+    let mut out = String::with_capacity(json.len());
+    let (mut in_string, mut escaped) = (false, false);
+    for c in json.chars() {
+        if in_string {
+            out.push(c);
+            in_string = escaped || c != '"';
+            escaped = !escaped && c == '\\';
+        } else if !matches!(c, ' ' | '\t' | '\n' | '\r') {
+            in_string = c == '"';
+            out.push(c);
+        }
+    }
+    out
+}
+
+fn minify_raw(raw: &RawValue) -> String {
+    minify(raw.get())
+}
+
+/// A scripted output line: a JSON string is written verbatim, anything else minified.
+fn raw_line(raw: &RawValue) -> String {
+    serde_json::from_str::<String>(raw.get()).unwrap_or_else(|_| minify(raw.get()))
+}
+
+fn parse_init(raw: Option<&RawValue>) -> Result<InitMode, String> {
+    #[derive(Deserialize)]
+    #[serde(deny_unknown_fields)]
+    struct ErrorMode {
+        error: Raw,
+    }
+    let Some(raw) = raw else {
+        return Ok(InitMode::Normal);
+    };
+    match serde_json::from_str::<String>(raw.get()).as_deref() {
+        Ok("normal") => Ok(InitMode::Normal),
+        Ok("ignore") => Ok(InitMode::Ignore),
+        Ok("exit") => Ok(InitMode::Exit),
+        _ => serde_json::from_str::<ErrorMode>(raw.get())
+            .map(|m| InitMode::Error(minify_raw(&m.error)))
+            .map_err(|_| {
+                r#""initialize" must be "normal", "ignore", "exit" or {"error": {...}}"#.into()
+            }),
+    }
+}
+
+fn check_action(a: &Action) -> Result<(), String> {
+    match &a.env {
+        None => {}
+        Some(Value::String(s)) if s == "*" => {}
+        Some(Value::Array(names)) if names.iter().all(Value::is_string) => {}
+        Some(_) => return Err("\"env\" must be \"*\" or an array of names".into()),
+    }
+    let answers = [
+        a.reply.is_some(),
+        a.error.is_some(),
+        a.env.is_some(),
+        a.inbox,
+        a.text_bytes.is_some(),
+        a.no_reply,
+    ];
+    if answers.iter().filter(|&&x| x).count() > 1 {
+        return Err("more than one of reply/error/env/inbox/textBytes/noReply".into());
+    }
+    Ok(())
+}
+
+fn load(path: &str) -> Result<Fake, String> {
+    let text = std::fs::read_to_string(path).map_err(|e| format!("cannot read: {e}"))?;
+    let mut script: Script = serde_json::from_str(&text).map_err(|e| e.to_string())?;
+    if script.page_size == Some(0) {
+        return Err("\"pageSize\" must be at least 1".into());
+    }
+    for (i, t) in script.tools.iter_mut().enumerate() {
+        let def: Value = serde_json::from_str(t.tool.get()).map_err(|e| e.to_string())?;
+        t.name = def.get("name").and_then(Value::as_str).map(str::to_owned);
+        check_action(&t.action).map_err(|e| format!("tools[{i}].action: {e}"))?;
+    }
+    let init = parse_init(script.initialize.as_deref())?;
+    let inbox = Mutex::default();
+    Ok(Fake {
+        script,
+        init,
+        inbox,
+    })
+}
+
+/// Writes one line to stdout with a single write_all under the stdout lock.
+fn send(mut line: String) {
+    line.push('\n');
+    let mut out = io::stdout().lock();
+    if let Err(e) = out.write_all(line.as_bytes()).and_then(|()| out.flush()) {
+        eprintln!("fake: cannot write to stdout ({e}); exiting");
+        exit(1);
+    }
+}
+
+fn result_line(id: &str, result: &str) -> String {
+    format!(r#"{{"jsonrpc":"2.0","id":{id},"result":{result}}}"#)
+}
+
+fn error_line(id: &str, error: &str) -> String {
+    format!(r#"{{"jsonrpc":"2.0","id":{id},"error":{error}}}"#)
+}
+
+fn rpc_error(code: i64, message: &str) -> String {
+    serde_json::json!({ "code": code, "message": message }).to_string()
+}
+
+fn json_string(s: &str) -> String {
+    serde_json::to_string(s).unwrap_or_else(|_| "\"\"".into())
+}
+
+fn text_result(text: &str) -> String {
+    let text = json_string(text);
+    format!(r#"{{"content":[{{"type":"text","text":{text}}}]}}"#)
+}
+
+fn sleep_ms(ms: u64) {
+    if ms > 0 {
+        thread::sleep(Duration::from_millis(ms));
+    }
+}
+
+/// Writes exactly `left` bytes of noise lines to stderr.
+fn flood_stderr(mut left: usize) {
+    const LINE: &[u8] = b"fake: stderr flood ............................................\n";
+    let mut err = io::BufWriter::with_capacity(1 << 16, io::stderr().lock());
+    while left > 0 {
+        // The last n bytes of LINE, so that every piece ends with a newline.
+        let n = left.min(LINE.len());
+        if err.write_all(&LINE[LINE.len() - n..]).is_err() {
+            return;
+        }
+        left -= n;
+    }
+    let _ = err.flush();
+}
+
+impl Fake {
+    fn inbox(&self) -> MutexGuard<'_, Vec<String>> {
+        self.inbox.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn run_startup(&self) {
+        let s = &self.script.startup;
+        if let Some(file) = &s.append_pid_to {
+            let appended = std::fs::OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(file)
+                .and_then(|mut f| writeln!(f, "{}", std::process::id()));
+            if let Err(e) = appended {
+                eprintln!("fake: cannot append to {file}: {e}");
+                exit(2);
+            }
+        }
+        for line in &s.stderr {
+            eprintln!("{line}");
+        }
+        flood_stderr(s.stderr_bytes);
+        for line in &s.stdout {
+            send(raw_line(line));
+        }
+        if let Some(code) = s.exit {
+            exit(code);
+        }
+    }
+
+    fn handle_line(&'static self, line: &str) {
+        #[derive(Deserialize)]
+        struct Incoming {
+            id: Option<Raw>,
+            method: Option<String>,
+            params: Option<Raw>,
+        }
+        let msg: Incoming = match serde_json::from_str(line) {
+            Ok(m) => m,
+            Err(e) => return eprintln!("fake: ignoring non-JSON-RPC line ({e}): {line}"),
+        };
+        let params = msg.params.as_deref().map_or("null", RawValue::get);
+        match (msg.method.as_deref(), msg.id) {
+            (None, Some(_)) => self.inbox().push(minify(line)),
+            (None, None) => eprintln!("fake: ignoring message without method or id: {line}"),
+            (Some("notifications/initialized"), None) => {
+                for line in &self.script.after_initialized {
+                    send(raw_line(line));
+                }
+            }
+            (Some(_), None) => {}
+            (Some(method), Some(id)) => {
+                let id = minify(id.get());
+                match method {
+                    "initialize" => self.initialize(&id, params),
+                    "ping" => send(result_line(&id, "{}")),
+                    "tools/list" => self.list_tools(&id, params),
+                    "tools/call" => self.call_tool(id, params),
+                    _ => send(error_line(&id, &rpc_error(-32601, "Method not found"))),
+                }
+            }
+        }
+    }
+
+    fn initialize(&self, id: &str, params: &str) {
+        sleep_ms(self.script.initialize_delay_ms);
+        match &self.init {
+            InitMode::Ignore => {}
+            InitMode::Exit => {
+                eprintln!("fake: exiting on initialize");
+                exit(1);
+            }
+            InitMode::Error(e) => send(error_line(id, e)),
+            InitMode::Normal => {
+                let requested = serde_json::from_str::<Value>(params).ok().and_then(|p| {
+                    p.get("protocolVersion")
+                        .and_then(Value::as_str)
+                        .map(str::to_owned)
+                });
+                let s = &self.script;
+                let version = s.protocol_version.clone().or(requested);
+                let version = json_string(version.as_deref().unwrap_or("2025-06-18"));
+                let caps = s
+                    .capabilities
+                    .as_deref()
+                    .map_or(DEFAULT_CAPABILITIES.into(), minify_raw);
+                let info = s
+                    .server_info
+                    .as_deref()
+                    .map_or(DEFAULT_SERVER_INFO.into(), minify_raw);
+                let result = format!(
+                    r#"{{"protocolVersion":{version},"capabilities":{caps},"serverInfo":{info}}}"#
+                );
+                send(result_line(id, &result));
+            }
+        }
+    }
+
+    fn list_tools(&self, id: &str, params: &str) {
+        let tools = &self.script.tools;
+        let params: Value = serde_json::from_str(params).unwrap_or(Value::Null);
+        let start = match params.get("cursor") {
+            None | Some(Value::Null) => Some(0),
+            Some(Value::String(c)) => c.parse::<usize>().ok().filter(|&i| i < tools.len()),
+            Some(_) => None,
+        };
+        let Some(start) = start else {
+            return send(error_line(id, &rpc_error(-32602, "Invalid cursor")));
+        };
+        let page = self.script.page_size.unwrap_or(tools.len());
+        let end = start.saturating_add(page).min(tools.len());
+        let defs: Vec<String> = tools[start..end]
+            .iter()
+            .map(|t| minify_raw(&t.tool))
+            .collect();
+        let mut result = format!(r#"{{"tools":[{}]"#, defs.join(","));
+        if end < tools.len() {
+            result.push_str(&format!(r#","nextCursor":"{end}""#));
+        }
+        result.push('}');
+        send(result_line(id, &result));
+    }
+
+    fn call_tool(&'static self, id: String, params: &str) {
+        #[derive(Deserialize)]
+        struct CallParams {
+            name: String,
+            arguments: Option<Raw>,
+        }
+        let call: CallParams = match serde_json::from_str(params) {
+            Ok(c) => c,
+            Err(e) => {
+                let message = format!("Invalid params: {e}");
+                return send(error_line(&id, &rpc_error(-32602, &message)));
+            }
+        };
+        let wanted = Some(call.name.as_str());
+        let Some(tool) = self
+            .script
+            .tools
+            .iter()
+            .find(|t| t.name.as_deref() == wanted)
+        else {
+            let message = format!("Unknown tool: {}", call.name);
+            return send(error_line(&id, &rpc_error(-32602, &message)));
+        };
+        let args = call.arguments.as_deref().map_or("{}".into(), minify_raw);
+        // Delayed calls get their own thread so they do not hold up other requests;
+        // the others run inline, which keeps the order of replies deterministic.
+        if tool.action.delay_ms > 0 {
+            thread::spawn(move || self.run_action(tool, &id, &args));
+        } else {
+            self.run_action(tool, &id, &args);
+        }
+    }
+
+    fn run_action(&self, tool: &Tool, id: &str, args: &str) {
+        let a = &tool.action;
+        sleep_ms(a.delay_ms);
+        for line in &a.stdout {
+            send(raw_line(line));
+        }
+        for line in &a.stderr {
+            eprintln!("{line}");
+        }
+        if let Some(code) = a.exit {
+            exit(code);
+        }
+        if a.no_reply {
+            return;
+        }
+        if let Some(error) = &a.error {
+            return send(error_line(id, &minify_raw(error)));
+        }
+        let result = if let Some(reply) = &a.reply {
+            minify_raw(reply)
+        } else if let Some(env) = &a.env {
+            text_result(&env_text(env))
+        } else if a.inbox {
+            text_result(
+                &self
+                    .inbox
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .join("\n"),
+            )
+        } else if let Some(n) = a.text_bytes {
+            text_result(&"x".repeat(n))
+        } else {
+            let name = tool.name.as_deref().unwrap_or("");
+            text_result(&format!("{name} {args}"))
+        };
+        send(result_line(id, &result));
+    }
+}
+
+/// NAME=value lines for the `env` action: the listed names, or all sorted for "*".
+fn env_text(env: &Value) -> String {
+    let lines: Vec<String> = match env.as_array() {
+        Some(names) => names
+            .iter()
+            .filter_map(Value::as_str)
+            .map(|n| match std::env::var_os(n) {
+                Some(v) => format!("{n}={}", v.to_string_lossy()),
+                None => format!("{n}=<unset>"),
+            })
+            .collect(),
+        None => {
+            let mut vars: Vec<(String, String)> = std::env::vars_os()
+                .map(|(k, v)| (k.to_string_lossy().into(), v.to_string_lossy().into()))
+                .collect();
+            vars.sort();
+            vars.iter().map(|(k, v)| format!("{k}={v}")).collect()
+        }
+    };
+    lines.join("\n")
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    // Arguments after the script are accepted and ignored (tests pass markers).
+    let [_, path, ..] = args.as_slice() else {
+        eprintln!("usage: mcp-fake-server SCRIPT.json [IGNORED...]");
+        exit(2);
+    };
+    let fake = match load(path) {
+        Ok(f) => f,
+        Err(e) => {
+            eprintln!("mcp-fake-server: bad script {path}: {e}");
+            exit(2);
+        }
+    };
+    // The fake lives until the process exits; leaking it lets call threads borrow it.
+    let fake: &'static Fake = Box::leak(Box::new(fake));
+    if fake.script.ignore_sigterm {
+        // SAFETY: installing SIG_IGN has no handler code and no preconditions.
+        unsafe {
+            libc::signal(libc::SIGTERM, libc::SIG_IGN);
+        }
+    }
+    fake.run_startup();
+
+    for line in io::stdin().lock().split(b'\n') {
+        let line = match line {
+            Ok(bytes) => String::from_utf8_lossy(&bytes).into_owned(),
+            Err(e) => {
+                eprintln!("fake: stdin read error: {e}");
+                break;
+            }
+        };
+        let line = line.strip_suffix('\r').unwrap_or(&line);
+        if !line.trim().is_empty() {
+            fake.handle_line(line);
+        }
+    }
+    if fake.script.ignore_stdin_eof {
+        loop {
+            thread::sleep(Duration::from_secs(3600));
+        }
+    }
+    exit(0);
+}

@@ -1,0 +1,231 @@
+//! Behaviour that a byte-for-byte transcript cannot show: ordering under
+//! concurrency, parallel start-up, single-flight opens, what reaches the logs,
+//! and the instructions' example used as a real call.
+//!
+//! Assertions are about order and counts, not speed; the one time bound
+//! (parallel start) has a margin of several seconds.
+
+use serde_json::{json, Value};
+use std::fs;
+use std::io::{BufRead, BufReader, Read, Write};
+use std::path::PathBuf;
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::mpsc::{self, Receiver};
+use std::thread;
+use std::time::{Duration, Instant};
+
+const WORKBENCH: &str = env!("CARGO_BIN_EXE_mcp-workbench");
+const FAKE: &str = env!("CARGO_BIN_EXE_mcp-fake-server");
+
+/// A workbench running on a config written into a fresh temporary folder.
+struct Workbench {
+    child: Child,
+    stdin: Option<ChildStdin>,
+    lines: Receiver<Value>,
+    stderr: Option<thread::JoinHandle<String>>,
+    dir: PathBuf,
+    /// The response to `initialize`.
+    init: Value,
+}
+
+impl Workbench {
+    fn start(name: &str, config: Value, files: &[(&str, Value)], env: &[(&str, &str)]) -> Workbench {
+        let dir = std::env::temp_dir().join(format!("mcp-workbench-test-{name}-{}", std::process::id()));
+        let _ = fs::remove_dir_all(&dir);
+        fs::create_dir_all(&dir).unwrap();
+        fs::write(dir.join("config.json"), config.to_string()).unwrap();
+        for (file, content) in files {
+            fs::write(dir.join(file), content.to_string()).unwrap();
+        }
+        let mut cmd = Command::new(WORKBENCH);
+        cmd.args(["--config", "config.json"])
+            .current_dir(&dir)
+            .env_clear()
+            .env("PATH", "/usr/local/bin:/usr/bin:/bin")
+            .env("FAKE_MCP_SERVER", FAKE)
+            .env("RUST_LOG", "debug")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        for (k, v) in env {
+            cmd.env(k, v);
+        }
+        let mut child = cmd.spawn().unwrap();
+        let stdin = child.stdin.take();
+        let stdout = child.stdout.take().unwrap();
+        let (tx, lines) = mpsc::channel();
+        thread::spawn(move || {
+            for line in BufReader::new(stdout).lines() {
+                let value = serde_json::from_str(&line.unwrap()).expect("stdout carries JSON only");
+                if tx.send(value).is_err() {
+                    break;
+                }
+            }
+        });
+        let mut stderr = child.stderr.take().unwrap();
+        let stderr = thread::spawn(move || {
+            let mut text = String::new();
+            let _ = stderr.read_to_string(&mut text);
+            text
+        });
+        let mut wb = Workbench {
+            child,
+            stdin,
+            lines,
+            stderr: Some(stderr),
+            dir,
+            init: Value::Null,
+        };
+        wb.init = wb.request(0, "initialize", json!({"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}}));
+        wb.send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+        wb
+    }
+
+    fn send(&mut self, message: Value) {
+        let stdin = self.stdin.as_mut().unwrap();
+        writeln!(stdin, "{message}").unwrap();
+        stdin.flush().unwrap();
+    }
+
+    fn call(&mut self, id: i64, tool: &str, arguments: Value) {
+        self.send(json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": tool, "arguments": arguments}}));
+    }
+
+    fn recv(&mut self) -> Value {
+        self.lines.recv_timeout(Duration::from_secs(20)).expect("a line from the workbench")
+    }
+
+    fn request(&mut self, id: i64, method: &str, params: Value) -> Value {
+        self.send(json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
+        let line = self.recv();
+        assert_eq!(line["id"], json!(id), "unexpected line {line}");
+        line
+    }
+
+    /// Closes stdin and returns the exit code and stderr.
+    fn finish(mut self) -> (Option<i32>, String) {
+        drop(self.stdin.take());
+        let deadline = Instant::now() + Duration::from_secs(20);
+        let code = loop {
+            if let Some(status) = self.child.try_wait().unwrap() {
+                break status.code();
+            }
+            assert!(Instant::now() < deadline, "the workbench did not exit");
+            thread::sleep(Duration::from_millis(10));
+        };
+        let stderr = self.stderr.take().unwrap().join().unwrap();
+        (code, stderr)
+    }
+}
+
+impl Drop for Workbench {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        let _ = fs::remove_dir_all(&self.dir);
+    }
+}
+
+fn text(result: &Value) -> &str {
+    result["result"]["content"][0]["text"].as_str().unwrap_or_default()
+}
+
+fn fake(script: &str) -> Value {
+    json!({"command": "${FAKE_MCP_SERVER}", "args": [script]})
+}
+
+fn slow_script() -> Value {
+    json!({"tools": [
+        {"tool": {"name": "slow", "inputSchema": {"type": "object"}}, "action": {"delayMs": 2000}},
+        {"tool": {"name": "fast", "inputSchema": {"type": "object"}}}
+    ]})
+}
+
+#[test]
+fn a_slow_call_delays_neither_ping_nor_other_servers() {
+    let config = json!({"toolboxes": {"box": {"description": "d", "mcpServers": {
+        "a": fake("slow.json"), "b": fake("slow.json")}}}});
+    let mut wb = Workbench::start("slow", config, &[("slow.json", slow_script())], &[]);
+    wb.call(1, "open_toolbox", json!({"toolbox_name": "box"}));
+    assert_eq!(wb.recv()["id"], 1);
+    let id = |server: &str, tool: &str| json!({"toolbox": "box", "server": server, "tool": tool});
+    wb.call(2, "use_tool", json!({"tool": id("a", "slow")}));
+    wb.send(json!({"jsonrpc": "2.0", "id": 3, "method": "ping"}));
+    wb.call(4, "use_tool", json!({"tool": id("b", "fast")}));
+    wb.call(5, "use_tool", json!({"tool": id("a", "fast")}));
+    let order: Vec<Value> = (0..4).map(|_| wb.recv()["id"].clone()).collect();
+    assert_eq!(order, [json!(3), json!(4), json!(5), json!(2)]);
+    assert_eq!(wb.finish().0, Some(0));
+}
+
+#[test]
+fn servers_start_in_parallel_and_concurrent_opens_start_each_once() {
+    let script = json!({"initializeDelayMs": 1500, "startup": {"appendPidTo": "starts.log"},
+        "tools": [{"tool": {"name": "t", "inputSchema": {"type": "object"}}}]});
+    let servers: serde_json::Map<String, Value> =
+        ["s1", "s2", "s3"].iter().map(|s| (s.to_string(), fake("slow.json"))).collect();
+    let config = json!({"toolboxes": {"box": {"description": "d", "mcpServers": servers}}});
+    let mut wb = Workbench::start("parallel", config, &[("slow.json", script)], &[]);
+    let started = Instant::now();
+    wb.call(1, "open_toolbox", json!({"toolbox_name": "box"}));
+    wb.call(2, "open_toolbox", json!({"toolbox_name": "box"}));
+    let (first, second) = (wb.recv(), wb.recv());
+    let elapsed = started.elapsed();
+    // Three sequential starts would take 4.5 s (plus the second open's own).
+    assert!(elapsed < Duration::from_millis(4000), "open took {elapsed:?}");
+    assert_eq!(text(&first), text(&second));
+    assert_eq!(first["result"]["structuredContent"]["servers_connected"], 3);
+    let starts = fs::read_to_string(wb.dir.join("starts.log")).unwrap();
+    assert_eq!(starts.lines().count(), 3, "each server starts once: {starts:?}");
+    assert_eq!(wb.finish().0, Some(0));
+}
+
+#[test]
+fn expanded_values_never_reach_the_logs() {
+    let secret = "s3cr3t-value-42";
+    let mut server = fake("echo.json");
+    server["args"] = json!(["echo.json", "--token=${SECRET_TOKEN}"]);
+    server["env"] = json!({"TOKEN": "${SECRET_TOKEN}"});
+    let script = json!({"tools": [{"tool": {"name": "env", "inputSchema": {"type": "object"}}, "action": {"env": ["TOKEN"]}}]});
+    let config = json!({"toolboxes": {"box": {"description": "d", "mcpServers": {"s": server}}}});
+    let mut wb = Workbench::start("secret", config, &[("echo.json", script)], &[("SECRET_TOKEN", secret)]);
+    wb.call(1, "open_toolbox", json!({"toolbox_name": "box"}));
+    wb.recv();
+    wb.call(2, "use_tool", json!({"tool": {"toolbox": "box", "server": "s", "tool": "env"}}));
+    let reply = wb.recv();
+    assert_eq!(text(&reply), format!("TOKEN={secret}"), "the child gets the value");
+    wb.call(3, "close_toolbox", json!({"toolbox_name": "box"}));
+    wb.recv();
+    let (code, stderr) = wb.finish();
+    assert_eq!(code, Some(0));
+    // The env tool's answer is logged at debug level as protocol traffic;
+    // nothing else may carry the value.
+    let leaks: Vec<&str> = stderr
+        .lines()
+        .filter(|l| l.contains(secret) && !l.contains("\"text\":\"TOKEN="))
+        .collect();
+    assert!(leaks.is_empty(), "secret in logs: {leaks:#?}");
+    assert!(stderr.contains("${SECRET_TOKEN}") || stderr.contains("started"), "{stderr}");
+}
+
+#[test]
+fn the_instructions_example_is_a_valid_use_tool_call() {
+    let config = json!({"toolboxes": {"dev": {"description": "d", "mcpServers": {"files": fake("x.json")}}}});
+    let mut wb = Workbench::start("example", config, &[("x.json", json!({}))], &[]);
+    let instructions = wb.init["result"]["instructions"].as_str().unwrap().to_string();
+    assert!(instructions.contains("- dev (1 server): d"), "{instructions}");
+    let example = instructions
+        .lines()
+        .find_map(|l| l.strip_prefix("then use_tool "))
+        .expect("an example use_tool call");
+    let arguments: Value = serde_json::from_str(example).unwrap();
+    wb.call(2, "use_tool", arguments);
+    assert_eq!(
+        text(&wb.recv()),
+        "Toolbox 'dev' is not open; call open_toolbox with toolbox_name 'dev' first",
+        "the example passes validation and names a configured toolbox"
+    );
+    let again = wb.request(3, "initialize", json!({"protocolVersion": "2025-06-18"}));
+    assert_eq!(again["error"]["code"], -32600, "initialize is accepted once");
+    assert_eq!(wb.finish().0, Some(0));
+}

@@ -1,0 +1,332 @@
+//! Replays every transcript case in `testdata/transcripts/` against the real
+//! binary and compares every byte it writes to stdout.
+//!
+//! A case is a folder:
+//! - `config.json`: the workbench config (the workbench runs with the case
+//!   folder as its working directory; `${FAKE_MCP_SERVER}` is the fake server);
+//! - `host.jsonl`: the lines the host sends, byte for byte. After a request
+//!   the harness waits for its response before sending the next line. Lines
+//!   starting with `#` are directives: `# ...` is a comment; `#pipeline` sends
+//!   the following lines without waiting, until `#wait`, which waits for all
+//!   their responses and lists them in request order (other lines first);
+//! - `expected.jsonl`: every line the workbench must write;
+//! - fake server scripts (`*.json`) named by the config;
+//! - optional `env` (KEY=VALUE lines for the workbench's environment), `args`
+//!   (the command-line arguments, one per line; default `--config config.json`),
+//!   `expected-exit` (default 0) and `expected-stderr.txt` (compared when present,
+//!   with logging off).
+//!
+//! After the run no process may be left whose working directory is inside the
+//! case folder: that covers children and their grandchildren.
+//! `UPDATE_TRANSCRIPTS=1 cargo test --test transcripts` rewrites the expected files.
+
+use serde_json::Value;
+use std::collections::VecDeque;
+use std::fs;
+use std::io::{BufRead, BufReader, Read, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
+use std::sync::Mutex;
+use std::thread;
+use std::time::{Duration, Instant};
+
+const WORKBENCH: &str = env!("CARGO_BIN_EXE_mcp-workbench");
+const FAKE: &str = env!("CARGO_BIN_EXE_mcp-fake-server");
+const RESPONSE_TIMEOUT: Duration = Duration::from_secs(20);
+const EXIT_TIMEOUT: Duration = Duration::from_secs(30);
+
+#[test]
+fn transcripts() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/transcripts");
+    let mut cases: Vec<PathBuf> = fs::read_dir(&root)
+        .expect("testdata/transcripts exists")
+        .map(|e| e.expect("readable dir entry").path())
+        .filter(|p| p.join("host.jsonl").exists() || p.join("args").exists())
+        .collect();
+    cases.sort();
+    assert!(!cases.is_empty(), "no transcript cases found");
+    let filter = std::env::var("TRANSCRIPT").unwrap_or_default();
+    let queue = Mutex::new(cases.into_iter().filter(|c| c.to_string_lossy().contains(&filter)).collect::<VecDeque<_>>());
+    let failures = Mutex::new(Vec::new());
+    let ran = Mutex::new(0usize);
+    thread::scope(|s| {
+        for _ in 0..4 {
+            s.spawn(|| loop {
+                let Some(case) = queue.lock().unwrap().pop_front() else {
+                    return;
+                };
+                let name = case.file_name().unwrap().to_string_lossy().to_string();
+                let started = Instant::now();
+                let result = run_case(&case);
+                eprintln!("transcript {name}: {} in {:?}", if result.is_ok() { "ok" } else { "FAILED" }, started.elapsed());
+                *ran.lock().unwrap() += 1;
+                if let Err(report) = result {
+                    failures.lock().unwrap().push(format!("=== {name} ===\n{report}"));
+                }
+            });
+        }
+    });
+    let failures = failures.into_inner().unwrap();
+    assert!(
+        failures.is_empty(),
+        "{} of {} transcripts failed:\n\n{}",
+        failures.len(),
+        ran.into_inner().unwrap(),
+        failures.join("\n\n")
+    );
+}
+
+fn run_case(dir: &Path) -> Result<(), String> {
+    let dir = dir.canonicalize().map_err(|e| e.to_string())?;
+    let stderr_expected = dir.join("expected-stderr.txt");
+    let args: Vec<String> = match fs::read_to_string(dir.join("args")) {
+        Ok(text) => text.lines().map(str::to_string).collect(),
+        Err(_) => vec!["--config".into(), "config.json".into()],
+    };
+    let mut cmd = Command::new(WORKBENCH);
+    cmd.args(&args)
+        .current_dir(&dir)
+        .env_clear()
+        .env("PATH", "/usr/local/bin:/usr/bin:/bin")
+        .env("HOME", "/nonexistent-home")
+        .env("FAKE_MCP_SERVER", FAKE)
+        .env(
+            "RUST_LOG",
+            if stderr_expected.exists() { "off" } else { "debug" },
+        )
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    if let Ok(env) = fs::read_to_string(dir.join("env")) {
+        for line in env.lines().filter(|l| !l.trim().is_empty()) {
+            let (k, v) = line.split_once('=').ok_or(format!("bad env line {line:?}"))?;
+            cmd.env(k, v);
+        }
+    }
+    let mut child = cmd.spawn().map_err(|e| format!("cannot start the workbench: {e}"))?;
+    let stdout = child.stdout.take().expect("piped");
+    let (tx, rx) = mpsc::channel::<String>();
+    let reader = thread::spawn(move || {
+        for line in BufReader::new(stdout).split(b'\n') {
+            let Ok(line) = line else { break };
+            if tx.send(String::from_utf8_lossy(&line).into_owned()).is_err() {
+                break;
+            }
+        }
+    });
+    let mut stderr = child.stderr.take().expect("piped");
+    let stderr_reader = thread::spawn(move || {
+        let mut text = String::new();
+        let _ = stderr.read_to_string(&mut text);
+        text
+    });
+
+    let mut session = Session {
+        child: &mut child,
+        rx: &rx,
+        output: Vec::new(),
+    };
+    let sent = session.replay(&dir);
+    drop(session.child.stdin.take());
+    let status = wait_with_timeout(session.child, EXIT_TIMEOUT);
+    let mut output = session.output;
+    let _ = reader.join();
+    output.extend(rx.try_iter());
+    let stderr_text = stderr_reader.join().unwrap_or_default();
+
+    let mut problems = Vec::new();
+    if let Err(e) = sent {
+        problems.push(e);
+    }
+    let actual = output.iter().map(|l| format!("{l}\n")).collect::<String>();
+    compare(&dir.join("expected.jsonl"), &actual, &mut problems);
+    if stderr_expected.exists() {
+        compare(&stderr_expected, &stderr_text, &mut problems);
+    }
+    let expected_exit: i32 = fs::read_to_string(dir.join("expected-exit"))
+        .map(|t| t.trim().parse().expect("expected-exit holds a number"))
+        .unwrap_or(0);
+    match status {
+        Some(code) if code == expected_exit => {}
+        other => problems.push(format!("exit status {other:?}, expected {expected_exit}")),
+    }
+    let leftovers = leftover_processes(&dir);
+    if !leftovers.is_empty() {
+        problems.push(format!("processes left behind: {leftovers:?}"));
+    }
+    if problems.is_empty() {
+        Ok(())
+    } else {
+        let tail: Vec<&str> = stderr_text.lines().rev().take(40).collect();
+        let tail: Vec<&str> = tail.into_iter().rev().collect();
+        Err(format!("{}\n--- workbench stderr (last lines) ---\n{}", problems.join("\n"), tail.join("\n")))
+    }
+}
+
+struct Session<'a> {
+    child: &'a mut Child,
+    rx: &'a Receiver<String>,
+    output: Vec<String>,
+}
+
+impl Session<'_> {
+    fn replay(&mut self, dir: &Path) -> Result<(), String> {
+        let Ok(script) = fs::read(dir.join("host.jsonl")) else {
+            return Ok(());
+        };
+        let mut pipeline: Option<(usize, Vec<Value>)> = None;
+        for raw in script.split(|&b| b == b'\n') {
+            if raw.is_empty() {
+                continue;
+            }
+            if raw.starts_with(b"#") {
+                let directive = String::from_utf8_lossy(raw);
+                match directive.trim() {
+                    "#pipeline" => pipeline = Some((self.output.len(), Vec::new())),
+                    "#wait" => {
+                        let (start, ids) = pipeline.take().ok_or("#wait without #pipeline")?;
+                        for id in &ids {
+                            self.wait_for(id)?;
+                        }
+                        order_block(&mut self.output[start..], &ids);
+                    }
+                    d if d.starts_with("# ") || d == "#" => {}
+                    d => return Err(format!("unknown directive {d:?}")),
+                }
+                continue;
+            }
+            let stdin = self.child.stdin.as_mut().ok_or("stdin closed")?;
+            let mut line = raw.to_vec();
+            line.push(b'\n');
+            stdin
+                .write_all(&line)
+                .and_then(|_| stdin.flush())
+                .map_err(|e| format!("cannot write to the workbench: {e}"))?;
+            if let Some(id) = request_id(raw) {
+                match &mut pipeline {
+                    Some((_, ids)) => ids.push(id),
+                    None => self.wait_for(&id)?,
+                }
+            }
+        }
+        if pipeline.is_some() {
+            return Err("#pipeline without #wait".into());
+        }
+        Ok(())
+    }
+
+    /// Collects output until a response carrying `id` has arrived.
+    fn wait_for(&mut self, id: &Value) -> Result<(), String> {
+        if self.output.iter().any(|l| response_id(l).as_ref() == Some(id)) {
+            return Ok(());
+        }
+        let deadline = Instant::now() + RESPONSE_TIMEOUT;
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            match self.rx.recv_timeout(left) {
+                Ok(line) => {
+                    let done = response_id(&line).as_ref() == Some(id);
+                    self.output.push(line);
+                    if done {
+                        return Ok(());
+                    }
+                }
+                Err(RecvTimeoutError::Timeout) => {
+                    return Err(format!("no response to id {id} within {RESPONSE_TIMEOUT:?}"))
+                }
+                Err(RecvTimeoutError::Disconnected) => {
+                    return Err(format!("the workbench closed stdout before answering id {id}"))
+                }
+            }
+        }
+    }
+}
+
+/// The id of a line the host sends, if it is a request we should wait for.
+fn request_id(raw: &[u8]) -> Option<Value> {
+    let value: Value = serde_json::from_slice(raw).ok()?;
+    let obj = value.as_object()?;
+    obj.get("method")?;
+    obj.get("id").filter(|id| id.is_string() || id.is_i64() || id.is_u64()).cloned()
+}
+
+fn response_id(line: &str) -> Option<Value> {
+    let value: Value = serde_json::from_str(line).ok()?;
+    let obj = value.as_object()?;
+    if obj.contains_key("method") {
+        return None;
+    }
+    obj.get("id").cloned()
+}
+
+/// Lines of a pipelined block: non-responses first (arrival order), then
+/// responses in the order their requests were sent.
+fn order_block(block: &mut [String], ids: &[Value]) {
+    let rank = |line: &String| match response_id(line) {
+        Some(id) => ids.iter().position(|i| *i == id).map_or(usize::MAX, |p| p + 1),
+        None => 0,
+    };
+    block.sort_by_key(rank);
+}
+
+fn compare(expected_file: &Path, actual: &str, problems: &mut Vec<String>) {
+    if std::env::var_os("UPDATE_TRANSCRIPTS").is_some() {
+        fs::write(expected_file, actual).expect("expected file is writable");
+        return;
+    }
+    let expected = fs::read_to_string(expected_file).unwrap_or_default();
+    if expected == actual {
+        return;
+    }
+    let mut report = format!("{} differs:\n", expected_file.display());
+    let (e, a): (Vec<&str>, Vec<&str>) = (expected.lines().collect(), actual.lines().collect());
+    for i in 0..e.len().max(a.len()) {
+        let (el, al) = (e.get(i).copied(), a.get(i).copied());
+        if el == al {
+            report.push_str(&format!("  {i:>3}   {}\n", el.unwrap_or_default()));
+        } else {
+            report.push_str(&format!("  {i:>3} expected: {}\n", el.unwrap_or("<none>")));
+            report.push_str(&format!("  {i:>3} actual:   {}\n", al.unwrap_or("<none>")));
+        }
+    }
+    problems.push(report);
+}
+
+fn wait_with_timeout(child: &mut Child, limit: Duration) -> Option<i32> {
+    let deadline = Instant::now() + limit;
+    loop {
+        match child.try_wait() {
+            Ok(Some(status)) => return status.code(),
+            Ok(None) if Instant::now() < deadline => thread::sleep(Duration::from_millis(10)),
+            _ => {
+                let _ = child.kill();
+                let _ = child.wait();
+                return None;
+            }
+        }
+    }
+}
+
+/// Processes (other than zombies) whose working directory is inside `dir`.
+fn leftover_processes(dir: &Path) -> Vec<String> {
+    let deadline = Instant::now() + Duration::from_millis(500);
+    loop {
+        let found: Vec<String> = fs::read_dir("/proc")
+            .into_iter()
+            .flatten()
+            .flatten()
+            .filter(|e| e.file_name().to_string_lossy().bytes().all(|b| b.is_ascii_digit()))
+            .filter(|e| fs::read_link(e.path().join("cwd")).is_ok_and(|cwd| cwd.starts_with(dir)))
+            .map(|e| {
+                let cmdline = fs::read(e.path().join("cmdline")).unwrap_or_default();
+                let cmdline = String::from_utf8_lossy(&cmdline).replace('\0', " ");
+                format!("{} {}", e.file_name().to_string_lossy(), cmdline.trim())
+            })
+            .collect();
+        if found.is_empty() || Instant::now() >= deadline {
+            return found;
+        }
+        thread::sleep(Duration::from_millis(20));
+    }
+}
