@@ -75,13 +75,21 @@ pub fn run(config: Config, out: &mut impl Write) -> ExitCode {
 
 fn print_rows(out: &mut impl Write, rows: &[Row]) -> io::Result<()> {
     let width = |f: fn(&Row) -> &str, title: &str| {
-        rows.iter().map(|r| f(r).len()).chain([title.len()]).max().unwrap_or(0)
+        rows.iter()
+            .map(|r| f(r).len())
+            .chain([title.len()])
+            .max()
+            .unwrap_or(0)
     };
     let wt = width(|r| &r.toolbox, "TOOLBOX");
     let ws = width(|r| &r.server, "SERVER");
     let wn = width(|r| &r.tools, "TOOLS");
     let wd = width(|r| &r.startup, "START");
-    writeln!(out, "{:wt$}  {:ws$}  {:>wn$}  {:>wd$}  STATUS", "TOOLBOX", "SERVER", "TOOLS", "START")?;
+    writeln!(
+        out,
+        "{:wt$}  {:ws$}  {:>wn$}  {:>wd$}  STATUS",
+        "TOOLBOX", "SERVER", "TOOLS", "START"
+    )?;
     for r in rows {
         writeln!(
             out,

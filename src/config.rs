@@ -214,7 +214,10 @@ impl Checker {
         match node {
             Node::Bool(b) => *b,
             other => {
-                self.error(path, format!("expected true or false, found {}", other.kind()));
+                self.error(
+                    path,
+                    format!("expected true or false, found {}", other.kind()),
+                );
                 false
             }
         }
@@ -222,7 +225,10 @@ impl Checker {
 
     fn timeout(&mut self, node: &Node, path: &str, default: Duration) -> Duration {
         match node {
-            Node::Number(n) if n.as_u64().is_some_and(|ms| (1..=MAX_TIMEOUT_MS).contains(&ms)) => {
+            Node::Number(n)
+                if n.as_u64()
+                    .is_some_and(|ms| (1..=MAX_TIMEOUT_MS).contains(&ms)) =>
+            {
                 Duration::from_millis(n.as_u64().unwrap_or_default())
             }
             other => {
@@ -309,10 +315,16 @@ impl Checker {
             }
         }
         if !entries.iter().any(|(k, _)| k == "description") {
-            self.error(&child_path(path, "description"), "required string is missing");
+            self.error(
+                &child_path(path, "description"),
+                "required string is missing",
+            );
         }
         if servers.is_none() {
-            self.error(&child_path(path, "mcpServers"), "required object is missing");
+            self.error(
+                &child_path(path, "mcpServers"),
+                "required object is missing",
+            );
         }
         let servers = servers?;
         if servers.is_empty() && self.errors.is_empty() {
@@ -462,7 +474,8 @@ impl Checker {
     }
 }
 
-const NAME_RULE: &str = "name must be 1 to 64 characters of A-Z, a-z, 0-9, '_' and '-', without '__'";
+const NAME_RULE: &str =
+    "name must be 1 to 64 characters of A-Z, a-z, 0-9, '_' and '-', without '__'";
 
 const SERVER_KEYS: &[&str] = &[
     "command",

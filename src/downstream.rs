@@ -15,7 +15,9 @@
 //! host's ids never reach the child.
 
 use crate::jsonrpc::{self, ErrorObject, RequestId};
-use crate::mcp::{self, method, InitializeResult, ListToolsResult, TextResult, ToolEntry, ToolHead};
+use crate::mcp::{
+    self, method, InitializeResult, ListToolsResult, TextResult, ToolEntry, ToolHead,
+};
 use crate::outbox::Outbox;
 use crate::{framing, process};
 use crossbeam_channel::{bounded, Receiver, RecvTimeoutError, Sender};
@@ -179,10 +181,11 @@ impl Downstream {
             Err(_) => return Err("the spawning thread died".to_string()),
         };
         let pid = child.id();
-        let (stdin, stdout, stderr) = match (child.stdin.take(), child.stdout.take(), child.stderr.take()) {
-            (Some(i), Some(o), Some(e)) => (i, o, e),
-            _ => unreachable!("all three pipes were requested"),
-        };
+        let (stdin, stdout, stderr) =
+            match (child.stdin.take(), child.stdout.take(), child.stderr.take()) {
+                (Some(i), Some(o), Some(e)) => (i, o, e),
+                _ => unreachable!("all three pipes were requested"),
+            };
         let (done_tx, stderr_done) = bounded::<()>(0);
         let conn = Arc::new(Downstream {
             label: label.clone(),
@@ -227,7 +230,10 @@ impl Downstream {
         }
         *lock(&conn.threads) = threads;
         let _ = conn_tx.send((Arc::clone(&conn), stdout));
-        log::info!("[{label}] started '{}' (pid {pid})", conn.spec.command_display);
+        log::info!(
+            "[{label}] started '{}' (pid {pid})",
+            conn.spec.command_display
+        );
         Ok(conn)
     }
 
@@ -238,9 +244,8 @@ impl Downstream {
             "clientInfo": {"name": mcp::NAME, "version": mcp::VERSION},
         });
         let raw = self.request(method::INITIALIZE, &params, deadline)?;
-        let init: InitializeResult = serde_json::from_str(raw.get()).map_err(|e| {
-            Failure::Down(format!("sent an invalid initialize result: {e}"))
-        })?;
+        let init: InitializeResult = serde_json::from_str(raw.get())
+            .map_err(|e| Failure::Down(format!("sent an invalid initialize result: {e}")))?;
         if !mcp::SUPPORTED_VERSIONS.contains(&init.protocol_version.as_str()) {
             return Err(Failure::Down(format!(
                 "answered with protocol version '{}', which the workbench does not support (supported: {})",
@@ -440,7 +445,10 @@ impl Downstream {
                 }
             } else {
                 // A grandchild that left the process group still holds a pipe.
-                log::warn!("[{}] a pipe is still held open; leaving its reader behind", self.label);
+                log::warn!(
+                    "[{}] a pipe is still held open; leaving its reader behind",
+                    self.label
+                );
             }
         }
     }
@@ -550,7 +558,10 @@ impl Downstream {
     /// declare no client capabilities; client/roots §Error Handling).
     fn answer_request(&self, method: &str, id: &RawValue) {
         let line = if method == method::PING {
-            format!("{{\"jsonrpc\":\"2.0\",\"id\":{},\"result\":{{}}}}\n", id.get())
+            format!(
+                "{{\"jsonrpc\":\"2.0\",\"id\":{},\"result\":{{}}}}\n",
+                id.get()
+            )
         } else {
             let message = serde_json::to_string(&format!("Method not found: {method}"))
                 .expect("a string serialises");
@@ -586,8 +597,10 @@ impl Downstream {
                     "Tool '{}' in server '{}' (toolbox '{}') failed with error {}: {}",
                     call.tool, self.spec.server, self.spec.toolbox, e.code, e.message
                 );
-                self.outbox
-                    .send(&jsonrpc::result_line(&call.upstream_id, &TextResult::error(&text)));
+                self.outbox.send(&jsonrpc::result_line(
+                    &call.upstream_id,
+                    &TextResult::error(&text),
+                ));
             }
         }
     }
@@ -781,4 +794,3 @@ impl std::fmt::Debug for Downstream {
         write!(f, "Downstream({}, pid {})", self.label, self.pid)
     }
 }
-

@@ -171,7 +171,10 @@ mod tests {
         assert_eq!(expand("${EMPTY:-dflt}").unwrap(), "dflt");
         assert_eq!(expand("${EMPTY}").unwrap(), "");
         assert_eq!(expand("${SET:-dflt}").unwrap(), "value");
-        assert_eq!(expand("cost $$5 and $HOME $").unwrap(), "cost $5 and $HOME $");
+        assert_eq!(
+            expand("cost $$5 and $HOME $").unwrap(),
+            "cost $5 and $HOME $"
+        );
         assert_eq!(expand("${UNSET:-a$$b}").unwrap(), "a$b");
         assert_eq!(expand("${UNSET:-}").unwrap(), "");
         assert_eq!(expand("${UNSET}").unwrap_err(), "UNSET");
@@ -179,7 +182,15 @@ mod tests {
 
     #[test]
     fn malformed() {
-        for bad in ["${", "${NAME", "${}", "${1X}", "${A:B}", "${A-b}", "${A:-${B}}"] {
+        for bad in [
+            "${",
+            "${NAME",
+            "${}",
+            "${1X}",
+            "${A:B}",
+            "${A-b}",
+            "${A:-${B}}",
+        ] {
             assert!(Template::parse(bad).is_err(), "{bad} should be rejected");
         }
     }
@@ -191,7 +202,12 @@ mod tests {
             "SECRET" => Some("s".to_string()),
             _ => None,
         };
-        let all = || vec![("PATH".into(), "/bin".into()), ("SECRET".into(), "s".into())];
+        let all = || {
+            vec![
+                ("PATH".into(), "/bin".into()),
+                ("SECRET".into(), "s".into()),
+            ]
+        };
         let own = [("X".to_string(), "1".to_string())];
         let env = child_env(&parent, all().into_iter(), false, &own);
         assert_eq!(env.keys().collect::<Vec<_>>(), ["PATH", "X"]);

@@ -85,7 +85,12 @@ mod tests {
         let got = lines(b"a\r\n\n  \r\nb\n\xff\xfe\nlast");
         assert_eq!(
             got,
-            vec![b"a".to_vec(), b"b".to_vec(), b"\xff\xfe".to_vec(), b"last".to_vec()]
+            vec![
+                b"a".to_vec(),
+                b"b".to_vec(),
+                b"\xff\xfe".to_vec(),
+                b"last".to_vec()
+            ]
         );
     }
 

@@ -251,7 +251,13 @@ mod tests {
     #[test]
     fn classification() {
         let req = classify(json!({"jsonrpc":"2.0","id":"a","method":"ping"}));
-        assert!(matches!(req, Incoming::Request { id: RequestId::Str(_), .. }));
+        assert!(matches!(
+            req,
+            Incoming::Request {
+                id: RequestId::Str(_),
+                ..
+            }
+        ));
         let note = classify(json!({"jsonrpc":"2.0","method":"x"}));
         assert!(matches!(note, Incoming::Notification { .. }));
         let null_id = classify(json!({"jsonrpc":"2.0","id":null,"method":"ping"}));

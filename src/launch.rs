@@ -45,9 +45,9 @@ impl Launcher {
             handles
                 .into_iter()
                 .map(|h| match h {
-                    Ok(h) => h
-                        .join()
-                        .unwrap_or_else(|_| Err("internal error: the start thread panicked".into())),
+                    Ok(h) => h.join().unwrap_or_else(|_| {
+                        Err("internal error: the start thread panicked".into())
+                    }),
                     Err(e) => Err(format!("cannot create a thread: {e}")),
                 })
                 .collect()

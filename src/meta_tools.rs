@@ -70,9 +70,8 @@ pub fn tools_list(registry: &Registry, structured: bool) -> Value {
         .iter()
         .map(|s| format!("{} ({})", s.config.name, s.config.description))
         .collect();
-    let toolbox_name = |what: &str| {
-        json!({"type": "string", "minLength": 1, "enum": names, "description": what})
-    };
+    let toolbox_name =
+        |what: &str| json!({"type": "string", "minLength": 1, "enum": names, "description": what});
     let mut open = json!({
         "name": OPEN_TOOLBOX,
         "description": format!(
@@ -162,10 +161,12 @@ pub fn instructions(registry: &Registry) -> String {
             slot.config.description
         ));
     }
-    let example = registry
-        .slots()
-        .iter()
-        .find_map(|s| s.config.servers.first().map(|srv| (&s.config.name, &srv.name)));
+    let example = registry.slots().iter().find_map(|s| {
+        s.config
+            .servers
+            .first()
+            .map(|srv| (&s.config.name, &srv.name))
+    });
     if let Some((toolbox, server)) = example {
         let (toolbox, server) = (json!(toolbox), json!(server));
         text.push_str(&format!(
@@ -229,11 +230,9 @@ pub fn open_toolbox(wb: &Workbench, name: &str) -> Outcome {
             Some(running) => relist(running, &server.tool_filter, server.startup_timeout),
             None if server.disabled => ServerState::Disabled,
             None => match started.next() {
-                Some(Ok(s)) => ServerState::Running(RunningServer::new(
-                    s.conn,
-                    s.tools,
-                    &server.tool_filter,
-                )),
+                Some(Ok(s)) => {
+                    ServerState::Running(RunningServer::new(s.conn, s.tools, &server.tool_filter))
+                }
                 Some(Err(why)) => ServerState::Failed(why),
                 None => ServerState::Failed("internal error: no start result".into()),
             },
@@ -269,7 +268,10 @@ fn relist(running: &RunningServer, filter: &ToolFilter, timeout: Duration) -> Se
             Ok(tools) => {
                 return ServerState::Running(RunningServer::new(Arc::clone(conn), tools, filter))
             }
-            Err(e) => log::warn!("cannot list tools again: {}", conn.describe(&e, "listing tools")),
+            Err(e) => log::warn!(
+                "cannot list tools again: {}",
+                conn.describe(&e, "listing tools")
+            ),
         }
     }
     ServerState::Running(running.clone())
@@ -395,7 +397,12 @@ mod tests {
     #[test]
     fn annotation_keeps_the_servers_bytes() {
         let mut out = String::new();
-        annotate_tool(&mut out, r#"{"name":"b","inputSchema":{"z":1.50}}"#, "t", "s");
+        annotate_tool(
+            &mut out,
+            r#"{"name":"b","inputSchema":{"z":1.50}}"#,
+            "t",
+            "s",
+        );
         assert_eq!(
             out,
             r#"{"name":"b","inputSchema":{"z":1.50},"toolbox_name":"t","source_server":"s"}"#

@@ -40,7 +40,12 @@ pub fn use_tool(args: &Map<String, Value>) -> Result<(ToolId, Value), String> {
             let toolbox = field(tool, "toolbox", "Toolbox", &mut problems);
             let server = field(tool, "server", "Server", &mut problems);
             let name = field(tool, "tool", "Tool", &mut problems);
-            unknown_keys(tool, &["toolbox", "server", "tool"], "tool: ", &mut problems);
+            unknown_keys(
+                tool,
+                &["toolbox", "server", "tool"],
+                "tool: ",
+                &mut problems,
+            );
             match (toolbox, server, name) {
                 (Some(toolbox), Some(server), Some(tool)) => Some(ToolId {
                     toolbox,
@@ -84,7 +89,12 @@ fn field(
     None
 }
 
-fn unknown_keys(obj: &Map<String, Value>, known: &[&str], prefix: &str, problems: &mut Vec<String>) {
+fn unknown_keys(
+    obj: &Map<String, Value>,
+    known: &[&str],
+    prefix: &str,
+    problems: &mut Vec<String>,
+) {
     for key in obj.keys().filter(|k| !known.contains(&k.as_str())) {
         let hint = if prefix == "tool: " && key == "name" {
             " (the tool's name goes in 'tool')"
@@ -128,10 +138,16 @@ mod tests {
 
     #[test]
     fn toolbox_name_messages() {
-        assert_eq!(toolbox_name(&map(json!({"toolbox_name":"dev"}))).unwrap(), "dev");
+        assert_eq!(
+            toolbox_name(&map(json!({"toolbox_name":"dev"}))).unwrap(),
+            "dev"
+        );
         let cases = [
             (json!({}), "Invalid parameters: toolbox_name: Required"),
-            (json!({"toolbox_name":" "}), "Invalid parameters: toolbox_name cannot be empty"),
+            (
+                json!({"toolbox_name":" "}),
+                "Invalid parameters: toolbox_name cannot be empty",
+            ),
             (
                 json!({"toolbox_name":"a","extra_field":1}),
                 "Invalid parameters: Unrecognized key: 'extra_field'",
@@ -148,7 +164,10 @@ mod tests {
 
     #[test]
     fn use_tool_messages() {
-        let ok = use_tool(&map(json!({"tool":{"toolbox":"a","server":"b","tool":"c"}}))).unwrap();
+        let ok = use_tool(&map(
+            json!({"tool":{"toolbox":"a","server":"b","tool":"c"}}),
+        ))
+        .unwrap();
         assert_eq!(ok.0.tool, "c");
         assert_eq!(ok.1, json!({}));
         let err = use_tool(&map(json!({

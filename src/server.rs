@@ -130,8 +130,10 @@ impl Server {
             Incoming::Notification { method, .. } => self.notification(&method),
             Incoming::Response { id } => log::debug!("ignoring a response from the host ({id:?})"),
             Incoming::Invalid { id, reason } => {
-                let error =
-                    ErrorObject::new(jsonrpc::INVALID_REQUEST, format!("Invalid Request: {reason}"));
+                let error = ErrorObject::new(
+                    jsonrpc::INVALID_REQUEST,
+                    format!("Invalid Request: {reason}"),
+                );
                 self.outbox.send(&jsonrpc::error_line(id.as_ref(), &error));
             }
         }
@@ -284,9 +286,8 @@ impl Server {
             } else {
                 meta_tools::close_toolbox(&wb, &toolbox)
             };
-            let structured = mcp::has_structured_content(
-                version.get().copied().unwrap_or(mcp::LATEST_VERSION),
-            );
+            let structured =
+                mcp::has_structured_content(version.get().copied().unwrap_or(mcp::LATEST_VERSION));
             outbox.send(&jsonrpc::result_line(&id, &outcome.result(structured)));
         });
         match spawned {
@@ -294,7 +295,8 @@ impl Server {
             Err(e) => {
                 log::error!("cannot create a worker thread: {e}");
                 let error = ErrorObject::new(jsonrpc::INTERNAL_ERROR, "cannot create a thread");
-                self.outbox.send(&jsonrpc::error_line(Some(&request_id), &error));
+                self.outbox
+                    .send(&jsonrpc::error_line(Some(&request_id), &error));
             }
         }
     }
@@ -306,5 +308,8 @@ impl Server {
 }
 
 fn invalid_params(message: &str) -> ErrorObject {
-    ErrorObject::new(jsonrpc::INVALID_PARAMS, format!("Invalid params: {message}"))
+    ErrorObject::new(
+        jsonrpc::INVALID_PARAMS,
+        format!("Invalid params: {message}"),
+    )
 }

@@ -74,7 +74,10 @@ pub fn apply_filter(tools: Vec<ToolEntry>, filter: &ToolFilter) -> (Vec<ToolEntr
                 .filter(|w| !tools.iter().any(|t| &t.name == *w))
                 .cloned()
                 .collect();
-            let kept = tools.into_iter().filter(|t| wanted.contains(&t.name)).collect();
+            let kept = tools
+                .into_iter()
+                .filter(|t| wanted.contains(&t.name))
+                .collect();
             (kept, unknown)
         }
     }
@@ -131,7 +134,12 @@ impl Registry {
             .servers
             .iter()
             .position(|s| s.name == id.server)
-            .ok_or_else(|| format!("Server '{}' not found in toolbox '{}'", id.server, id.toolbox))?;
+            .ok_or_else(|| {
+                format!(
+                    "Server '{}' not found in toolbox '{}'",
+                    id.server, id.toolbox
+                )
+            })?;
         let reopen = format!(
             "; call open_toolbox with toolbox_name '{}' to start it again",
             id.toolbox

@@ -29,8 +29,14 @@ struct Workbench {
 }
 
 impl Workbench {
-    fn start(name: &str, config: Value, files: &[(&str, Value)], env: &[(&str, &str)]) -> Workbench {
-        let dir = std::env::temp_dir().join(format!("mcp-workbench-test-{name}-{}", std::process::id()));
+    fn start(
+        name: &str,
+        config: Value,
+        files: &[(&str, Value)],
+        env: &[(&str, &str)],
+    ) -> Workbench {
+        let dir =
+            std::env::temp_dir().join(format!("mcp-workbench-test-{name}-{}", std::process::id()));
         let _ = fs::remove_dir_all(&dir);
         fs::create_dir_all(&dir).unwrap();
         fs::write(dir.join("config.json"), config.to_string()).unwrap();
@@ -92,7 +98,9 @@ impl Workbench {
     }
 
     fn recv(&mut self) -> Value {
-        self.lines.recv_timeout(Duration::from_secs(20)).expect("a line from the workbench")
+        self.lines
+            .recv_timeout(Duration::from_secs(20))
+            .expect("a line from the workbench")
     }
 
     fn request(&mut self, id: i64, method: &str, params: Value) -> Value {
@@ -127,7 +135,9 @@ impl Drop for Workbench {
 }
 
 fn text(result: &Value) -> &str {
-    result["result"]["content"][0]["text"].as_str().unwrap_or_default()
+    result["result"]["content"][0]["text"]
+        .as_str()
+        .unwrap_or_default()
 }
 
 fn fake(script: &str) -> Value {
@@ -164,8 +174,10 @@ fn a_slow_call_delays_neither_ping_nor_other_servers() {
 fn servers_start_in_parallel_and_concurrent_opens_start_each_once() {
     let script = json!({"initializeDelayMs": 1500, "startup": {"appendPidTo": "starts.log"},
         "tools": [{"tool": {"name": "t", "inputSchema": {"type": "object"}}}]});
-    let servers: serde_json::Map<String, Value> =
-        ["s1", "s2", "s3"].iter().map(|s| (s.to_string(), fake("slow.json"))).collect();
+    let servers: serde_json::Map<String, Value> = ["s1", "s2", "s3"]
+        .iter()
+        .map(|s| (s.to_string(), fake("slow.json")))
+        .collect();
     let config = json!({"toolboxes": {"box": {"description": "d", "mcpServers": servers}}});
     let mut wb = Workbench::start("parallel", config, &[("slow.json", script)], &[]);
     let started = Instant::now();
@@ -174,11 +186,18 @@ fn servers_start_in_parallel_and_concurrent_opens_start_each_once() {
     let (first, second) = (wb.recv(), wb.recv());
     let elapsed = started.elapsed();
     // Three sequential starts would take 4.5 s (plus the second open's own).
-    assert!(elapsed < Duration::from_millis(4000), "open took {elapsed:?}");
+    assert!(
+        elapsed < Duration::from_millis(4000),
+        "open took {elapsed:?}"
+    );
     assert_eq!(text(&first), text(&second));
     assert_eq!(first["result"]["structuredContent"]["servers_connected"], 3);
     let starts = fs::read_to_string(wb.dir.join("starts.log")).unwrap();
-    assert_eq!(starts.lines().count(), 3, "each server starts once: {starts:?}");
+    assert_eq!(
+        starts.lines().count(),
+        3,
+        "each server starts once: {starts:?}"
+    );
     assert_eq!(wb.finish().0, Some(0));
 }
 
@@ -190,12 +209,25 @@ fn expanded_values_never_reach_the_logs() {
     server["env"] = json!({"TOKEN": "${SECRET_TOKEN}"});
     let script = json!({"tools": [{"tool": {"name": "env", "inputSchema": {"type": "object"}}, "action": {"env": ["TOKEN"]}}]});
     let config = json!({"toolboxes": {"box": {"description": "d", "mcpServers": {"s": server}}}});
-    let mut wb = Workbench::start("secret", config, &[("echo.json", script)], &[("SECRET_TOKEN", secret)]);
+    let mut wb = Workbench::start(
+        "secret",
+        config,
+        &[("echo.json", script)],
+        &[("SECRET_TOKEN", secret)],
+    );
     wb.call(1, "open_toolbox", json!({"toolbox_name": "box"}));
     wb.recv();
-    wb.call(2, "use_tool", json!({"tool": {"toolbox": "box", "server": "s", "tool": "env"}}));
+    wb.call(
+        2,
+        "use_tool",
+        json!({"tool": {"toolbox": "box", "server": "s", "tool": "env"}}),
+    );
     let reply = wb.recv();
-    assert_eq!(text(&reply), format!("TOKEN={secret}"), "the child gets the value");
+    assert_eq!(
+        text(&reply),
+        format!("TOKEN={secret}"),
+        "the child gets the value"
+    );
     wb.call(3, "close_toolbox", json!({"toolbox_name": "box"}));
     wb.recv();
     let (code, stderr) = wb.finish();
@@ -207,15 +239,24 @@ fn expanded_values_never_reach_the_logs() {
         .filter(|l| l.contains(secret) && !l.contains("\"text\":\"TOKEN="))
         .collect();
     assert!(leaks.is_empty(), "secret in logs: {leaks:#?}");
-    assert!(stderr.contains("${SECRET_TOKEN}") || stderr.contains("started"), "{stderr}");
+    assert!(
+        stderr.contains("${SECRET_TOKEN}") || stderr.contains("started"),
+        "{stderr}"
+    );
 }
 
 #[test]
 fn the_instructions_example_is_a_valid_use_tool_call() {
     let config = json!({"toolboxes": {"dev": {"description": "d", "mcpServers": {"files": fake("x.json")}}}});
     let mut wb = Workbench::start("example", config, &[("x.json", json!({}))], &[]);
-    let instructions = wb.init["result"]["instructions"].as_str().unwrap().to_string();
-    assert!(instructions.contains("- dev (1 server): d"), "{instructions}");
+    let instructions = wb.init["result"]["instructions"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(
+        instructions.contains("- dev (1 server): d"),
+        "{instructions}"
+    );
     let example = instructions
         .lines()
         .find_map(|l| l.strip_prefix("then use_tool "))
@@ -228,6 +269,9 @@ fn the_instructions_example_is_a_valid_use_tool_call() {
         "the example passes validation and names a configured toolbox"
     );
     let again = wb.request(3, "initialize", json!({"protocolVersion": "2025-06-18"}));
-    assert_eq!(again["error"]["code"], -32600, "initialize is accepted once");
+    assert_eq!(
+        again["error"]["code"], -32600,
+        "initialize is accepted once"
+    );
     assert_eq!(wb.finish().0, Some(0));
 }

@@ -47,7 +47,12 @@ fn transcripts() {
     cases.sort();
     assert!(!cases.is_empty(), "no transcript cases found");
     let filter = std::env::var("TRANSCRIPT").unwrap_or_default();
-    let queue = Mutex::new(cases.into_iter().filter(|c| c.to_string_lossy().contains(&filter)).collect::<VecDeque<_>>());
+    let queue = Mutex::new(
+        cases
+            .into_iter()
+            .filter(|c| c.to_string_lossy().contains(&filter))
+            .collect::<VecDeque<_>>(),
+    );
     let failures = Mutex::new(Vec::new());
     let ran = Mutex::new(0usize);
     thread::scope(|s| {
@@ -59,10 +64,17 @@ fn transcripts() {
                 let name = case.file_name().unwrap().to_string_lossy().to_string();
                 let started = Instant::now();
                 let result = run_case(&case);
-                eprintln!("transcript {name}: {} in {:?}", if result.is_ok() { "ok" } else { "FAILED" }, started.elapsed());
+                eprintln!(
+                    "transcript {name}: {} in {:?}",
+                    if result.is_ok() { "ok" } else { "FAILED" },
+                    started.elapsed()
+                );
                 *ran.lock().unwrap() += 1;
                 if let Err(report) = result {
-                    failures.lock().unwrap().push(format!("=== {name} ===\n{report}"));
+                    failures
+                        .lock()
+                        .unwrap()
+                        .push(format!("=== {name} ===\n{report}"));
                 }
             });
         }
@@ -93,24 +105,35 @@ fn run_case(dir: &Path) -> Result<(), String> {
         .env("FAKE_MCP_SERVER", FAKE)
         .env(
             "RUST_LOG",
-            if stderr_expected.exists() { "off" } else { "debug" },
+            if stderr_expected.exists() {
+                "off"
+            } else {
+                "debug"
+            },
         )
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
     if let Ok(env) = fs::read_to_string(dir.join("env")) {
         for line in env.lines().filter(|l| !l.trim().is_empty()) {
-            let (k, v) = line.split_once('=').ok_or(format!("bad env line {line:?}"))?;
+            let (k, v) = line
+                .split_once('=')
+                .ok_or(format!("bad env line {line:?}"))?;
             cmd.env(k, v);
         }
     }
-    let mut child = cmd.spawn().map_err(|e| format!("cannot start the workbench: {e}"))?;
+    let mut child = cmd
+        .spawn()
+        .map_err(|e| format!("cannot start the workbench: {e}"))?;
     let stdout = child.stdout.take().expect("piped");
     let (tx, rx) = mpsc::channel::<String>();
     let reader = thread::spawn(move || {
         for line in BufReader::new(stdout).split(b'\n') {
             let Ok(line) = line else { break };
-            if tx.send(String::from_utf8_lossy(&line).into_owned()).is_err() {
+            if tx
+                .send(String::from_utf8_lossy(&line).into_owned())
+                .is_err()
+            {
                 break;
             }
         }
@@ -160,7 +183,11 @@ fn run_case(dir: &Path) -> Result<(), String> {
     } else {
         let tail: Vec<&str> = stderr_text.lines().rev().take(40).collect();
         let tail: Vec<&str> = tail.into_iter().rev().collect();
-        Err(format!("{}\n--- workbench stderr (last lines) ---\n{}", problems.join("\n"), tail.join("\n")))
+        Err(format!(
+            "{}\n--- workbench stderr (last lines) ---\n{}",
+            problems.join("\n"),
+            tail.join("\n")
+        ))
     }
 }
 
@@ -218,7 +245,11 @@ impl Session<'_> {
 
     /// Collects output until a response carrying `id` has arrived.
     fn wait_for(&mut self, id: &Value) -> Result<(), String> {
-        if self.output.iter().any(|l| response_id(l).as_ref() == Some(id)) {
+        if self
+            .output
+            .iter()
+            .any(|l| response_id(l).as_ref() == Some(id))
+        {
             return Ok(());
         }
         let deadline = Instant::now() + RESPONSE_TIMEOUT;
@@ -233,10 +264,14 @@ impl Session<'_> {
                     }
                 }
                 Err(RecvTimeoutError::Timeout) => {
-                    return Err(format!("no response to id {id} within {RESPONSE_TIMEOUT:?}"))
+                    return Err(format!(
+                        "no response to id {id} within {RESPONSE_TIMEOUT:?}"
+                    ))
                 }
                 Err(RecvTimeoutError::Disconnected) => {
-                    return Err(format!("the workbench closed stdout before answering id {id}"))
+                    return Err(format!(
+                        "the workbench closed stdout before answering id {id}"
+                    ))
                 }
             }
         }
@@ -248,7 +283,9 @@ fn request_id(raw: &[u8]) -> Option<Value> {
     let value: Value = serde_json::from_slice(raw).ok()?;
     let obj = value.as_object()?;
     obj.get("method")?;
-    obj.get("id").filter(|id| id.is_string() || id.is_i64() || id.is_u64()).cloned()
+    obj.get("id")
+        .filter(|id| id.is_string() || id.is_i64() || id.is_u64())
+        .cloned()
 }
 
 fn response_id(line: &str) -> Option<Value> {
@@ -264,7 +301,10 @@ fn response_id(line: &str) -> Option<Value> {
 /// responses in the order their requests were sent.
 fn order_block(block: &mut [String], ids: &[Value]) {
     let rank = |line: &String| match response_id(line) {
-        Some(id) => ids.iter().position(|i| *i == id).map_or(usize::MAX, |p| p + 1),
+        Some(id) => ids
+            .iter()
+            .position(|i| *i == id)
+            .map_or(usize::MAX, |p| p + 1),
         None => 0,
     };
     block.sort_by_key(rank);
@@ -316,7 +356,12 @@ fn leftover_processes(dir: &Path) -> Vec<String> {
             .into_iter()
             .flatten()
             .flatten()
-            .filter(|e| e.file_name().to_string_lossy().bytes().all(|b| b.is_ascii_digit()))
+            .filter(|e| {
+                e.file_name()
+                    .to_string_lossy()
+                    .bytes()
+                    .all(|b| b.is_ascii_digit())
+            })
             .filter(|e| fs::read_link(e.path().join("cwd")).is_ok_and(|cwd| cwd.starts_with(dir)))
             .map(|e| {
                 let cmdline = fs::read(e.path().join("cmdline")).unwrap_or_default();
