@@ -17,6 +17,6 @@ pub mod meta_tools;
 pub mod ordered_json;
 pub mod outbox;
 pub mod params;
-mod process;
+pub mod process;
 pub mod server;
 pub mod toolbox;

@@ -7,6 +7,8 @@ use std::io;
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
+    // Before any thread exists, so that all of them inherit the mask.
+    mcp_workbench::process::block_shutdown_signals();
     let command = match cli::parse(std::env::args_os().skip(1)) {
         Ok(command) => command,
         Err(problem) => {

@@ -128,3 +128,37 @@ pub fn stop_group(pid: u32, grace: Duration) -> Exit {
     signal_group(pid, libc::SIGKILL);
     exit
 }
+
+/// The signals that mean "shut down": SIGTERM, SIGINT, SIGHUP.
+const SHUTDOWN_SIGNALS: [i32; 3] = [libc::SIGTERM, libc::SIGINT, libc::SIGHUP];
+
+/// Blocks the shutdown signals in the calling thread. Call it first thing in
+/// `main`, before any thread exists, so that every thread inherits the mask and
+/// the signals wait for `wait_for_shutdown_signal` (children get a clean mask:
+/// std resets it between fork and exec).
+pub fn block_shutdown_signals() {
+    // SAFETY: the set is a local we initialise with sigemptyset before use.
+    unsafe {
+        let mut set: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut set);
+        for signal in SHUTDOWN_SIGNALS {
+            libc::sigaddset(&mut set, signal);
+        }
+        libc::pthread_sigmask(libc::SIG_BLOCK, &set, std::ptr::null_mut());
+    }
+}
+
+/// Waits (in a dedicated thread) for one of the blocked shutdown signals.
+pub fn wait_for_shutdown_signal() -> i32 {
+    // SAFETY: as above; sigwait writes the signal number into a local.
+    unsafe {
+        let mut set: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut set);
+        for signal in SHUTDOWN_SIGNALS {
+            libc::sigaddset(&mut set, signal);
+        }
+        let mut signal = 0;
+        while libc::sigwait(&set, &mut signal) != 0 {}
+        signal
+    }
+}

@@ -14,8 +14,8 @@ use crate::launch::Launcher;
 use crate::mcp::{self, method};
 use crate::meta_tools::{self, Outcome, Workbench};
 use crate::outbox::Outbox;
-use crate::params;
 use crate::toolbox::Registry;
+use crate::{params, process};
 use serde::Serialize;
 use serde_json::{Map, Value};
 use std::io::{self, BufRead, Write};
@@ -79,8 +79,9 @@ impl Server {
         }
     }
 
-    /// Serves until EOF on `input`, then stops every child.
+    /// Serves until EOF on `input` (or a shutdown signal), then stops every child.
     pub fn run(mut self, input: impl BufRead) -> io::Result<()> {
+        self.watch_signals();
         let mut reader = LineReader::new(input);
         let result = loop {
             match reader.next_line() {
@@ -92,6 +93,25 @@ impl Server {
         log::info!("the host closed stdin; stopping");
         self.shutdown();
         result
+    }
+
+    /// SIGTERM, SIGINT and SIGHUP stop every child like stdin EOF does, then
+    /// exit 0. The signals are blocked in every thread (see `main`); this one
+    /// thread receives them with sigwait, so no work runs in a signal handler.
+    fn watch_signals(&self) {
+        let wb = Arc::clone(&self.wb);
+        let spawned = thread::Builder::new()
+            .name("signals".into())
+            .stack_size(64 * 1024)
+            .spawn(move || {
+                let signal = process::wait_for_shutdown_signal();
+                log::info!("received signal {signal}; stopping");
+                wb.launcher.shutdown();
+                std::process::exit(0);
+            });
+        if let Err(e) = spawned {
+            log::warn!("cannot watch for signals: {e}");
+        }
     }
 
     fn shutdown(&mut self) {

@@ -5,6 +5,8 @@
 //! Assertions are about order and counts, not speed; the one time bound
 //! (parallel start) has a margin of several seconds.
 
+mod common;
+
 use serde_json::{json, Value};
 use std::fs;
 use std::io::{BufRead, BufReader, Read, Write};
@@ -274,4 +276,82 @@ fn the_instructions_example_is_a_valid_use_tool_call() {
         "initialize is accepted once"
     );
     assert_eq!(wb.finish().0, Some(0));
+}
+
+fn stubborn_config() -> (Value, Vec<(&'static str, Value)>) {
+    let script = json!({"ignoreStdinEof": true, "ignoreSigterm": true,
+        "tools": [{"tool": {"name": "t", "inputSchema": {"type": "object"}}}]});
+    let config = json!({"toolboxes": {"box": {"description": "d", "mcpServers": {
+        "plain": fake("plain.json"),
+        "stubborn": fake("stubborn.json"),
+        "wrapped": {"command": "sh", "args": ["-c", "${FAKE_MCP_SERVER} plain.json; echo wrapper done >&2"]}
+    }}}});
+    (
+        config,
+        vec![
+            ("stubborn.json", script),
+            ("plain.json", json!({"tools": []})),
+        ],
+    )
+}
+
+#[test]
+fn shutdown_signals_stop_every_child() {
+    for signal in ["TERM", "INT", "HUP"] {
+        let (config, files) = stubborn_config();
+        let mut wb = Workbench::start(&format!("signal-{signal}"), config, &files, &[]);
+        wb.call(1, "open_toolbox", json!({"toolbox_name": "box"}));
+        let opened = wb.recv();
+        assert_eq!(
+            opened["result"]["structuredContent"]["servers_connected"], 3,
+            "{opened}"
+        );
+        let status = Command::new("kill")
+            .args([format!("-{signal}"), wb.child.id().to_string()])
+            .status()
+            .unwrap();
+        assert!(status.success());
+        let started = Instant::now();
+        let code = loop {
+            if let Some(status) = wb.child.try_wait().unwrap() {
+                break status.code();
+            }
+            assert!(
+                started.elapsed() < Duration::from_secs(15),
+                "no exit after SIG{signal}"
+            );
+            thread::sleep(Duration::from_millis(10));
+        };
+        assert_eq!(code, Some(0), "SIG{signal}");
+        let left = common::leftover_processes(&wb.dir);
+        assert!(left.is_empty(), "SIG{signal} left {left:?}");
+    }
+}
+
+#[test]
+fn children_die_with_a_killed_workbench() {
+    let (config, files) = stubborn_config();
+    let mut wb = Workbench::start("sigkill", config, &files, &[]);
+    wb.call(1, "open_toolbox", json!({"toolbox_name": "box"}));
+    let opened = wb.recv();
+    assert_eq!(
+        opened["result"]["structuredContent"]["servers_connected"], 3,
+        "{opened}"
+    );
+    wb.child.kill().unwrap();
+    wb.child.wait().unwrap();
+    // The direct children get SIGKILL from the kernel (parent-death signal);
+    // the shell's own child is not the workbench's child and is not covered.
+    let deadline = Instant::now() + Duration::from_secs(5);
+    loop {
+        let left: Vec<String> = common::leftover_processes(&wb.dir)
+            .into_iter()
+            .filter(|p| p.contains("stubborn.json") || p.contains("sh -c"))
+            .collect();
+        if left.is_empty() {
+            break;
+        }
+        assert!(Instant::now() < deadline, "left after SIGKILL: {left:?}");
+        thread::sleep(Duration::from_millis(50));
+    }
 }

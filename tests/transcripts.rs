@@ -20,6 +20,9 @@
 //! case folder: that covers children and their grandchildren.
 //! `UPDATE_TRANSCRIPTS=1 cargo test --test transcripts` rewrites the expected files.
 
+mod common;
+
+use common::leftover_processes;
 use serde_json::Value;
 use std::collections::VecDeque;
 use std::fs;
@@ -345,33 +348,5 @@ fn wait_with_timeout(child: &mut Child, limit: Duration) -> Option<i32> {
                 return None;
             }
         }
-    }
-}
-
-/// Processes (other than zombies) whose working directory is inside `dir`.
-fn leftover_processes(dir: &Path) -> Vec<String> {
-    let deadline = Instant::now() + Duration::from_millis(500);
-    loop {
-        let found: Vec<String> = fs::read_dir("/proc")
-            .into_iter()
-            .flatten()
-            .flatten()
-            .filter(|e| {
-                e.file_name()
-                    .to_string_lossy()
-                    .bytes()
-                    .all(|b| b.is_ascii_digit())
-            })
-            .filter(|e| fs::read_link(e.path().join("cwd")).is_ok_and(|cwd| cwd.starts_with(dir)))
-            .map(|e| {
-                let cmdline = fs::read(e.path().join("cmdline")).unwrap_or_default();
-                let cmdline = String::from_utf8_lossy(&cmdline).replace('\0', " ");
-                format!("{} {}", e.file_name().to_string_lossy(), cmdline.trim())
-            })
-            .collect();
-        if found.is_empty() || Instant::now() >= deadline {
-            return found;
-        }
-        thread::sleep(Duration::from_millis(20));
     }
 }

@@ -1,0 +1,34 @@
+//! Helpers shared by the integration tests.
+
+use std::fs;
+use std::path::Path;
+use std::thread;
+use std::time::{Duration, Instant};
+
+/// Processes (other than zombies) whose working directory is inside `dir`.
+pub fn leftover_processes(dir: &Path) -> Vec<String> {
+    let deadline = Instant::now() + Duration::from_millis(500);
+    loop {
+        let found: Vec<String> = fs::read_dir("/proc")
+            .into_iter()
+            .flatten()
+            .flatten()
+            .filter(|e| {
+                e.file_name()
+                    .to_string_lossy()
+                    .bytes()
+                    .all(|b| b.is_ascii_digit())
+            })
+            .filter(|e| fs::read_link(e.path().join("cwd")).is_ok_and(|cwd| cwd.starts_with(dir)))
+            .map(|e| {
+                let cmdline = fs::read(e.path().join("cmdline")).unwrap_or_default();
+                let cmdline = String::from_utf8_lossy(&cmdline).replace('\0', " ");
+                format!("{} {}", e.file_name().to_string_lossy(), cmdline.trim())
+            })
+            .collect();
+        if found.is_empty() || Instant::now() >= deadline {
+            return found;
+        }
+        thread::sleep(Duration::from_millis(20));
+    }
+}
