@@ -319,11 +319,9 @@ impl Downstream {
         };
         let line = jsonrpc::request_line(&RequestId::Int(id), method, params);
         if let Err(e) = self.write(&line) {
-            lock(&self.shared).pending.remove(&id);
-            return Err(Failure::Down(
-                self.down_reason()
-                    .unwrap_or_else(|| format!("cannot write to its stdin: {e}")),
-            ));
+            // A child that died says how (exit status, stderr) when the reader
+            // sees its stdout close, which fails this request; so wait for that.
+            log::debug!("[{}] cannot write {method}: {e}", self.label);
         }
         match rx.recv_deadline(deadline) {
             Ok(reply) => reply,

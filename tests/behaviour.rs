@@ -355,3 +355,58 @@ fn children_die_with_a_killed_workbench() {
         thread::sleep(Duration::from_millis(50));
     }
 }
+
+#[test]
+fn check_reports_every_server_and_sets_the_exit_code() {
+    let dir = std::env::temp_dir().join(format!("mcp-workbench-check-{}", std::process::id()));
+    let _ = fs::remove_dir_all(&dir);
+    fs::create_dir_all(&dir).unwrap();
+    let good = json!({"tools": [
+        {"tool": {"name": "a", "inputSchema": {"type": "object"}}},
+        {"tool": {"name": "b", "inputSchema": {"type": "object"}}}]});
+    let bad = json!({"startup": {"stderr": ["cannot open database"], "exit": 4}});
+    fs::write(dir.join("good.json"), good.to_string()).unwrap();
+    fs::write(dir.join("bad.json"), bad.to_string()).unwrap();
+    let mut filtered = fake("good.json");
+    filtered["toolFilters"] = json!(["b"]);
+    let mut disabled = fake("good.json");
+    disabled["disabled"] = json!(true);
+    let mut needs_env = fake("good.json");
+    needs_env["env"] = json!({"K": "${CHECK_UNSET_VARIABLE}"});
+    let run = |config: Value| {
+        fs::write(dir.join("config.json"), config.to_string()).unwrap();
+        let out = Command::new(WORKBENCH)
+            .args(["check", "--config", "config.json"])
+            .current_dir(&dir)
+            .env("FAKE_MCP_SERVER", FAKE)
+            .env("RUST_LOG", "off")
+            .output()
+            .unwrap();
+        (out.status.code(), String::from_utf8(out.stdout).unwrap())
+    };
+    let (code, report) = run(json!({"toolboxes": {
+        "one": {"description": "d", "mcpServers": {"good": fake("good.json"), "filtered": filtered, "off": disabled}},
+        "two": {"description": "d", "mcpServers": {"bad": fake("bad.json"), "env": needs_env}}}}));
+    assert_eq!(code, Some(1), "{report}");
+    let row = |toolbox: &str, server: &str| {
+        report
+            .lines()
+            .find(|l| l.split_whitespace().take(2).eq([toolbox, server]))
+            .unwrap_or_else(|| panic!("no row for {toolbox}/{server} in\n{report}"))
+            .split_whitespace()
+            .skip(2)
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
+    assert!(row("one", "good").starts_with("2 "), "{report}");
+    assert!(row("one", "good").ends_with(" ok"), "{report}");
+    assert!(row("one", "filtered").starts_with("1 "), "{report}");
+    assert_eq!(row("one", "off"), "- - disabled");
+    assert!(row("two", "bad").contains("failed: the server process ended (exit status 4)"), "{report}");
+    assert!(report.contains("cannot open database"), "{report}");
+    assert!(row("two", "env").contains("'CHECK_UNSET_VARIABLE' is not set"), "{report}");
+    let (code, report) = run(json!({"toolboxes": {"one": {"description": "d", "mcpServers": {"good": fake("good.json")}}}}));
+    assert_eq!(code, Some(0), "{report}");
+    assert!(common::leftover_processes(&dir).is_empty());
+    let _ = fs::remove_dir_all(&dir);
+}
