@@ -23,7 +23,7 @@ use crate::{framing, process};
 use crossbeam_channel::{bounded, Receiver, RecvTimeoutError, Sender};
 use serde::Deserialize;
 use serde_json::value::RawValue;
-use serde_json::{json, Value};
+use serde_json::{json, Map, Value};
 use std::borrow::Cow;
 use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::io::{self, BufRead, BufReader, Read};
@@ -72,6 +72,17 @@ struct Call {
     upstream_id: RequestId,
     tool: String,
     deadline: Instant,
+    /// The host's progress token; the child gets this call's own id instead.
+    progress_token: Option<Value>,
+}
+
+/// The `tools/call` params sent to a child.
+#[derive(serde::Serialize)]
+struct CallParams<'a> {
+    name: &'a str,
+    arguments: &'a Value,
+    #[serde(rename = "_meta", skip_serializing_if = "Map::is_empty")]
+    meta: Map<String, Value>,
 }
 
 enum Pending {
@@ -341,13 +352,15 @@ impl Downstream {
     }
 
     /// Forwards a host's `tools/call`; the answer reaches the host from the
-    /// reader thread (or the timer, or `stop`). `params` is the `tools/call`
-    /// params object to send.
+    /// reader thread (or the timer, or `stop`). `meta` is the host's `_meta`
+    /// without its progress token; `progress_token` is that token, if any.
     pub fn forward_call(
         &self,
         upstream_id: RequestId,
         tool: &str,
-        params: &impl serde::Serialize,
+        arguments: &Value,
+        mut meta: Map<String, Value>,
+        progress_token: Option<Value>,
     ) -> Result<(), String> {
         let deadline = Instant::now() + self.spec.call_timeout;
         let id = {
@@ -357,12 +370,16 @@ impl Downstream {
             }
             let id = shared.next_id;
             shared.next_id += 1;
+            if progress_token.is_some() {
+                meta.insert("progressToken".into(), Value::from(id));
+            }
             shared.pending.insert(
                 id,
                 Pending::Call(Call {
                     upstream_id,
                     tool: tool.to_string(),
                     deadline,
+                    progress_token,
                 }),
             );
             if shared.armed.is_none_or(|armed| deadline < armed) {
@@ -371,7 +388,12 @@ impl Downstream {
             }
             id
         };
-        let line = jsonrpc::request_line(&RequestId::Int(id), method::TOOLS_CALL, params);
+        let params = CallParams {
+            name: tool,
+            arguments,
+            meta,
+        };
+        let line = jsonrpc::request_line(&RequestId::Int(id), method::TOOLS_CALL, &params);
         if let Err(e) = self.write(&line) {
             lock(&self.shared).pending.remove(&id);
             return Err(self
@@ -379,6 +401,33 @@ impl Downstream {
                 .unwrap_or_else(|| format!("cannot write to its stdin: {e}")));
         }
         Ok(())
+    }
+
+    /// The host cancelled `upstream_id`: if it is in flight here, forget it (no
+    /// answer goes upstream) and tell the child (basic/utilities/cancellation).
+    pub fn cancel(&self, upstream_id: &RequestId, reason: Option<&str>) -> bool {
+        let found = {
+            let mut shared = lock(&self.shared);
+            let id = shared.pending.iter().find_map(|(id, p)| match p {
+                Pending::Call(call) if call.upstream_id == *upstream_id => Some(*id),
+                _ => None,
+            });
+            id.inspect(|id| {
+                shared.pending.remove(id);
+            })
+        };
+        let Some(id) = found else {
+            return false;
+        };
+        let mut params = json!({ "requestId": id });
+        if let Some(reason) = reason {
+            params["reason"] = json!(reason);
+        }
+        let _ = self.write(&jsonrpc::notification_line(
+            method::CANCELLED,
+            Some(&params),
+        ));
+        true
     }
 
     /// Whether the child is still serving.
@@ -527,13 +576,13 @@ impl Downstream {
         };
         match (frame.method, frame.id) {
             (Some(method), Some(id)) => self.answer_request(&method, id),
-            (Some(method), None) => {
-                if method == method::TOOLS_LIST_CHANGED {
-                    self.tools_changed
-                        .store(true, std::sync::atomic::Ordering::Relaxed);
-                }
-                log::debug!("[{}] notification {method}", self.label);
-            }
+            (Some(method), None) => match &*method {
+                method::PROGRESS => self.on_progress(frame.params),
+                method::TOOLS_LIST_CHANGED => self
+                    .tools_changed
+                    .store(true, std::sync::atomic::Ordering::Relaxed),
+                _ => log::debug!("[{}] ignoring notification {method}", self.label),
+            },
             (None, Some(id)) => {
                 let reply = match (frame.result, frame.error) {
                     (Some(result), _) => Ok(result),
@@ -571,6 +620,35 @@ impl Downstream {
         };
         if let Err(e) = self.write(line.as_bytes()) {
             log::debug!("[{}] cannot answer {method}: {e}", self.label);
+        }
+    }
+
+    /// A child's progress for a forwarded call goes to the host with the host's
+    /// token, and restarts the call's deadline (basic/utilities/progress,
+    /// basic/lifecycle §Timeouts). Progress for anything else is dropped.
+    fn on_progress(&self, params: Option<&RawValue>) {
+        let Some(mut params) =
+            params.and_then(|p| serde_json::from_str::<Map<String, Value>>(p.get()).ok())
+        else {
+            return;
+        };
+        let Some(id) = params.get("progressToken").and_then(Value::as_i64) else {
+            return;
+        };
+        let host_token = {
+            let mut shared = lock(&self.shared);
+            match shared.pending.get_mut(&id) {
+                Some(Pending::Call(call)) => {
+                    call.deadline = Instant::now() + self.spec.call_timeout;
+                    call.progress_token.clone()
+                }
+                _ => None,
+            }
+        };
+        if let Some(token) = host_token {
+            params.insert("progressToken".into(), token);
+            self.outbox
+                .send(&jsonrpc::notification_line(method::PROGRESS, Some(&params)));
         }
     }
 
@@ -767,6 +845,8 @@ struct Frame<'a> {
     id: Option<&'a RawValue>,
     #[serde(default, borrow)]
     method: Option<Cow<'a, str>>,
+    #[serde(default, borrow)]
+    params: Option<&'a RawValue>,
     #[serde(default, borrow)]
     result: Option<&'a RawValue>,
     #[serde(default)]

@@ -25,6 +25,7 @@ pub mod method {
     pub const TOOLS_CALL: &str = "tools/call";
     pub const TOOLS_LIST_CHANGED: &str = "notifications/tools/list_changed";
     pub const CANCELLED: &str = "notifications/cancelled";
+    pub const PROGRESS: &str = "notifications/progress";
     /// The 2026-07-28 discovery probe; we answer it with -32601 (legacy server).
     pub const SERVER_DISCOVER: &str = "server/discover";
 }

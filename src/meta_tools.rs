@@ -360,7 +360,7 @@ pub fn close_toolbox(wb: &Workbench, name: &str) -> Outcome {
     let Some(open) = slot.set_open(None) else {
         return Outcome::error(format!("Toolbox '{name}' is not open"));
     };
-    let conns = running_conns(&open);
+    let conns = open.running_conns();
     launch::stop_all(
         &conns,
         &format!("Toolbox '{name}' was closed while tool '{{tool}}' was running"),
@@ -371,16 +371,6 @@ pub fn close_toolbox(wb: &Workbench, name: &str) -> Outcome {
         "Toolbox '{name}' closed ({n} server{} stopped)",
         if n == 1 { "" } else { "s" }
     ))
-}
-
-fn running_conns(open: &OpenToolbox) -> Vec<Arc<Downstream>> {
-    open.servers
-        .iter()
-        .filter_map(|s| match s {
-            ServerState::Running(r) => Some(Arc::clone(&r.conn)),
-            _ => None,
-        })
-        .collect()
 }
 
 fn not_configured(registry: &Registry, name: &str) -> String {

@@ -48,15 +48,6 @@ struct InitializeResult<'a> {
     instructions: String,
 }
 
-/// The `tools/call` params sent to a child.
-#[derive(Serialize)]
-struct CallParams<'a> {
-    name: &'a str,
-    arguments: &'a Value,
-    #[serde(rename = "_meta", skip_serializing_if = "Option::is_none")]
-    meta: Option<Value>,
-}
-
 impl Server {
     pub fn new(config: Config, output: Box<dyn Write + Send>) -> Server {
         let outbox = Arc::new(Outbox::new(output));
@@ -147,7 +138,7 @@ impl Server {
         }
         match jsonrpc::classify(value) {
             Incoming::Request { id, method, params } => self.request(id, &method, params),
-            Incoming::Notification { method, .. } => self.notification(&method),
+            Incoming::Notification { method, params } => self.notification(&method, params),
             Incoming::Response { id } => log::debug!("ignoring a response from the host ({id:?})"),
             Incoming::Invalid { id, reason } => {
                 let error = ErrorObject::new(
@@ -159,9 +150,26 @@ impl Server {
         }
     }
 
-    fn notification(&mut self, method: &str) {
+    fn notification(&mut self, method: &str, params: Option<Map<String, Value>>) {
         match method {
             method::INITIALIZED => self.initialized = true,
+            method::CANCELLED => {
+                let params = params.unwrap_or_default();
+                let Some(id) = params.get("requestId").and_then(RequestId::from_json) else {
+                    return log::debug!("ignoring a cancellation without a valid requestId");
+                };
+                let reason = params.get("reason").and_then(Value::as_str);
+                let found = self
+                    .wb
+                    .registry
+                    .running_conns()
+                    .iter()
+                    .any(|conn| conn.cancel(&id, reason));
+                log::debug!(
+                    "host cancelled request {id} ({})",
+                    if found { "forwarded" } else { "not in flight" }
+                );
+            }
             _ => log::debug!("ignoring notification {method}"),
         }
     }
@@ -268,22 +276,13 @@ impl Server {
             Ok(conn) => conn,
             Err(text) => return self.send_outcome(&id, &Outcome::error(text)),
         };
-        // The host's progressToken means nothing to the child; other _meta
-        // keys (trace context and the like) pass through.
-        let meta = meta.and_then(Value::as_object).and_then(|m| {
-            let rest: Map<String, Value> = m
-                .iter()
-                .filter(|(k, _)| *k != "progressToken")
-                .map(|(k, v)| (k.clone(), v.clone()))
-                .collect();
-            (!rest.is_empty()).then_some(Value::Object(rest))
-        });
-        let call = CallParams {
-            name: &tool_id.tool,
-            arguments: &arguments,
-            meta,
-        };
-        if let Err(why) = conn.forward_call(id.clone(), &tool_id.tool, &call) {
+        // The host's progressToken is replaced by one the child's progress can be
+        // matched by; other _meta keys (trace context and the like) pass through.
+        let mut meta = meta.and_then(Value::as_object).cloned().unwrap_or_default();
+        let progress_token = meta.remove("progressToken");
+        if let Err(why) =
+            conn.forward_call(id.clone(), &tool_id.tool, &arguments, meta, progress_token)
+        {
             let text = format!(
                 "Server '{}' in toolbox '{}' is not running ({why}); call open_toolbox with \
                  toolbox_name '{}' to start it again",

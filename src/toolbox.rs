@@ -168,6 +168,29 @@ impl Registry {
     }
 }
 
+impl Registry {
+    /// The connections of every open toolbox (for cancellation lookups).
+    pub fn running_conns(&self) -> Vec<Arc<Downstream>> {
+        self.slots
+            .iter()
+            .filter_map(Slot::snapshot)
+            .flat_map(|open| open.running_conns())
+            .collect()
+    }
+}
+
+impl OpenToolbox {
+    pub fn running_conns(&self) -> Vec<Arc<Downstream>> {
+        self.servers
+            .iter()
+            .filter_map(|s| match s {
+                ServerState::Running(r) => Some(Arc::clone(&r.conn)),
+                _ => None,
+            })
+            .collect()
+    }
+}
+
 impl Slot {
     pub fn snapshot(&self) -> Option<Arc<OpenToolbox>> {
         lock(&self.open).clone()

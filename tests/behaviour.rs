@@ -402,10 +402,18 @@ fn check_reports_every_server_and_sets_the_exit_code() {
     assert!(row("one", "good").ends_with(" ok"), "{report}");
     assert!(row("one", "filtered").starts_with("1 "), "{report}");
     assert_eq!(row("one", "off"), "- - disabled");
-    assert!(row("two", "bad").contains("failed: the server process ended (exit status 4)"), "{report}");
+    assert!(
+        row("two", "bad").contains("failed: the server process ended (exit status 4)"),
+        "{report}"
+    );
     assert!(report.contains("cannot open database"), "{report}");
-    assert!(row("two", "env").contains("'CHECK_UNSET_VARIABLE' is not set"), "{report}");
-    let (code, report) = run(json!({"toolboxes": {"one": {"description": "d", "mcpServers": {"good": fake("good.json")}}}}));
+    assert!(
+        row("two", "env").contains("'CHECK_UNSET_VARIABLE' is not set"),
+        "{report}"
+    );
+    let (code, report) = run(
+        json!({"toolboxes": {"one": {"description": "d", "mcpServers": {"good": fake("good.json")}}}}),
+    );
     assert_eq!(code, Some(0), "{report}");
     assert!(common::leftover_processes(&dir).is_empty());
     let _ = fs::remove_dir_all(&dir);

@@ -9,6 +9,8 @@
 //!   starting with `#` are directives: `# ...` is a comment; `#pipeline` sends
 //!   the following lines without waiting, until `#wait`, which waits for all
 //!   their responses and lists them in request order (other lines first);
+//!   `#send LINE` sends LINE without waiting for an answer (for requests that
+//!   get none, such as cancelled ones);
 //! - `expected.jsonl`: every line the workbench must write;
 //! - fake server scripts (`*.json`) named by the config;
 //! - optional `env` (KEY=VALUE lines for the workbench's environment), `args`
@@ -210,6 +212,10 @@ impl Session<'_> {
             if raw.is_empty() {
                 continue;
             }
+            if let Some(line) = raw.strip_prefix(b"#send ") {
+                self.send(line)?;
+                continue;
+            }
             if raw.starts_with(b"#") {
                 let directive = String::from_utf8_lossy(raw);
                 match directive.trim() {
@@ -226,13 +232,7 @@ impl Session<'_> {
                 }
                 continue;
             }
-            let stdin = self.child.stdin.as_mut().ok_or("stdin closed")?;
-            let mut line = raw.to_vec();
-            line.push(b'\n');
-            stdin
-                .write_all(&line)
-                .and_then(|_| stdin.flush())
-                .map_err(|e| format!("cannot write to the workbench: {e}"))?;
+            self.send(raw)?;
             if let Some(id) = request_id(raw) {
                 match &mut pipeline {
                     Some((_, ids)) => ids.push(id),
@@ -244,6 +244,16 @@ impl Session<'_> {
             return Err("#pipeline without #wait".into());
         }
         Ok(())
+    }
+
+    fn send(&mut self, raw: &[u8]) -> Result<(), String> {
+        let stdin = self.child.stdin.as_mut().ok_or("stdin closed")?;
+        let mut line = raw.to_vec();
+        line.push(b'\n');
+        stdin
+            .write_all(&line)
+            .and_then(|_| stdin.flush())
+            .map_err(|e| format!("cannot write to the workbench: {e}"))
     }
 
     /// Collects output until a response carrying `id` has arrived.

@@ -19,6 +19,10 @@
 //! action keys, in order:     delayMs, stdout [..], stderr [..], exit code, then one
 //!                            answer: reply {..} | error {..} | env [names] or "*" |
 //!                            inbox true | textBytes n | noReply true | (none: echo)
+//!                            progress [..]: before the answer, one notifications/progress
+//!                            per entry (its fields after the caller's progressToken),
+//!                            each after progressIntervalMs
+//! inbox                      responses and notifications received (not initialized)
 //! ```
 //!
 //! Lines in `stdout`/`afterInitialized` lists are written verbatim when they are
@@ -91,6 +95,8 @@ struct Action {
     inbox: bool,
     text_bytes: Option<usize>,
     no_reply: bool,
+    progress: Vec<Raw>,
+    progress_interval_ms: u64,
 }
 
 enum InitMode {
@@ -297,7 +303,7 @@ impl Fake {
                     send(raw_line(line));
                 }
             }
-            (Some(_), None) => {}
+            (Some(_), None) => self.inbox().push(minify(line)),
             (Some(method), Some(id)) => {
                 let id = minify(id.get());
                 match method {
@@ -375,6 +381,13 @@ impl Fake {
         struct CallParams {
             name: String,
             arguments: Option<Raw>,
+            #[serde(rename = "_meta")]
+            meta: Option<Meta>,
+        }
+        #[derive(Deserialize)]
+        struct Meta {
+            #[serde(rename = "progressToken")]
+            progress_token: Option<Raw>,
         }
         let call: CallParams = match serde_json::from_str(params) {
             Ok(c) => c,
@@ -394,18 +407,32 @@ impl Fake {
             return send(error_line(&id, &rpc_error(-32602, &message)));
         };
         let args = call.arguments.as_deref().map_or("{}".into(), minify_raw);
+        let token = call
+            .meta
+            .and_then(|m| m.progress_token)
+            .map(|t| minify(t.get()));
         // Delayed calls get their own thread so they do not hold up other requests;
         // the others run inline, which keeps the order of replies deterministic.
-        if tool.action.delay_ms > 0 {
-            thread::spawn(move || self.run_action(tool, &id, &args));
+        if tool.action.delay_ms > 0 || tool.action.progress_interval_ms > 0 {
+            thread::spawn(move || self.run_action(tool, &id, &args, token.as_deref()));
         } else {
-            self.run_action(tool, &id, &args);
+            self.run_action(tool, &id, &args, token.as_deref());
         }
     }
 
-    fn run_action(&self, tool: &Tool, id: &str, args: &str) {
+    fn run_action(&self, tool: &Tool, id: &str, args: &str, token: Option<&str>) {
         let a = &tool.action;
         sleep_ms(a.delay_ms);
+        for fields in &a.progress {
+            sleep_ms(a.progress_interval_ms);
+            let Some(token) = token else { break };
+            let fields = minify_raw(fields);
+            let rest = fields.trim_start_matches('{').trim_end_matches('}');
+            let sep = if rest.is_empty() { "" } else { "," };
+            send(format!(
+                r#"{{"jsonrpc":"2.0","method":"notifications/progress","params":{{"progressToken":{token}{sep}{rest}}}}}"#
+            ));
+        }
         for line in &a.stdout {
             send(raw_line(line));
         }
