@@ -88,6 +88,8 @@ struct CallParams<'a> {
 enum Pending {
     Wait(Sender<Result<Box<RawValue>, Failure>>),
     Call(Call),
+    /// A request whose answer nobody needs (`logging/setLevel`).
+    Discard,
 }
 
 #[derive(Default)]
@@ -115,6 +117,8 @@ pub struct Downstream {
     child: Mutex<Option<Child>>,
     threads: Mutex<Vec<JoinHandle<()>>>,
     tools_changed: std::sync::atomic::AtomicBool,
+    /// Whether the child declared the `logging` capability.
+    logging: std::sync::atomic::AtomicBool,
 }
 
 /// A started server: its connection and its tools (all pages, unfiltered).
@@ -213,6 +217,7 @@ impl Downstream {
             child: Mutex::new(Some(child)),
             threads: Mutex::new(Vec::new()),
             tools_changed: Default::default(),
+            logging: Default::default(),
             spec,
         });
         let mut threads = vec![reader];
@@ -264,6 +269,10 @@ impl Downstream {
                 mcp::SUPPORTED_VERSIONS.join(", ")
             )));
         }
+        self.logging.store(
+            init.capabilities.logging.is_some(),
+            std::sync::atomic::Ordering::Relaxed,
+        );
         self.notify(method::INITIALIZED);
         self.list_tools(deadline)
     }
@@ -403,6 +412,29 @@ impl Downstream {
         Ok(())
     }
 
+    /// Passes the host's `logging/setLevel` on, if the child supports logging.
+    pub fn set_log_level(&self, level: &str) {
+        if !self.logging.load(std::sync::atomic::Ordering::Relaxed) {
+            return;
+        }
+        let id = {
+            let mut shared = lock(&self.shared);
+            if shared.down.is_some() {
+                return;
+            }
+            let id = shared.next_id;
+            shared.next_id += 1;
+            shared.pending.insert(id, Pending::Discard);
+            id
+        };
+        let params = json!({ "level": level });
+        let _ = self.write(&jsonrpc::request_line(
+            &RequestId::Int(id),
+            method::SET_LEVEL,
+            &params,
+        ));
+    }
+
     /// The host cancelled `upstream_id`: if it is in flight here, forget it (no
     /// answer goes upstream) and tell the child (basic/utilities/cancellation).
     pub fn cancel(&self, upstream_id: &RequestId, reason: Option<&str>) -> bool {
@@ -469,7 +501,7 @@ impl Downstream {
                     "Server '{}' in toolbox '{}' was stopped while tool '{}' was running",
                     self.spec.server, self.spec.toolbox, call.tool
                 ),
-                Pending::Wait(_) => String::new(),
+                Pending::Wait(_) | Pending::Discard => String::new(),
             };
             self.fail(p, Failure::Down("stopped".into()), &text);
         }
@@ -507,6 +539,7 @@ impl Downstream {
             Pending::Wait(tx) => {
                 let _ = tx.send(Err(failure));
             }
+            Pending::Discard => {}
             Pending::Call(call) => {
                 let result = TextResult::error(text);
                 self.outbox
@@ -578,6 +611,7 @@ impl Downstream {
             (Some(method), Some(id)) => self.answer_request(&method, id),
             (Some(method), None) => match &*method {
                 method::PROGRESS => self.on_progress(frame.params),
+                method::MESSAGE => self.on_log_message(frame.params),
                 method::TOOLS_LIST_CHANGED => self
                     .tools_changed
                     .store(true, std::sync::atomic::Ordering::Relaxed),
@@ -652,6 +686,23 @@ impl Downstream {
         }
     }
 
+    /// A child's log message goes to the host with the logger named after the
+    /// toolbox and server (`toolbox/server` or `toolbox/server/logger`).
+    fn on_log_message(&self, params: Option<&RawValue>) {
+        let Some(mut params) =
+            params.and_then(|p| serde_json::from_str::<Map<String, Value>>(p.get()).ok())
+        else {
+            return;
+        };
+        let logger = match params.get("logger").and_then(Value::as_str) {
+            Some(own) => format!("{}/{own}", self.label),
+            None => self.label.clone(),
+        };
+        params.insert("logger".into(), Value::String(logger));
+        self.outbox
+            .send(&jsonrpc::notification_line(method::MESSAGE, Some(&params)));
+    }
+
     fn on_response(&self, id: &RawValue, reply: Result<&RawValue, ErrorObject>) {
         let Ok(id) = id.get().parse::<i64>() else {
             log::warn!("[{}] response with an unknown id {}", self.label, id.get());
@@ -662,6 +713,7 @@ impl Downstream {
             return;
         };
         match (pending, reply) {
+            (Pending::Discard, _) => {}
             (Pending::Wait(tx), reply) => {
                 let _ = tx.send(reply.map(ToOwned::to_owned).map_err(Failure::Rpc));
             }
@@ -709,7 +761,7 @@ impl Downstream {
                     "Server '{}' in toolbox '{}' failed while running tool '{}': {why}{tail}",
                     self.spec.server, self.spec.toolbox, call.tool
                 ),
-                Pending::Wait(_) => String::new(),
+                Pending::Wait(_) | Pending::Discard => String::new(),
             };
             self.fail(p, Failure::Down(why.clone()), &text);
         }
@@ -792,7 +844,7 @@ impl Downstream {
                 .values()
                 .filter_map(|p| match p {
                     Pending::Call(call) => Some(call.deadline),
-                    Pending::Wait(_) => None,
+                    Pending::Wait(_) | Pending::Discard => None,
                 })
                 .min();
             shared = match shared.armed {

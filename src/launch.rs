@@ -14,6 +14,8 @@ use std::thread;
 pub struct Launcher {
     outbox: Arc<Outbox>,
     live: Mutex<Live>,
+    /// The host's `logging/setLevel`, applied to every child that supports it.
+    log_level: Mutex<Option<String>>,
 }
 
 #[derive(Default)]
@@ -27,6 +29,7 @@ impl Launcher {
         Launcher {
             outbox,
             live: Mutex::new(Live::default()),
+            log_level: Mutex::new(None),
         }
     }
 
@@ -55,12 +58,28 @@ impl Launcher {
     }
 
     fn start(&self, spec: Spec) -> Result<Started, String> {
-        Downstream::start(spec, Arc::clone(&self.outbox), |conn| {
+        let started = Downstream::start(spec, Arc::clone(&self.outbox), |conn| {
             let mut live = self.live.lock().unwrap_or_else(|p| p.into_inner());
             live.conns.retain(|w| w.strong_count() > 0);
             live.conns.push(Arc::downgrade(conn));
             !live.shutting_down
-        })
+        })?;
+        if let Some(level) = &*self.log_level.lock().unwrap_or_else(|p| p.into_inner()) {
+            started.conn.set_log_level(level);
+        }
+        Ok(started)
+    }
+
+    /// Records the host's log level and passes it to every live child.
+    pub fn set_log_level(&self, level: &str) {
+        *self.log_level.lock().unwrap_or_else(|p| p.into_inner()) = Some(level.to_string());
+        let conns: Vec<Arc<Downstream>> = {
+            let live = self.live.lock().unwrap_or_else(|p| p.into_inner());
+            live.conns.iter().filter_map(|w| w.upgrade()).collect()
+        };
+        for conn in conns {
+            conn.set_log_level(level);
+        }
     }
 
     /// Stops every live child, in parallel, and refuses new ones.

@@ -26,6 +26,8 @@ pub mod method {
     pub const TOOLS_LIST_CHANGED: &str = "notifications/tools/list_changed";
     pub const CANCELLED: &str = "notifications/cancelled";
     pub const PROGRESS: &str = "notifications/progress";
+    pub const SET_LEVEL: &str = "logging/setLevel";
+    pub const MESSAGE: &str = "notifications/message";
     /// The 2026-07-28 discovery probe; we answer it with -32601 (legacy server).
     pub const SERVER_DISCOVER: &str = "server/discover";
 }
@@ -70,7 +72,28 @@ pub struct ListToolsResult {
 pub struct InitializeResult {
     #[serde(rename = "protocolVersion")]
     pub protocol_version: String,
+    #[serde(default)]
+    pub capabilities: ServerCapabilities,
 }
+
+/// The server capabilities the workbench acts on.
+#[derive(Deserialize, Default)]
+pub struct ServerCapabilities {
+    #[serde(default)]
+    pub logging: Option<serde::de::IgnoredAny>,
+}
+
+/// The levels of `logging/setLevel` (server/utilities/logging, RFC 5424 names).
+pub const LOG_LEVELS: [&str; 8] = [
+    "debug",
+    "info",
+    "notice",
+    "warning",
+    "error",
+    "critical",
+    "alert",
+    "emergency",
+];
 
 /// A `CallToolResult` with one text block, built by the workbench itself.
 #[derive(Serialize)]

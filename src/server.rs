@@ -181,6 +181,7 @@ impl Server {
             method::PING => Ok(jsonrpc::result_line(&id, &Map::new())),
             method::TOOLS_LIST => self.tools_list(&id, &params),
             method::TOOLS_CALL => return self.tools_call(id, &params),
+            method::SET_LEVEL => self.set_level(&id, &params),
             _ => Err(ErrorObject::new(
                 jsonrpc::METHOD_NOT_FOUND,
                 format!("Method not found: {method}"),
@@ -211,12 +212,31 @@ impl Server {
         let result = InitializeResult {
             protocol_version: version,
             capabilities: serde_json::json!({
+                "logging": {},
                 "tools": {"listChanged": self.mode == Mode::Dynamic}
             }),
             server_info: serde_json::json!({"name": mcp::NAME, "version": mcp::VERSION}),
             instructions: meta_tools::instructions(&self.wb.registry),
         };
         Ok(jsonrpc::result_line(id, &result))
+    }
+
+    /// `logging/setLevel` (server/utilities/logging): applied to every child
+    /// that declared `logging`, now and when it starts later.
+    fn set_level(
+        &self,
+        id: &RequestId,
+        params: &Map<String, Value>,
+    ) -> Result<Vec<u8>, ErrorObject> {
+        let level = params.get("level").and_then(Value::as_str);
+        let Some(level) = level.filter(|l| mcp::LOG_LEVELS.contains(l)) else {
+            return Err(invalid_params(&format!(
+                "level must be one of {}",
+                mcp::LOG_LEVELS.join(", ")
+            )));
+        };
+        self.wb.launcher.set_log_level(level);
+        Ok(jsonrpc::result_line(id, &Map::new()))
     }
 
     fn structured(&self) -> bool {

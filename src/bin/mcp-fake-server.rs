@@ -22,7 +22,8 @@
 //!                            progress [..]: before the answer, one notifications/progress
 //!                            per entry (its fields after the caller's progressToken),
 //!                            each after progressIntervalMs
-//! inbox                      responses and notifications received (not initialized)
+//! inbox                      responses, notifications (not initialized) and requests
+//!                            of unknown methods received
 //! ```
 //!
 //! Lines in `stdout`/`afterInitialized` lists are written verbatim when they are
@@ -311,7 +312,10 @@ impl Fake {
                     "ping" => send(result_line(&id, "{}")),
                     "tools/list" => self.list_tools(&id, params),
                     "tools/call" => self.call_tool(id, params),
-                    _ => send(error_line(&id, &rpc_error(-32601, "Method not found"))),
+                    _ => {
+                        self.inbox().push(minify(line));
+                        send(error_line(&id, &rpc_error(-32601, "Method not found")))
+                    }
                 }
             }
         }
