@@ -42,12 +42,16 @@ fn main() -> ExitCode {
     }
     match command {
         Command::Check { .. } => check::run(loaded.config, &mut io::stdout()),
-        _ => match Server::new(loaded.config, Box::new(io::stdout())).run(io::stdin().lock()) {
-            Ok(()) => ExitCode::SUCCESS,
-            Err(e) => {
-                log::error!("cannot read stdin: {e}");
-                ExitCode::from(1)
+        _ => {
+            let server = Server::new(loaded.config, Box::new(io::stdout()));
+            server.watch_signals();
+            match server.run(io::stdin().lock()) {
+                Ok(()) => ExitCode::SUCCESS,
+                Err(e) => {
+                    log::error!("cannot read stdin: {e}");
+                    ExitCode::from(1)
+                }
             }
-        },
+        }
     }
 }

@@ -70,9 +70,8 @@ impl Server {
         }
     }
 
-    /// Serves until EOF on `input` (or a shutdown signal), then stops every child.
+    /// Serves until EOF on `input`, then stops every child.
     pub fn run(mut self, input: impl BufRead) -> io::Result<()> {
-        self.watch_signals();
         let mut reader = LineReader::new(input);
         let result = loop {
             match reader.next_line() {
@@ -89,7 +88,7 @@ impl Server {
     /// SIGTERM, SIGINT and SIGHUP stop every child like stdin EOF does, then
     /// exit 0. The signals are blocked in every thread (see `main`); this one
     /// thread receives them with sigwait, so no work runs in a signal handler.
-    fn watch_signals(&self) {
+    pub fn watch_signals(&self) {
         let wb = Arc::clone(&self.wb);
         let spawned = thread::Builder::new()
             .name("signals".into())
