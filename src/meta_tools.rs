@@ -7,7 +7,7 @@
 //! so key order and numbers stay exactly as the server wrote them.
 
 use crate::config::{ToolFilter, ToolboxConfig};
-use crate::downstream::Downstream;
+use crate::downstream::{Downstream, Started};
 use crate::launch::{self, Launcher};
 use crate::mcp::TextResult;
 use crate::toolbox::{OpenToolbox, Registry, RunningServer, ServerState};
@@ -194,7 +194,9 @@ pub fn open_toolbox(wb: &Workbench, name: &str) -> Outcome {
     let mut keep: Vec<Option<&RunningServer>> = Vec::new();
     let mut specs = Vec::new();
     let mut env_errors = Vec::new();
-    let mut replaced: Vec<Arc<Downstream>> = Vec::new();
+    let mut dead: Vec<Arc<Downstream>> = Vec::new();
+    let mut notes = Vec::new();
+    let mut delay = Duration::ZERO;
     for (i, server) in config.servers.iter().enumerate() {
         let running = previous.as_ref().and_then(|p| match &p.servers[i] {
             ServerState::Running(r) => Some(r),
@@ -204,7 +206,15 @@ pub fn open_toolbox(wb: &Workbench, name: &str) -> Outcome {
             Some(r) if r.conn.is_up() => keep.push(Some(r)),
             other => {
                 keep.push(None);
-                replaced.extend(other.map(|r| Arc::clone(&r.conn)));
+                if let Some(r) = other {
+                    let why = r.conn.down_reason().unwrap_or_default();
+                    notes.push(format!(
+                        "Server '{}' had stopped ({why}) and was restarted",
+                        server.name
+                    ));
+                    delay = delay.max(slot.restart_delay(&server.name));
+                    dead.push(Arc::clone(&r.conn));
+                }
                 if !server.disabled {
                     match launch::resolve(&config.name, server) {
                         Ok(spec) => specs.push(spec),
@@ -220,7 +230,11 @@ pub fn open_toolbox(wb: &Workbench, name: &str) -> Outcome {
             env_errors.join("; ")
         ));
     }
-    launch::stop_all(&replaced, "");
+    launch::stop_all(&dead, "");
+    std::thread::sleep(delay);
+    for spec in &specs {
+        slot.note_start(&spec.server);
+    }
     let restarted = previous.is_some() && !specs.is_empty();
     let mut started = wb.launcher.start_all(specs).into_iter();
 
@@ -230,17 +244,14 @@ pub fn open_toolbox(wb: &Workbench, name: &str) -> Outcome {
             Some(running) => relist(running, &server.tool_filter, server.startup_timeout),
             None if server.disabled => ServerState::Disabled,
             None => match started.next() {
-                Some(Ok(s)) => {
-                    ServerState::Running(RunningServer::new(s.conn, s.tools, &server.tool_filter))
-                }
-                Some(Err(why)) => ServerState::Failed(why),
+                Some(result) => started_state(result, &server.tool_filter),
                 None => ServerState::Failed("internal error: no start result".into()),
             },
         };
         states.push(state);
     }
     let open = OpenToolbox { servers: states };
-    let outcome = describe_open(config, &open);
+    let outcome = describe_open(config, &open, notes);
     let enabled = config.servers.iter().filter(|s| !s.disabled).count();
     let connected = count_running(&open);
     if enabled > 0 && connected == 0 {
@@ -257,6 +268,71 @@ pub fn open_toolbox(wb: &Workbench, name: &str) -> Outcome {
         text: outcome.json.get().to_string(),
         is_error: false,
         structured: Some(outcome.json),
+    }
+}
+
+fn started_state(result: Result<Started, String>, filter: &ToolFilter) -> ServerState {
+    match result {
+        Ok(s) => ServerState::Running(RunningServer::new(s.conn, s.tools, filter)),
+        Err(why) => ServerState::Failed(why),
+    }
+}
+
+/// Starts again a server of an open toolbox that died, for a `use_tool` call
+/// (after the backoff, if it keeps dying). Returns its new connection.
+pub fn restart_server(
+    wb: &Workbench,
+    toolbox: &str,
+    server: &str,
+) -> Result<Arc<Downstream>, String> {
+    let slot = wb
+        .registry
+        .find(toolbox)
+        .ok_or_else(|| format!("Toolbox '{toolbox}' not found"))?;
+    let _lifecycle = slot.lifecycle.lock().unwrap_or_else(|p| p.into_inner());
+    let not_open = || {
+        format!("Toolbox '{toolbox}' is not open; call open_toolbox with toolbox_name '{toolbox}' first")
+    };
+    let previous = slot.snapshot().ok_or_else(not_open)?;
+    let index = slot
+        .config
+        .servers
+        .iter()
+        .position(|s| s.name == server)
+        .ok_or_else(|| format!("Server '{server}' not found in toolbox '{toolbox}'"))?;
+    let config = &slot.config.servers[index];
+    let old = match &previous.servers[index] {
+        ServerState::Running(r) if r.conn.is_up() => return Ok(Arc::clone(&r.conn)),
+        ServerState::Running(r) => Arc::clone(&r.conn),
+        _ => {
+            return Err(format!(
+                "Server '{server}' in toolbox '{toolbox}' is not running"
+            ))
+        }
+    };
+    let why = old.down_reason().unwrap_or_default();
+    let spec = launch::resolve(toolbox, config).map_err(|errors| errors.join("; "))?;
+    launch::stop_all(&[old], "");
+    std::thread::sleep(slot.restart_delay(server));
+    slot.note_start(server);
+    let result = wb
+        .launcher
+        .start_all(vec![spec])
+        .pop()
+        .unwrap_or_else(|| Err("no start result".into()));
+    let state = started_state(result, &config.tool_filter);
+    let mut open = (*previous).clone();
+    open.servers[index] = state.clone();
+    slot.set_open(Some(Arc::new(open)));
+    match state {
+        ServerState::Running(r) => {
+            log::warn!("[{toolbox}/{server}] had stopped ({why}); restarted for a call");
+            Ok(r.conn)
+        }
+        ServerState::Failed(e) => Err(format!(
+            "Server '{server}' in toolbox '{toolbox}' had stopped ({why}) and could not be restarted: {e}"
+        )),
+        ServerState::Disabled => Err(format!("Server '{server}' in toolbox '{toolbox}' is disabled")),
     }
 }
 
@@ -283,10 +359,13 @@ struct OpenDescription {
 }
 
 /// The open result object: `{"toolbox","description","servers_connected","tools","_errors"?,"_warnings"?}`.
-fn describe_open(config: &ToolboxConfig, open: &OpenToolbox) -> OpenDescription {
+fn describe_open(
+    config: &ToolboxConfig,
+    open: &OpenToolbox,
+    mut warnings: Vec<String>,
+) -> OpenDescription {
     let mut tools = String::from("[");
     let mut errors = Vec::new();
-    let mut warnings = Vec::new();
     for (server, state) in config.servers.iter().zip(&open.servers) {
         match state {
             ServerState::Running(running) => {

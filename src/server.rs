@@ -8,13 +8,14 @@
 //! never holds up the main loop. stdin EOF stops every child and returns.
 
 use crate::config::{Config, Mode};
+use crate::downstream::Downstream;
 use crate::framing::{self, LineReader};
 use crate::jsonrpc::{self, ErrorObject, Incoming, RequestId};
 use crate::launch::Launcher;
 use crate::mcp::{self, method};
 use crate::meta_tools::{self, Outcome, Workbench};
 use crate::outbox::Outbox;
-use crate::toolbox::Registry;
+use crate::toolbox::{Registry, Route, ToolId};
 use crate::{params, process};
 use serde::Serialize;
 use serde_json::{Map, Value};
@@ -286,28 +287,49 @@ impl Server {
 
     /// The hot path: validate, resolve, write to the child. The child's reader
     /// thread answers the host.
-    fn use_tool(&self, id: RequestId, args: &Map<String, Value>, meta: Option<&Value>) {
+    fn use_tool(&mut self, id: RequestId, args: &Map<String, Value>, meta: Option<&Value>) {
         let (tool_id, arguments) = match params::use_tool(args) {
             Ok(parsed) => parsed,
-            Err(text) => return self.send_outcome(&id, &Outcome::error(text)),
-        };
-        let conn = match self.wb.registry.resolve(&tool_id) {
-            Ok(conn) => conn,
             Err(text) => return self.send_outcome(&id, &Outcome::error(text)),
         };
         // The host's progressToken is replaced by one the child's progress can be
         // matched by; other _meta keys (trace context and the like) pass through.
         let mut meta = meta.and_then(Value::as_object).cloned().unwrap_or_default();
         let progress_token = meta.remove("progressToken");
-        if let Err(why) =
-            conn.forward_call(id.clone(), &tool_id.tool, &arguments, meta, progress_token)
-        {
-            let text = format!(
-                "Server '{}' in toolbox '{}' is not running ({why}); call open_toolbox with \
-                 toolbox_name '{}' to start it again",
-                tool_id.server, tool_id.toolbox, tool_id.toolbox
-            );
-            self.send_outcome(&id, &Outcome::error(text));
+        let call = ForwardedCall {
+            id,
+            tool_id,
+            arguments,
+            meta,
+            progress_token,
+        };
+        match self.wb.registry.resolve(&call.tool_id) {
+            Ok(Route::Ready(conn)) => call.forward(&conn, &self.outbox, self.structured()),
+            Ok(Route::Restart) => self.restart_then_forward(call),
+            Err(text) => self.send_outcome(&call.id, &Outcome::error(text)),
+        }
+    }
+
+    /// The server died since its toolbox was opened: restart it on a worker
+    /// thread (a start takes time), then forward the call.
+    fn restart_then_forward(&mut self, call: ForwardedCall) {
+        self.workers.retain(|w| !w.is_finished());
+        let wb = Arc::clone(&self.wb);
+        let outbox = Arc::clone(&self.outbox);
+        let structured = self.structured();
+        let name = format!("restart {}/{}", call.tool_id.toolbox, call.tool_id.server);
+        let spawned = thread::Builder::new().name(name).spawn(move || {
+            match meta_tools::restart_server(&wb, &call.tool_id.toolbox, &call.tool_id.server) {
+                Ok(conn) => call.forward(&conn, &outbox, structured),
+                Err(text) => {
+                    let result = Outcome::error(text);
+                    outbox.send(&jsonrpc::result_line(&call.id, &result.result(structured)));
+                }
+            }
+        });
+        match spawned {
+            Ok(handle) => self.workers.push(handle),
+            Err(e) => log::error!("cannot create a worker thread: {e}"),
         }
     }
 
@@ -342,6 +364,38 @@ impl Server {
     fn send_outcome(&self, id: &RequestId, outcome: &Outcome) {
         let line = jsonrpc::result_line(id, &outcome.result(self.structured()));
         self.outbox.send(&line);
+    }
+}
+
+/// A validated `use_tool` call on its way to a child.
+struct ForwardedCall {
+    id: RequestId,
+    tool_id: ToolId,
+    arguments: Value,
+    meta: Map<String, Value>,
+    progress_token: Option<Value>,
+}
+
+impl ForwardedCall {
+    fn forward(self, conn: &Downstream, outbox: &Outbox, structured: bool) {
+        let ForwardedCall {
+            id,
+            tool_id,
+            arguments,
+            meta,
+            progress_token,
+        } = self;
+        if let Err(why) =
+            conn.forward_call(id.clone(), &tool_id.tool, &arguments, meta, progress_token)
+        {
+            let text = format!(
+                "Server '{}' in toolbox '{}' is not running ({why}); call open_toolbox with \
+                 toolbox_name '{}' to start it again",
+                tool_id.server, tool_id.toolbox, tool_id.toolbox
+            );
+            let result = Outcome::error(text);
+            outbox.send(&jsonrpc::result_line(&id, &result.result(structured)));
+        }
     }
 }
 

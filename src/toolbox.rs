@@ -9,8 +9,9 @@
 use crate::config::{ToolFilter, ToolboxConfig};
 use crate::downstream::Downstream;
 use crate::mcp::ToolEntry;
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::{Duration, Instant};
 
 /// Every configured toolbox, in config order.
 pub struct Registry {
@@ -22,13 +23,16 @@ pub struct Slot {
     /// Held for the whole of an open or a close of this toolbox.
     pub lifecycle: Mutex<()>,
     open: Mutex<Option<Arc<OpenToolbox>>>,
+    restarts: Mutex<HashMap<String, Restarts>>,
 }
 
 /// An open toolbox: one state per configured server, in config order.
+#[derive(Clone)]
 pub struct OpenToolbox {
     pub servers: Vec<ServerState>,
 }
 
+#[derive(Clone)]
 pub enum ServerState {
     Running(RunningServer),
     /// Start-up failed; the text is the reason.
@@ -83,6 +87,25 @@ pub fn apply_filter(tools: Vec<ToolEntry>, filter: &ToolFilter) -> (Vec<ToolEntr
     }
 }
 
+/// Where a `use_tool` call goes.
+pub enum Route {
+    Ready(Arc<Downstream>),
+    /// The server died since the toolbox was opened: start it again first.
+    Restart,
+}
+
+/// Restart history of one server, for the backoff of a server that keeps dying.
+#[derive(Default, Clone, Copy)]
+struct Restarts {
+    last_start: Option<Instant>,
+    quick_deaths: u32,
+}
+
+/// A server that dies within this time of its start counts as dying quickly.
+const QUICK_DEATH: Duration = Duration::from_secs(10);
+const BACKOFF_FIRST: Duration = Duration::from_millis(250);
+const BACKOFF_MAX: Duration = Duration::from_secs(5);
+
 /// The `{toolbox, server, tool}` identifier of `use_tool`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ToolId {
@@ -100,6 +123,7 @@ impl Registry {
                     config,
                     lifecycle: Mutex::new(()),
                     open: Mutex::new(None),
+                    restarts: Mutex::new(HashMap::new()),
                 })
                 .collect(),
         }
@@ -119,7 +143,7 @@ impl Registry {
 
     /// The connection that serves `id`, or the `use_tool` error text (seed 001
     /// templates, contract §5).
-    pub fn resolve(&self, id: &ToolId) -> Result<Arc<Downstream>, String> {
+    pub fn resolve(&self, id: &ToolId) -> Result<Route, String> {
         let slot = self
             .find(&id.toolbox)
             .ok_or_else(|| format!("Toolbox '{}' not found", id.toolbox))?;
@@ -149,13 +173,10 @@ impl Registry {
                 "Tool '{}' not found in server '{}' (toolbox '{}')",
                 id.tool, id.server, id.toolbox
             )),
-            ServerState::Running(running) => match running.conn.down_reason() {
-                None => Ok(Arc::clone(&running.conn)),
-                Some(why) => Err(format!(
-                    "Server '{}' in toolbox '{}' is not running ({why}){reopen}",
-                    id.server, id.toolbox
-                )),
-            },
+            ServerState::Running(running) if running.conn.is_up() => {
+                Ok(Route::Ready(Arc::clone(&running.conn)))
+            }
+            ServerState::Running(_) => Ok(Route::Restart),
             ServerState::Failed(why) => Err(format!(
                 "Server '{}' in toolbox '{}' failed to start: {why}{reopen}",
                 id.server, id.toolbox
@@ -198,6 +219,28 @@ impl Slot {
 
     pub fn set_open(&self, open: Option<Arc<OpenToolbox>>) -> Option<Arc<OpenToolbox>> {
         std::mem::replace(&mut *lock(&self.open), open)
+    }
+
+    /// Records that `server` is being started now.
+    pub fn note_start(&self, server: &str) {
+        lock(&self.restarts)
+            .entry(server.to_string())
+            .or_default()
+            .last_start = Some(Instant::now());
+    }
+
+    /// How long to wait before starting `server` again after it died: nothing
+    /// the first time, then doubling from 250 ms up to 5 s while it keeps dying
+    /// within 10 s of its start.
+    pub fn restart_delay(&self, server: &str) -> Duration {
+        let mut restarts = lock(&self.restarts);
+        let entry = restarts.entry(server.to_string()).or_default();
+        let quick = entry.last_start.is_some_and(|t| t.elapsed() < QUICK_DEATH);
+        entry.quick_deaths = if quick { entry.quick_deaths + 1 } else { 0 };
+        match entry.quick_deaths {
+            0 | 1 => Duration::ZERO,
+            n => (BACKOFF_FIRST * 2u32.saturating_pow(n - 2)).min(BACKOFF_MAX),
+        }
     }
 }
 
