@@ -20,7 +20,7 @@ struct Row {
 
 pub fn run(config: Config, out: &mut impl Write) -> ExitCode {
     // Children of `check` talk to no host: their forwarded output has nowhere to go.
-    let launcher = Launcher::new(Arc::new(Outbox::new(Box::new(io::sink()))));
+    let launcher = Launcher::new(Arc::new(Outbox::new(Box::new(io::sink()))), None);
     let mut rows = Vec::new();
     let mut specs = Vec::new();
     let mut slots: Vec<(usize, &ServerConfig)> = Vec::new();

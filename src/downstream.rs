@@ -119,6 +119,8 @@ pub struct Downstream {
     tools_changed: std::sync::atomic::AtomicBool,
     /// Whether the child declared the `logging` capability.
     logging: std::sync::atomic::AtomicBool,
+    /// Told (without blocking) when the child says its tools changed.
+    changes: Option<Sender<()>>,
 }
 
 /// A started server: its connection and its tools (all pages, unfiltered).
@@ -137,11 +139,12 @@ impl Downstream {
     pub fn start(
         spec: Spec,
         outbox: Arc<Outbox>,
+        changes: Option<Sender<()>>,
         admit: impl FnOnce(&Arc<Downstream>) -> bool,
     ) -> Result<Started, String> {
         let began = Instant::now();
         let deadline = began + spec.startup_timeout;
-        let conn = Downstream::spawn(spec, outbox)?;
+        let conn = Downstream::spawn(spec, outbox, changes)?;
         if !admit(&conn) {
             conn.stop("");
             return Err("the workbench is shutting down".to_string());
@@ -160,7 +163,11 @@ impl Downstream {
         }
     }
 
-    fn spawn(spec: Spec, outbox: Arc<Outbox>) -> Result<Arc<Downstream>, String> {
+    fn spawn(
+        spec: Spec,
+        outbox: Arc<Outbox>,
+        changes: Option<Sender<()>>,
+    ) -> Result<Arc<Downstream>, String> {
         let label = format!("{}/{}", spec.toolbox, spec.server);
         let mut cmd = Command::new(&spec.program);
         cmd.args(&spec.args)
@@ -218,6 +225,7 @@ impl Downstream {
             threads: Mutex::new(Vec::new()),
             tools_changed: Default::default(),
             logging: Default::default(),
+            changes,
             spec,
         });
         let mut threads = vec![reader];
@@ -612,9 +620,13 @@ impl Downstream {
             (Some(method), None) => match &*method {
                 method::PROGRESS => self.on_progress(frame.params),
                 method::MESSAGE => self.on_log_message(frame.params),
-                method::TOOLS_LIST_CHANGED => self
-                    .tools_changed
-                    .store(true, std::sync::atomic::Ordering::Relaxed),
+                method::TOOLS_LIST_CHANGED => {
+                    self.tools_changed
+                        .store(true, std::sync::atomic::Ordering::Relaxed);
+                    if let Some(changes) = &self.changes {
+                        let _ = changes.try_send(());
+                    }
+                }
                 _ => log::debug!("[{}] ignoring notification {method}", self.label),
             },
             (None, Some(id)) => {

@@ -8,6 +8,7 @@ use crate::config::ServerConfig;
 use crate::downstream::{Downstream, Spec, Started};
 use crate::expand::{self, Template};
 use crate::outbox::Outbox;
+use crossbeam_channel::Sender;
 use std::sync::{Arc, Mutex, Weak};
 use std::thread;
 
@@ -16,6 +17,8 @@ pub struct Launcher {
     live: Mutex<Live>,
     /// The host's `logging/setLevel`, applied to every child that supports it.
     log_level: Mutex<Option<String>>,
+    /// Where children report `notifications/tools/list_changed` (dynamic mode).
+    changes: Option<Sender<()>>,
 }
 
 #[derive(Default)]
@@ -25,8 +28,9 @@ struct Live {
 }
 
 impl Launcher {
-    pub fn new(outbox: Arc<Outbox>) -> Launcher {
+    pub fn new(outbox: Arc<Outbox>, changes: Option<Sender<()>>) -> Launcher {
         Launcher {
+            changes,
             outbox,
             live: Mutex::new(Live::default()),
             log_level: Mutex::new(None),
@@ -58,7 +62,8 @@ impl Launcher {
     }
 
     fn start(&self, spec: Spec) -> Result<Started, String> {
-        let started = Downstream::start(spec, Arc::clone(&self.outbox), |conn| {
+        let changes = self.changes.clone();
+        let started = Downstream::start(spec, Arc::clone(&self.outbox), changes, |conn| {
             let mut live = self.live.lock().unwrap_or_else(|p| p.into_inner());
             live.conns.retain(|w| w.strong_count() > 0);
             live.conns.push(Arc::downgrade(conn));

@@ -6,14 +6,20 @@
 //! as the bytes the server sent, with `toolbox_name` and `source_server` added,
 //! so key order and numbers stay exactly as the server wrote them.
 
-use crate::config::{ToolFilter, ToolboxConfig};
+use crate::config::{Mode, ToolFilter, ToolboxConfig};
 use crate::downstream::{Downstream, Started};
+use crate::dynamic::NativeTable;
+use crate::jsonrpc;
 use crate::launch::{self, Launcher};
+use crate::mcp::method;
 use crate::mcp::TextResult;
+use crate::outbox::Outbox;
 use crate::toolbox::{OpenToolbox, Registry, RunningServer, ServerState};
 use serde_json::value::RawValue;
 use serde_json::{json, Value};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
+use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 pub const OPEN_TOOLBOX: &str = "open_toolbox";
@@ -24,6 +30,49 @@ pub const CLOSE_TOOLBOX: &str = "close_toolbox";
 pub struct Workbench {
     pub registry: Registry,
     pub launcher: Launcher,
+    pub mode: Mode,
+    pub outbox: Arc<Outbox>,
+    /// The host sent `notifications/initialized`: list_changed may be sent.
+    pub initialized: AtomicBool,
+    /// Dynamic mode's native tools (empty in proxy mode).
+    native: Mutex<Arc<NativeTable>>,
+}
+
+impl Workbench {
+    pub fn new(registry: Registry, launcher: Launcher, mode: Mode, outbox: Arc<Outbox>) -> Self {
+        Workbench {
+            registry,
+            launcher,
+            mode,
+            outbox,
+            initialized: AtomicBool::new(false),
+            native: Mutex::new(Arc::default()),
+        }
+    }
+
+    pub fn native(&self) -> Arc<NativeTable> {
+        Arc::clone(&self.native.lock().unwrap_or_else(|p| p.into_inner()))
+    }
+
+    /// After an open, close or re-list: in dynamic mode, rebuild the native
+    /// tools and, if they changed and the host is initialized, send one
+    /// `notifications/tools/list_changed` (contract §6).
+    pub fn tools_changed(&self) {
+        if self.mode != Mode::Dynamic {
+            return;
+        }
+        let table = NativeTable::build(&self.registry);
+        let changed = {
+            let mut current = self.native.lock().unwrap_or_else(|p| p.into_inner());
+            let changed = current.listing() != table.listing();
+            *current = Arc::new(table);
+            changed
+        };
+        if changed && self.initialized.load(Ordering::SeqCst) {
+            let line = jsonrpc::notification_line::<()>(method::TOOLS_LIST_CHANGED, None);
+            self.outbox.send(&line);
+        }
+    }
 }
 
 /// A finished meta-tool call: the `CallToolResult` to send.
@@ -260,6 +309,7 @@ pub fn open_toolbox(wb: &Workbench, name: &str) -> Outcome {
         return Outcome::error(outcome.errors.join("\n"));
     }
     slot.set_open(Some(Arc::new(open)));
+    wb.tools_changed();
     log::info!(
         "toolbox '{name}' {} ({connected} of {enabled} servers running)",
         if restarted { "reopened" } else { "open" }
@@ -324,6 +374,7 @@ pub fn restart_server(
     let mut open = (*previous).clone();
     open.servers[index] = state.clone();
     slot.set_open(Some(Arc::new(open)));
+    wb.tools_changed();
     match state {
         ServerState::Running(r) => {
             log::warn!("[{toolbox}/{server}] had stopped ({why}); restarted for a call");
@@ -334,6 +385,32 @@ pub fn restart_server(
         )),
         ServerState::Disabled => Err(format!("Server '{server}' in toolbox '{toolbox}' is disabled")),
     }
+}
+
+/// Dynamic mode: re-lists the servers of open toolboxes that said their tools
+/// changed, then lets `tools_changed` decide whether the host hears of it.
+pub fn relist_changed(wb: &Workbench) {
+    for slot in wb.registry.slots() {
+        let _lifecycle = slot.lifecycle.lock().unwrap_or_else(|p| p.into_inner());
+        let Some(open) = slot.snapshot() else {
+            continue;
+        };
+        if !open.running_conns().iter().any(|c| c.tools_changed()) {
+            continue;
+        }
+        let servers = slot
+            .config
+            .servers
+            .iter()
+            .zip(&open.servers)
+            .map(|(server, state)| match state {
+                ServerState::Running(r) => relist(r, &server.tool_filter, server.startup_timeout),
+                other => other.clone(),
+            })
+            .collect();
+        slot.set_open(Some(Arc::new(OpenToolbox { servers })));
+    }
+    wb.tools_changed();
 }
 
 /// A kept server, listed again if it said its tools changed.
@@ -439,6 +516,7 @@ pub fn close_toolbox(wb: &Workbench, name: &str) -> Outcome {
     let Some(open) = slot.set_open(None) else {
         return Outcome::error(format!("Toolbox '{name}' is not open"));
     };
+    wb.tools_changed();
     let conns = open.running_conns();
     launch::stop_all(
         &conns,

@@ -18,9 +18,11 @@ use crate::outbox::Outbox;
 use crate::toolbox::{Registry, Route, ToolId};
 use crate::{params, process};
 use serde::Serialize;
+use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 use std::io::{self, BufRead, Write};
-use std::sync::{Arc, OnceLock};
+use std::sync::atomic::Ordering;
+use std::sync::{Arc, OnceLock, Weak};
 use std::thread::{self, JoinHandle};
 use std::time::{Duration, Instant};
 
@@ -30,12 +32,11 @@ const WORKER_GRACE: Duration = Duration::from_secs(5);
 pub struct Server {
     wb: Arc<Workbench>,
     outbox: Arc<Outbox>,
-    mode: Mode,
     /// The negotiated protocol version, once `initialize` was answered.
     version: Arc<OnceLock<&'static str>>,
-    initialized: bool,
-    /// `tools/list` results, built once: [without, with] `outputSchema`.
-    tools_list: [Value; 2],
+    /// The meta-tools' `tools/list` entries, comma-separated, built once:
+    /// [without, with] `outputSchema`.
+    meta_tools: [String; 2],
     workers: Vec<JoinHandle<()>>,
 }
 
@@ -53,20 +54,28 @@ impl Server {
     pub fn new(config: Config, output: Box<dyn Write + Send>) -> Server {
         let outbox = Arc::new(Outbox::new(output));
         let registry = Registry::new(config.toolboxes);
-        let tools_list = [
-            meta_tools::tools_list(&registry, false),
-            meta_tools::tools_list(&registry, true),
-        ];
+        let meta_tools = [false, true].map(|structured| {
+            let list = meta_tools::tools_list(&registry, structured);
+            let text = list["tools"].to_string();
+            text[1..text.len() - 1].to_string()
+        });
+        let dynamic = config.mode == Mode::Dynamic;
+        let (changes, changed) = crossbeam_channel::bounded(1);
+        let launcher = Launcher::new(Arc::clone(&outbox), dynamic.then_some(changes));
+        let wb = Arc::new(Workbench::new(
+            registry,
+            launcher,
+            config.mode,
+            Arc::clone(&outbox),
+        ));
+        if dynamic {
+            spawn_relister(Arc::downgrade(&wb), changed);
+        }
         Server {
-            wb: Arc::new(Workbench {
-                registry,
-                launcher: Launcher::new(Arc::clone(&outbox)),
-            }),
+            wb,
             outbox,
-            mode: config.mode,
             version: Arc::new(OnceLock::new()),
-            initialized: false,
-            tools_list,
+            meta_tools,
             workers: Vec::new(),
         }
     }
@@ -152,7 +161,7 @@ impl Server {
 
     fn notification(&mut self, method: &str, params: Option<Map<String, Value>>) {
         match method {
-            method::INITIALIZED => self.initialized = true,
+            method::INITIALIZED => self.wb.initialized.store(true, Ordering::SeqCst),
             method::CANCELLED => {
                 let params = params.unwrap_or_default();
                 let Some(id) = params.get("requestId").and_then(RequestId::from_json) else {
@@ -213,7 +222,7 @@ impl Server {
             protocol_version: version,
             capabilities: serde_json::json!({
                 "logging": {},
-                "tools": {"listChanged": self.mode == Mode::Dynamic}
+                "tools": {"listChanged": self.wb.mode == Mode::Dynamic}
             }),
             server_info: serde_json::json!({"name": mcp::NAME, "version": mcp::VERSION}),
             instructions: meta_tools::instructions(&self.wb.registry),
@@ -251,8 +260,15 @@ impl Server {
         if params.get("cursor").is_some_and(|c| !c.is_null()) {
             return Err(invalid_params("Invalid cursor: the tool list has one page"));
         }
-        let list = &self.tools_list[usize::from(self.structured())];
-        Ok(jsonrpc::result_line(id, list))
+        let meta_tools = &self.meta_tools[usize::from(self.structured())];
+        let native = self.wb.native();
+        let separator = if native.listing().is_empty() { "" } else { "," };
+        let list = format!(
+            "{{\"tools\":[{meta_tools}{separator}{}]}}",
+            native.listing()
+        );
+        let list = RawValue::from_string(list).expect("the tool list is JSON");
+        Ok(jsonrpc::raw_result_line(id, &list))
     }
 
     fn tools_call(&mut self, id: RequestId, params: &Map<String, Value>) {
@@ -278,20 +294,32 @@ impl Server {
                 };
                 self.spawn_worker(id, name == meta_tools::OPEN_TOOLBOX, toolbox);
             }
-            other => {
-                let error = invalid_params(&format!("Unknown tool: {other}"));
-                self.outbox.send(&jsonrpc::error_line(Some(&id), &error));
-            }
+            other => match self.wb.native().lookup(other) {
+                // A native tool (dynamic mode) is use_tool with its identifier.
+                Some(tool_id) => self.forward(
+                    id,
+                    tool_id.clone(),
+                    Value::Object(args.clone()),
+                    params.get("_meta"),
+                ),
+                None => {
+                    let error = invalid_params(&format!("Unknown tool: {other}"));
+                    self.outbox.send(&jsonrpc::error_line(Some(&id), &error));
+                }
+            },
         }
     }
 
     /// The hot path: validate, resolve, write to the child. The child's reader
     /// thread answers the host.
     fn use_tool(&mut self, id: RequestId, args: &Map<String, Value>, meta: Option<&Value>) {
-        let (tool_id, arguments) = match params::use_tool(args) {
-            Ok(parsed) => parsed,
-            Err(text) => return self.send_outcome(&id, &Outcome::error(text)),
-        };
+        match params::use_tool(args) {
+            Ok((tool_id, arguments)) => self.forward(id, tool_id, arguments, meta),
+            Err(text) => self.send_outcome(&id, &Outcome::error(text)),
+        }
+    }
+
+    fn forward(&mut self, id: RequestId, tool_id: ToolId, arguments: Value, meta: Option<&Value>) {
         // The host's progressToken is replaced by one the child's progress can be
         // matched by; other _meta keys (trace context and the like) pass through.
         let mut meta = meta.and_then(Value::as_object).cloned().unwrap_or_default();
@@ -396,6 +424,24 @@ impl ForwardedCall {
             let result = Outcome::error(text);
             outbox.send(&jsonrpc::result_line(&id, &result.result(structured)));
         }
+    }
+}
+
+/// Dynamic mode: a thread that re-lists servers whose tools changed, once a
+/// burst of `notifications/tools/list_changed` has settled (real servers send
+/// several in a row at start-up).
+fn spawn_relister(wb: Weak<Workbench>, changed: crossbeam_channel::Receiver<()>) {
+    const DEBOUNCE: Duration = Duration::from_millis(100);
+    let spawned = thread::Builder::new().name("relist".into()).spawn(move || {
+        // Ends when the workbench (which holds the senders) is dropped.
+        while changed.recv().is_ok() {
+            while changed.recv_timeout(DEBOUNCE).is_ok() {}
+            let Some(wb) = wb.upgrade() else { return };
+            meta_tools::relist_changed(&wb);
+        }
+    });
+    if let Err(e) = spawned {
+        log::warn!("cannot start the re-list thread: {e}");
     }
 }
 

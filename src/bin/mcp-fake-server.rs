@@ -22,6 +22,8 @@
 //!                            progress [..]: before the answer, one notifications/progress
 //!                            per entry (its fields after the caller's progressToken),
 //!                            each after progressIntervalMs
+//!                            addTools [..]: tool definitions listed from now on
+//!                            (they answer with the echo; send list_changed via stdout)
 //! inbox                      responses, notifications (not initialized) and requests
 //!                            of unknown methods received
 //! ```
@@ -98,6 +100,7 @@ struct Action {
     no_reply: bool,
     progress: Vec<Raw>,
     progress_interval_ms: u64,
+    add_tools: Vec<Raw>,
 }
 
 enum InitMode {
@@ -112,6 +115,8 @@ struct Fake {
     init: InitMode,
     /// Responses received from the client (raw lines, minified).
     inbox: Mutex<Vec<String>>,
+    /// Tool definitions added by `addTools` actions (minified), listed last.
+    added: Mutex<Vec<String>>,
 }
 
 /// Removes whitespace outside strings. The input must be valid JSON.
@@ -199,6 +204,7 @@ fn load(path: &str) -> Result<Fake, String> {
         script,
         init,
         inbox,
+        added: Mutex::default(),
     })
 }
 
@@ -356,7 +362,19 @@ impl Fake {
     }
 
     fn list_tools(&self, id: &str, params: &str) {
-        let tools = &self.script.tools;
+        let mut tools: Vec<String> = self
+            .script
+            .tools
+            .iter()
+            .map(|t| minify_raw(&t.tool))
+            .collect();
+        tools.extend(
+            self.added
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .iter()
+                .cloned(),
+        );
         let params: Value = serde_json::from_str(params).unwrap_or(Value::Null);
         let start = match params.get("cursor") {
             None | Some(Value::Null) => Some(0),
@@ -368,10 +386,7 @@ impl Fake {
         };
         let page = self.script.page_size.unwrap_or(tools.len());
         let end = start.saturating_add(page).min(tools.len());
-        let defs: Vec<String> = tools[start..end]
-            .iter()
-            .map(|t| minify_raw(&t.tool))
-            .collect();
+        let defs = &tools[start..end];
         let mut result = format!(r#"{{"tools":[{}]"#, defs.join(","));
         if end < tools.len() {
             result.push_str(&format!(r#","nextCursor":"{end}""#));
@@ -407,6 +422,18 @@ impl Fake {
             .iter()
             .find(|t| t.name.as_deref() == wanted)
         else {
+            let added = self.added.lock().unwrap_or_else(|e| e.into_inner());
+            let named = |def: &String| {
+                serde_json::from_str::<Value>(def)
+                    .is_ok_and(|v| v.get("name").and_then(Value::as_str) == Some(&call.name))
+            };
+            if added.iter().any(named) {
+                let args = call.arguments.as_deref().map_or("{}".into(), minify_raw);
+                return send(result_line(
+                    &id,
+                    &text_result(&format!("{} {args}", call.name)),
+                ));
+            }
             let message = format!("Unknown tool: {}", call.name);
             return send(error_line(&id, &rpc_error(-32602, &message)));
         };
@@ -427,6 +454,10 @@ impl Fake {
     fn run_action(&self, tool: &Tool, id: &str, args: &str, token: Option<&str>) {
         let a = &tool.action;
         sleep_ms(a.delay_ms);
+        if !a.add_tools.is_empty() {
+            let mut added = self.added.lock().unwrap_or_else(|e| e.into_inner());
+            added.extend(a.add_tools.iter().map(|t| minify_raw(t)));
+        }
         for fields in &a.progress {
             sleep_ms(a.progress_interval_ms);
             let Some(token) = token else { break };

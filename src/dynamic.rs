@@ -1,0 +1,151 @@
+//! Dynamic mode (contract §6): the tools of open toolboxes as native tools.
+//!
+//! `NativeTable` is built from the open toolboxes, in config order, each time
+//! one opens, closes or re-lists. It maps every safe native name (see `naming`)
+//! to its `{toolbox, server, tool}` and holds the `tools/list` entries, built
+//! from the downstream definitions' own bytes: `inputSchema`, `outputSchema`,
+//! `title` and `annotations` exactly as received. No IO here.
+
+use crate::naming;
+use crate::toolbox::{Registry, ServerState, ToolId};
+use serde::Deserialize;
+use serde_json::json;
+use serde_json::value::RawValue;
+use std::collections::HashMap;
+
+/// The native tools of every open toolbox.
+#[derive(Default)]
+pub struct NativeTable {
+    ids: Vec<ToolId>,
+    index: HashMap<String, usize>,
+    /// The `tools/list` entries, comma-separated.
+    listing: String,
+}
+
+/// The parts of a downstream `Tool` a native tool carries over.
+#[derive(Deserialize)]
+struct ToolParts<'a> {
+    #[serde(default)]
+    description: Option<String>,
+    #[serde(default, borrow)]
+    title: Option<&'a RawValue>,
+    #[serde(rename = "inputSchema", default, borrow)]
+    input_schema: Option<&'a RawValue>,
+    #[serde(rename = "outputSchema", default, borrow)]
+    output_schema: Option<&'a RawValue>,
+    #[serde(default, borrow)]
+    annotations: Option<&'a RawValue>,
+}
+
+impl NativeTable {
+    pub fn build(registry: &Registry) -> NativeTable {
+        let mut entries = Vec::new();
+        for slot in registry.slots() {
+            let Some(open) = slot.snapshot() else {
+                continue;
+            };
+            for (server, state) in slot.config.servers.iter().zip(&open.servers) {
+                if let ServerState::Running(running) = state {
+                    for tool in &running.tools {
+                        let id = ToolId {
+                            toolbox: slot.config.name.clone(),
+                            server: server.name.clone(),
+                            tool: tool.name.clone(),
+                        };
+                        entries.push((id, tool.raw.clone()));
+                    }
+                }
+            }
+        }
+        let names = naming::unique_names(
+            entries
+                .iter()
+                .map(|(id, _)| (id.toolbox.as_str(), id.server.as_str(), id.tool.as_str())),
+        );
+        let mut table = NativeTable::default();
+        for ((id, raw), name) in entries.into_iter().zip(names) {
+            if !table.listing.is_empty() {
+                table.listing.push(',');
+            }
+            native_entry(&mut table.listing, &name, &id, &raw);
+            table.index.insert(name, table.ids.len());
+            table.ids.push(id);
+        }
+        table
+    }
+
+    /// The identifier behind a native name.
+    pub fn lookup(&self, name: &str) -> Option<&ToolId> {
+        self.index.get(name).map(|&i| &self.ids[i])
+    }
+
+    /// The `tools/list` entries, comma-separated (empty when none).
+    pub fn listing(&self) -> &str {
+        &self.listing
+    }
+}
+
+/// Appends one native tool definition.
+fn native_entry(out: &mut String, name: &str, id: &ToolId, raw: &RawValue) {
+    let parts: ToolParts = serde_json::from_str(raw.get()).unwrap_or(ToolParts {
+        description: None,
+        title: None,
+        input_schema: None,
+        output_schema: None,
+        annotations: None,
+    });
+    let description = format!(
+        "[{}/{}] {}",
+        id.toolbox,
+        id.server,
+        parts.description.as_deref().unwrap_or("")
+    );
+    out.push_str(&format!("{{\"name\":{}", json!(name)));
+    if let Some(title) = parts.title {
+        out.push_str(&format!(",\"title\":{}", title.get()));
+    }
+    out.push_str(&format!(
+        ",\"description\":{}",
+        json!(description.trim_end())
+    ));
+    let input = parts
+        .input_schema
+        .map_or(r#"{"type":"object"}"#, RawValue::get);
+    out.push_str(&format!(",\"inputSchema\":{input}"));
+    if let Some(output) = parts.output_schema {
+        out.push_str(&format!(",\"outputSchema\":{}", output.get()));
+    }
+    if let Some(annotations) = parts.annotations {
+        out.push_str(&format!(",\"annotations\":{}", annotations.get()));
+    }
+    let meta = json!({
+        "toolbox_name": id.toolbox,
+        "source_server": id.server,
+        "original_name": id.tool,
+    });
+    out.push_str(&format!(",\"_meta\":{meta}}}"));
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn entries_carry_the_downstream_bytes() {
+        let raw = RawValue::from_string(
+            r#"{"name":"q.x","title":"Query","description":"Run it","inputSchema":{"type":"object","properties":{"z":{"type":"number","minimum":1.50}}},"outputSchema":{"type":"object"},"annotations":{"readOnlyHint":true},"execution":{}}"#.into(),
+        )
+        .unwrap();
+        let id = ToolId {
+            toolbox: "dev".into(),
+            server: "db".into(),
+            tool: "q.x".into(),
+        };
+        let mut out = String::new();
+        native_entry(&mut out, "dev__db_q_x_0000abcd", &id, &raw);
+        assert_eq!(
+            out,
+            r#"{"name":"dev__db_q_x_0000abcd","title":"Query","description":"[dev/db] Run it","inputSchema":{"type":"object","properties":{"z":{"type":"number","minimum":1.50}}},"outputSchema":{"type":"object"},"annotations":{"readOnlyHint":true},"_meta":{"original_name":"q.x","source_server":"db","toolbox_name":"dev"}}"#
+        );
+    }
+}
