@@ -1,101 +1,280 @@
-//! `mcp-workbench check`: start every enabled server of every toolbox once, in
-//! parallel, print one row per server, stop them all. Exit 0 when every enabled
-//! server started, 1 otherwise.
+//! `mcp-workbench check`: the doctor. Starts every enabled server of every
+//! toolbox once, all in parallel, and reports per server: status (ok, failed
+//! with the reason and stderr tail, disabled), start-up time, tool count after
+//! filters, and the approximate context cost of its tool schemas (bytes / 4).
+//! Totals per toolbox and for the config; warnings for filters that name no
+//! tool, unset variables, shortened dynamic-mode names and toolboxes over 40
+//! tools. `--json` prints the same as JSON. Stops every child before returning.
+//! Exit 0 when every enabled server started, 1 otherwise.
 
-use crate::config::{Config, ServerConfig};
+use crate::config::{Config, Mode};
 use crate::launch::{self, Launcher};
+use crate::naming;
 use crate::outbox::Outbox;
 use crate::toolbox::apply_filter;
+use serde::Serialize;
 use std::io::{self, Write};
 use std::process::ExitCode;
 use std::sync::Arc;
 
-struct Row {
-    toolbox: String,
-    server: String,
-    status: String,
-    tools: String,
-    startup: String,
+/// Some hosts refuse or truncate tool lists longer than this.
+const TOOLS_PER_TOOLBOX_LIMIT: usize = 40;
+
+#[derive(Serialize)]
+struct Report {
+    toolboxes: Vec<ToolboxReport>,
+    total: Totals,
+    warnings: Vec<String>,
 }
 
-pub fn run(config: Config, out: &mut impl Write) -> ExitCode {
-    // Children of `check` talk to no host: their forwarded output has nowhere to go.
-    let launcher = Launcher::new(Arc::new(Outbox::new(Box::new(io::sink()))), None);
-    let mut rows = Vec::new();
-    let mut specs = Vec::new();
-    let mut slots: Vec<(usize, &ServerConfig)> = Vec::new();
-    for toolbox in &config.toolboxes {
-        for server in &toolbox.servers {
-            let mut row = Row {
-                toolbox: toolbox.name.clone(),
-                server: server.name.clone(),
-                status: String::new(),
-                tools: "-".into(),
-                startup: "-".into(),
-            };
-            if server.disabled {
-                row.status = "disabled".into();
-            } else {
-                match launch::resolve(&toolbox.name, server) {
-                    Ok(spec) => {
-                        slots.push((rows.len(), server));
-                        specs.push(spec);
-                    }
-                    Err(errors) => row.status = format!("failed: {}", errors.join("; ")),
-                }
-            }
-            rows.push(row);
-        }
+#[derive(Serialize)]
+struct ToolboxReport {
+    name: String,
+    servers: Vec<ServerReport>,
+    total: Totals,
+}
+
+#[derive(Serialize)]
+struct ServerReport {
+    name: String,
+    status: Status,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    reason: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    startup_ms: Option<u128>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    tools: Option<usize>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    tokens: Option<usize>,
+}
+
+#[derive(Serialize, Clone, Copy, PartialEq)]
+#[serde(rename_all = "lowercase")]
+enum Status {
+    Ok,
+    Failed,
+    Disabled,
+}
+
+#[derive(Serialize, Default, Clone, Copy)]
+struct Totals {
+    tools: usize,
+    tokens: usize,
+}
+
+impl Totals {
+    fn add(&mut self, server: &ServerReport) {
+        self.tools += server.tools.unwrap_or(0);
+        self.tokens += server.tokens.unwrap_or(0);
     }
-    let results = launcher.start_all(specs);
-    let mut all_ok = rows.iter().all(|r| !r.status.starts_with("failed"));
-    for ((index, server), result) in slots.into_iter().zip(results) {
-        let row = &mut rows[index];
-        match result {
-            Ok(started) => {
-                let (tools, _) = apply_filter(started.tools, &server.tool_filter);
-                row.status = "ok".into();
-                row.tools = tools.len().to_string();
-                row.startup = format!("{} ms", started.startup.as_millis());
-            }
-            Err(why) => {
-                all_ok = false;
-                row.status = format!("failed: {}", why.replace('\n', "\n    "));
-            }
-        }
+}
+
+pub fn run(config: Config, json: bool, out: &mut impl Write) -> ExitCode {
+    let report = examine(&config);
+    let printed = if json {
+        serde_json::to_writer_pretty(&mut *out, &report)
+            .map_err(io::Error::from)
+            .and_then(|()| writeln!(out))
+    } else {
+        print_text(out, &report)
+    };
+    if let Err(e) = printed {
+        log::error!("cannot write the report: {e}");
     }
-    launcher.shutdown();
-    let _ = print_rows(out, &rows);
-    if all_ok {
+    let healthy = report
+        .toolboxes
+        .iter()
+        .flat_map(|t| &t.servers)
+        .all(|s| s.status != Status::Failed);
+    if healthy {
         ExitCode::SUCCESS
     } else {
         ExitCode::from(1)
     }
 }
 
-fn print_rows(out: &mut impl Write, rows: &[Row]) -> io::Result<()> {
-    let width = |f: fn(&Row) -> &str, title: &str| {
-        rows.iter()
-            .map(|r| f(r).len())
-            .chain([title.len()])
-            .max()
-            .unwrap_or(0)
-    };
-    let wt = width(|r| &r.toolbox, "TOOLBOX");
-    let ws = width(|r| &r.server, "SERVER");
-    let wn = width(|r| &r.tools, "TOOLS");
-    let wd = width(|r| &r.startup, "START");
+fn examine(config: &Config) -> Report {
+    // Children of `check` talk to no host: their forwarded output has nowhere to go.
+    let launcher = Launcher::new(Arc::new(Outbox::new(Box::new(io::sink()))), None);
+    let mut warnings = Vec::new();
+    let mut specs = Vec::new();
+    let mut toolboxes: Vec<ToolboxReport> = Vec::new();
+    for toolbox in &config.toolboxes {
+        let mut servers = Vec::new();
+        for server in &toolbox.servers {
+            let mut report = ServerReport {
+                name: server.name.clone(),
+                status: Status::Disabled,
+                reason: None,
+                startup_ms: None,
+                tools: None,
+                tokens: None,
+            };
+            if !server.disabled {
+                match launch::resolve(&toolbox.name, server) {
+                    Ok(spec) => specs.push(spec),
+                    Err(errors) => {
+                        report.status = Status::Failed;
+                        report.reason = Some(errors.join("; "));
+                        warnings.extend(errors);
+                    }
+                }
+            }
+            servers.push(report);
+        }
+        toolboxes.push(ToolboxReport {
+            name: toolbox.name.clone(),
+            servers,
+            total: Totals::default(),
+        });
+    }
+    let mut results = launcher.start_all(specs).into_iter();
+    for (toolbox, report) in config.toolboxes.iter().zip(&mut toolboxes) {
+        for (server, row) in toolbox.servers.iter().zip(&mut report.servers) {
+            if server.disabled || row.status == Status::Failed {
+                continue;
+            }
+            match results.next() {
+                Some(Ok(started)) => {
+                    let (tools, unknown) = apply_filter(started.tools, &server.tool_filter);
+                    row.status = Status::Ok;
+                    row.startup_ms = Some(started.startup.as_millis());
+                    row.tools = Some(tools.len());
+                    row.tokens = Some(tools.iter().map(|t| t.raw.get().len()).sum::<usize>() / 4);
+                    for name in unknown {
+                        warnings.push(format!(
+                            "{}.toolFilters names '{name}', which the server does not have",
+                            server.json_path
+                        ));
+                    }
+                    if config.mode == Mode::Dynamic {
+                        for tool in &tools {
+                            let native =
+                                naming::native_name(&toolbox.name, &server.name, &tool.name);
+                            if naming::was_shortened(
+                                &native,
+                                &toolbox.name,
+                                &server.name,
+                                &tool.name,
+                            ) {
+                                warnings.push(format!(
+                                    "dynamic mode: tool '{}' of {}/{} is listed as '{native}' (a safe name has at most 64 characters of A-Z a-z 0-9 _ -)",
+                                    tool.name, toolbox.name, server.name
+                                ));
+                            }
+                        }
+                    }
+                }
+                Some(Err(why)) => {
+                    row.status = Status::Failed;
+                    row.reason = Some(why);
+                }
+                None => {
+                    row.status = Status::Failed;
+                    row.reason = Some("internal error: no start result".into());
+                }
+            }
+            report.total.add(row);
+        }
+        if report.total.tools > TOOLS_PER_TOOLBOX_LIMIT {
+            warnings.push(format!(
+                "toolbox '{}' has {} tools; some hosts accept at most {TOOLS_PER_TOOLBOX_LIMIT}: consider toolFilters or splitting it",
+                report.name, report.total.tools
+            ));
+        }
+    }
+    launcher.shutdown();
+    let mut total = Totals::default();
+    for toolbox in &toolboxes {
+        total.tools += toolbox.total.tools;
+        total.tokens += toolbox.total.tokens;
+    }
+    Report {
+        toolboxes,
+        total,
+        warnings,
+    }
+}
+
+fn print_text(out: &mut impl Write, report: &Report) -> io::Result<()> {
+    let mut rows: Vec<[String; 6]> =
+        vec![["TOOLBOX", "SERVER", "STATUS", "START", "TOOLS", "TOKENS"].map(String::from)];
+    let mut reasons = Vec::new();
+    let dash = || "-".to_string();
+    for toolbox in &report.toolboxes {
+        for server in &toolbox.servers {
+            let status = match server.status {
+                Status::Ok => "ok",
+                Status::Failed => "failed",
+                Status::Disabled => "disabled",
+            };
+            rows.push([
+                toolbox.name.clone(),
+                server.name.clone(),
+                status.to_string(),
+                server.startup_ms.map_or_else(dash, |ms| format!("{ms} ms")),
+                server.tools.map_or_else(dash, |n| n.to_string()),
+                server.tokens.map_or_else(dash, |n| n.to_string()),
+            ]);
+            if let Some(reason) = &server.reason {
+                reasons.push(format!(
+                    "{}/{}: {}",
+                    toolbox.name,
+                    server.name,
+                    reason.replace('\n', "\n    ")
+                ));
+            }
+        }
+        rows.push(total_row(&toolbox.name, "(total)", toolbox.total));
+    }
+    rows.push(total_row("all toolboxes", "", report.total));
+    let widths: Vec<usize> = (0..6)
+        .map(|c| rows.iter().map(|r| r[c].len()).max().unwrap_or(0))
+        .collect();
+    for row in &rows {
+        let line = format!(
+            "{:w0$}  {:w1$}  {:w2$}  {:>w3$}  {:>w4$}  {:>w5$}",
+            row[0],
+            row[1],
+            row[2],
+            row[3],
+            row[4],
+            row[5],
+            w0 = widths[0],
+            w1 = widths[1],
+            w2 = widths[2],
+            w3 = widths[3],
+            w4 = widths[4],
+            w5 = widths[5]
+        );
+        writeln!(out, "{}", line.trim_end())?;
+    }
+    if !reasons.is_empty() {
+        writeln!(out, "\nfailures:")?;
+        for reason in &reasons {
+            writeln!(out, "  {reason}")?;
+        }
+    }
+    if !report.warnings.is_empty() {
+        writeln!(out, "\nwarnings:")?;
+        for warning in &report.warnings {
+            writeln!(out, "  {warning}")?;
+        }
+    }
     writeln!(
         out,
-        "{:wt$}  {:ws$}  {:>wn$}  {:>wd$}  STATUS",
-        "TOOLBOX", "SERVER", "TOOLS", "START"
+        "\ntokens: tool schema bytes / 4, roughly what opening the toolbox costs in context"
     )?;
-    for r in rows {
-        writeln!(
-            out,
-            "{:wt$}  {:ws$}  {:>wn$}  {:>wd$}  {}",
-            r.toolbox, r.server, r.tools, r.startup, r.status
-        )?;
-    }
     out.flush()
+}
+
+fn total_row(first: &str, second: &str, totals: Totals) -> [String; 6] {
+    [
+        first.to_string(),
+        second.to_string(),
+        String::new(),
+        String::new(),
+        totals.tools.to_string(),
+        totals.tokens.to_string(),
+    ]
 }

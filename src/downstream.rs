@@ -19,7 +19,7 @@ use crate::mcp::{
     self, method, InitializeResult, ListToolsResult, TextResult, ToolEntry, ToolHead,
 };
 use crate::outbox::Outbox;
-use crate::{framing, process};
+use crate::{framing, process, trace};
 use crossbeam_channel::{bounded, Receiver, RecvTimeoutError, Sender};
 use serde::Deserialize;
 use serde_json::value::RawValue;
@@ -484,6 +484,9 @@ impl Downstream {
         if log::log_enabled!(log::Level::Debug) {
             log::debug!("[{}] <- {}", self.label, framing::preview(line));
         }
+        if trace::enabled() {
+            trace::record(trace::Dir::WorkbenchToChild, Some(&self.label), line);
+        }
         match lock(&self.stdin).as_mut() {
             Some(stdin) => framing::write_line(stdin, line),
             None => Err(io::ErrorKind::BrokenPipe.into()),
@@ -603,6 +606,9 @@ impl Downstream {
     fn on_line(&self, line: &[u8]) {
         if log::log_enabled!(log::Level::Debug) {
             log::debug!("[{}] -> {}", self.label, framing::preview(line));
+        }
+        if trace::enabled() {
+            trace::record(trace::Dir::ChildToWorkbench, Some(&self.label), line);
         }
         let frame: Frame = match serde_json::from_slice(line) {
             Ok(f) => f,

@@ -22,3 +22,4 @@ pub mod params;
 pub mod process;
 pub mod server;
 pub mod toolbox;
+pub mod trace;

@@ -25,7 +25,7 @@ fn main() -> ExitCode {
             println!("{} {}", mcp::NAME, mcp::VERSION);
             return ExitCode::SUCCESS;
         }
-        Command::Serve { ref config } | Command::Check { ref config } => config.clone(),
+        Command::Serve { ref config, .. } | Command::Check { ref config, .. } => config.clone(),
     };
     env_logger::Builder::from_env(env_logger::Env::default().default_filter_or("info"))
         .target(env_logger::Target::Stderr)
@@ -41,8 +41,14 @@ fn main() -> ExitCode {
         log::warn!("{warning}");
     }
     match command {
-        Command::Check { .. } => check::run(loaded.config, &mut io::stdout()),
-        _ => {
+        Command::Check { json, .. } => check::run(loaded.config, json, &mut io::stdout()),
+        Command::Serve { trace, .. } => {
+            if let Some(path) = trace {
+                if let Err(e) = mcp_workbench::trace::start(&path) {
+                    eprintln!("error: cannot write the trace file {}: {e}", path.display());
+                    return ExitCode::from(2);
+                }
+            }
             let server = Server::new(loaded.config, Box::new(io::stdout()));
             server.watch_signals();
             match server.run(io::stdin().lock()) {
@@ -53,5 +59,6 @@ fn main() -> ExitCode {
                 }
             }
         }
+        Command::Help | Command::Version => unreachable!("handled above"),
     }
 }

@@ -5,7 +5,7 @@
 //! results are written by the thread that read them from the child, with no
 //! hand-off to another thread on the way (see ARCHITECTURE.md, hot path).
 
-use crate::framing;
+use crate::{framing, trace};
 use std::io::Write;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
@@ -28,6 +28,9 @@ impl Outbox {
     pub fn send(&self, line: &[u8]) {
         if log::log_enabled!(log::Level::Debug) {
             log::debug!("-> host {}", framing::preview(line));
+        }
+        if trace::enabled() {
+            trace::record(trace::Dir::WorkbenchToHost, None, line);
         }
         let mut out = self.out.lock().unwrap_or_else(|p| p.into_inner());
         if let Err(e) = framing::write_line(&mut *out, line) {

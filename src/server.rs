@@ -16,7 +16,7 @@ use crate::mcp::{self, method};
 use crate::meta_tools::{self, Outcome, Workbench};
 use crate::outbox::Outbox;
 use crate::toolbox::{Registry, Route, ToolId};
-use crate::{params, process};
+use crate::{params, process, trace};
 use serde::Serialize;
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
@@ -130,6 +130,9 @@ impl Server {
     fn handle_line(&mut self, line: &[u8]) {
         if log::log_enabled!(log::Level::Debug) {
             log::debug!("<- host {}", framing::preview(line));
+        }
+        if trace::enabled() {
+            trace::record(trace::Dir::HostToWorkbench, None, line);
         }
         let value: Value = match serde_json::from_slice(line) {
             Ok(v) => v,

@@ -373,10 +373,14 @@ fn check_reports_every_server_and_sets_the_exit_code() {
     disabled["disabled"] = json!(true);
     let mut needs_env = fake("good.json");
     needs_env["env"] = json!({"K": "${CHECK_UNSET_VARIABLE}"});
-    let run = |config: Value| {
+    let run = |config: Value, json: bool| {
         fs::write(dir.join("config.json"), config.to_string()).unwrap();
+        let mut args = vec!["check", "--config", "config.json"];
+        if json {
+            args.push("--json");
+        }
         let out = Command::new(WORKBENCH)
-            .args(["check", "--config", "config.json"])
+            .args(args)
             .current_dir(&dir)
             .env("FAKE_MCP_SERVER", FAKE)
             .env("RUST_LOG", "off")
@@ -384,37 +388,186 @@ fn check_reports_every_server_and_sets_the_exit_code() {
             .unwrap();
         (out.status.code(), String::from_utf8(out.stdout).unwrap())
     };
-    let (code, report) = run(json!({"toolboxes": {
+    let config = json!({"mode": "dynamic", "toolboxes": {
         "one": {"description": "d", "mcpServers": {"good": fake("good.json"), "filtered": filtered, "off": disabled}},
-        "two": {"description": "d", "mcpServers": {"bad": fake("bad.json"), "env": needs_env}}}}));
-    assert_eq!(code, Some(1), "{report}");
-    let row = |toolbox: &str, server: &str| {
-        report
-            .lines()
-            .find(|l| l.split_whitespace().take(2).eq([toolbox, server]))
-            .unwrap_or_else(|| panic!("no row for {toolbox}/{server} in\n{report}"))
-            .split_whitespace()
-            .skip(2)
-            .collect::<Vec<_>>()
-            .join(" ")
-    };
-    assert!(row("one", "good").starts_with("2 "), "{report}");
-    assert!(row("one", "good").ends_with(" ok"), "{report}");
-    assert!(row("one", "filtered").starts_with("1 "), "{report}");
-    assert_eq!(row("one", "off"), "- - disabled");
-    assert!(
-        row("two", "bad").contains("failed: the server process ended (exit status 4)"),
-        "{report}"
+        "two": {"description": "d", "mcpServers": {"bad": fake("bad.json"), "env": needs_env}}}});
+    let (code, text) = run(config.clone(), true);
+    assert_eq!(code, Some(1), "{text}");
+    let report: Value = serde_json::from_str(&text).unwrap();
+    let server = |t: usize, s: usize| &report["toolboxes"][t]["servers"][s];
+    // json! sorts keys: servers appear as filtered, good, off; then bad, env.
+    assert_eq!(server(0, 0)["name"], "filtered");
+    assert_eq!(server(0, 0)["status"], "ok");
+    assert_eq!(server(0, 0)["tools"], 1);
+    assert_eq!(server(0, 1)["tools"], 2);
+    assert!(server(0, 1)["startup_ms"].is_u64());
+    assert_eq!(
+        server(0, 1)["tokens"],
+        (tool_bytes("a") + tool_bytes("b")) / 4
     );
-    assert!(report.contains("cannot open database"), "{report}");
+    assert_eq!(server(0, 2)["status"], "disabled");
+    assert_eq!(report["toolboxes"][0]["total"]["tools"], 3);
+    assert_eq!(server(1, 0)["status"], "failed");
+    let reason = server(1, 0)["reason"].as_str().unwrap();
     assert!(
-        row("two", "env").contains("'CHECK_UNSET_VARIABLE' is not set"),
-        "{report}"
+        reason.contains("exit status 4") && reason.contains("cannot open database"),
+        "{reason}"
     );
-    let (code, report) = run(
+    assert!(server(1, 1)["reason"]
+        .as_str()
+        .unwrap()
+        .contains("'CHECK_UNSET_VARIABLE' is not set"));
+    assert_eq!(report["total"]["tools"], 3);
+    let warnings = report["warnings"].to_string();
+    assert!(warnings.contains("CHECK_UNSET_VARIABLE"), "{warnings}");
+    let (code, text) = run(config, false);
+    assert_eq!(code, Some(1));
+    assert!(
+        text.lines()
+            .any(|l| l.split_whitespace().take(3).eq(["one", "good", "ok"])),
+        "{text}"
+    );
+    assert!(
+        text.contains("failures:") && text.contains("two/bad:"),
+        "{text}"
+    );
+    let (code, text) = run(
         json!({"toolboxes": {"one": {"description": "d", "mcpServers": {"good": fake("good.json")}}}}),
+        false,
     );
-    assert_eq!(code, Some(0), "{report}");
+    assert_eq!(code, Some(0), "{text}");
     assert!(common::leftover_processes(&dir).is_empty());
+    let _ = fs::remove_dir_all(&dir);
+}
+
+/// The size of a fake tool definition as the fake lists it.
+fn tool_bytes(name: &str) -> usize {
+    json!({"name": name, "inputSchema": {"type": "object"}})
+        .to_string()
+        .len()
+}
+
+#[test]
+fn check_warns_about_filters_long_names_and_big_toolboxes() {
+    let dir = std::env::temp_dir().join(format!("mcp-workbench-check-warn-{}", std::process::id()));
+    let _ = fs::remove_dir_all(&dir);
+    fs::create_dir_all(&dir).unwrap();
+    let tools: Vec<Value> = (0..41)
+        .map(|i| json!({"tool": {"name": format!("tool.{i}"), "inputSchema": {"type": "object"}}}))
+        .collect();
+    fs::write(dir.join("many.json"), json!({"tools": tools}).to_string()).unwrap();
+    let mut filtered = fake("many.json");
+    filtered["toolFilters"] = json!(["tool.1", "no_such_tool"]);
+    let config = json!({"mode": "dynamic", "toolboxes": {
+        "big": {"description": "d", "mcpServers": {"many": fake("many.json")}},
+        "small": {"description": "d", "mcpServers": {"few": filtered}}}});
+    fs::write(dir.join("config.json"), config.to_string()).unwrap();
+    let out = Command::new(WORKBENCH)
+        .args(["check", "--config", "config.json", "--json"])
+        .current_dir(&dir)
+        .env("FAKE_MCP_SERVER", FAKE)
+        .env("RUST_LOG", "off")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let warnings: Vec<&str> = report["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|w| w.as_str().unwrap())
+        .collect();
+    assert!(
+        warnings.iter().any(|w| w.contains("names 'no_such_tool'")),
+        "{warnings:#?}"
+    );
+    assert!(
+        warnings
+            .iter()
+            .any(|w| w.contains("toolbox 'big' has 41 tools")),
+        "{warnings:#?}"
+    );
+    assert!(
+        warnings
+            .iter()
+            .any(|w| w.contains("tool 'tool.1' of small/few is listed as 'small__few_tool_1_")),
+        "{warnings:#?}"
+    );
+    let _ = fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn trace_records_all_four_directions_in_order() {
+    let dir = std::env::temp_dir().join(format!("mcp-workbench-trace-{}", std::process::id()));
+    let _ = fs::remove_dir_all(&dir);
+    fs::create_dir_all(&dir).unwrap();
+    let config =
+        json!({"toolboxes": {"box": {"description": "d", "mcpServers": {"s": fake("s.json")}}}});
+    fs::write(dir.join("config.json"), config.to_string()).unwrap();
+    fs::write(
+        dir.join("s.json"),
+        json!({"tools": [{"tool": {"name": "echo", "inputSchema": {"type": "object"}}}]})
+            .to_string(),
+    )
+    .unwrap();
+    let mut child = Command::new(WORKBENCH)
+        .args(["--config", "config.json", "--trace", "trace.jsonl"])
+        .current_dir(&dir)
+        .env("FAKE_MCP_SERVER", FAKE)
+        .env("RUST_LOG", "off")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let mut stdout = BufReader::new(child.stdout.take().unwrap());
+    let mut line = String::new();
+    for request in [
+        json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2025-11-25"}}),
+        json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "open_toolbox", "arguments": {"toolbox_name": "box"}}}),
+        json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": "use_tool", "arguments": {"tool": {"toolbox": "box", "server": "s", "tool": "echo"}, "arguments": {"k": "v"}}}}),
+    ] {
+        writeln!(stdin, "{request}").unwrap();
+        line.clear();
+        stdout.read_line(&mut line).unwrap();
+    }
+    drop(stdin);
+    assert_eq!(child.wait().unwrap().code(), Some(0));
+    let trace = fs::read_to_string(dir.join("trace.jsonl")).unwrap();
+    let entries: Vec<Value> = trace
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let seqs: Vec<u64> = entries.iter().map(|e| e["seq"].as_u64().unwrap()).collect();
+    assert!(seqs.windows(2).all(|w| w[1] == w[0] + 1), "{seqs:?}");
+    let find = |dir: &str, pred: &dyn Fn(&Value) -> bool| {
+        entries
+            .iter()
+            .position(|e| e["dir"] == dir && pred(&e["msg"]))
+            .unwrap_or_else(|| panic!("no {dir} entry in\n{trace}"))
+    };
+    let host_call = find("host->wb", &|m| m["id"] == 3);
+    let child_call = find("wb->child", &|m| m["method"] == "tools/call");
+    let child_answer = find("child->wb", &|m| {
+        m["result"]["content"][0]["text"] == "echo {\"k\":\"v\"}"
+    });
+    let host_answer = find("wb->host", &|m| m["id"] == 3);
+    assert!(host_call < child_call && child_call < child_answer && child_answer < host_answer);
+    assert_eq!(entries[child_call]["server"], "box/s");
+    assert_eq!(entries[host_call]["server"], Value::Null);
+    let case = dir.join("case");
+    let status = Command::new(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/scripts/trace-to-transcript"
+    ))
+    .arg(dir.join("trace.jsonl"))
+    .arg(&case)
+    .status()
+    .expect("scripts/trace-to-transcript runs (python3)");
+    assert!(status.success());
+    let host = fs::read_to_string(case.join("host.jsonl")).unwrap();
+    assert_eq!(host.lines().filter(|l| !l.starts_with('#')).count(), 3);
+    let expected = fs::read_to_string(case.join("expected.jsonl")).unwrap();
+    assert_eq!(expected.lines().count(), 3);
     let _ = fs::remove_dir_all(&dir);
 }

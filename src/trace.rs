@@ -1,0 +1,67 @@
+//! `--trace FILE`: every message that crosses the workbench, as JSON lines
+//! `{"seq":N,"dir":"host->wb"|"wb->host"|"wb->child"|"child->wb","server":"toolbox/server"|null,"msg":...}`
+//! in the order the workbench saw them (one lock orders all four directions).
+//! `msg` is the message itself, or a string when the line was not JSON.
+//! `scripts/trace-to-transcript` turns a trace into a transcript case.
+//!
+//! When tracing is off, each hook costs one atomic load.
+
+use std::fs::File;
+use std::io::{self, BufWriter, Write};
+use std::path::Path;
+use std::sync::{Mutex, OnceLock};
+
+static TRACE: OnceLock<Mutex<Tracer>> = OnceLock::new();
+
+struct Tracer {
+    out: BufWriter<File>,
+    seq: u64,
+}
+
+#[derive(Clone, Copy)]
+pub enum Dir {
+    HostToWorkbench,
+    WorkbenchToHost,
+    WorkbenchToChild,
+    ChildToWorkbench,
+}
+
+/// Starts tracing into `path` (truncated). Call once, before serving.
+pub fn start(path: &Path) -> io::Result<()> {
+    let out = BufWriter::new(File::create(path)?);
+    let _ = TRACE.set(Mutex::new(Tracer { out, seq: 0 }));
+    Ok(())
+}
+
+/// Whether tracing is on.
+pub fn enabled() -> bool {
+    TRACE.get().is_some()
+}
+
+/// Records one line (with or without its `\n`).
+pub fn record(dir: Dir, server: Option<&str>, line: &[u8]) {
+    let Some(tracer) = TRACE.get() else { return };
+    let line = line.strip_suffix(b"\n").unwrap_or(line);
+    let msg = match serde_json::from_slice::<&serde_json::value::RawValue>(line) {
+        Ok(raw) => raw.get().to_string(),
+        Err(_) => serde_json::to_string(&String::from_utf8_lossy(line)).unwrap_or_default(),
+    };
+    let dir = match dir {
+        Dir::HostToWorkbench => "host->wb",
+        Dir::WorkbenchToHost => "wb->host",
+        Dir::WorkbenchToChild => "wb->child",
+        Dir::ChildToWorkbench => "child->wb",
+    };
+    let server = serde_json::to_string(&server).unwrap_or_default();
+    let mut tracer = tracer.lock().unwrap_or_else(|p| p.into_inner());
+    tracer.seq += 1;
+    let seq = tracer.seq;
+    let written = writeln!(
+        tracer.out,
+        "{{\"seq\":{seq},\"dir\":\"{dir}\",\"server\":{server},\"msg\":{msg}}}"
+    )
+    .and_then(|()| tracer.out.flush());
+    if let Err(e) = written {
+        log::warn!("cannot write the trace: {e}");
+    }
+}
