@@ -590,9 +590,10 @@ impl Downstream {
 
     fn read_stdout(&self, stdout: ChildStdout) {
         let mut reader = framing::LineReader::new(BufReader::with_capacity(64 * 1024, stdout));
+        let mut noise = LogBudget::new("stdout");
         loop {
             match reader.next_line() {
-                Ok(Some(line)) => self.on_line(line),
+                Ok(Some(line)) => self.on_line(line, &mut noise),
                 Ok(None) => break,
                 Err(e) => {
                     log::warn!("[{}] cannot read stdout: {e}", self.label);
@@ -603,7 +604,7 @@ impl Downstream {
         self.on_stdout_closed();
     }
 
-    fn on_line(&self, line: &[u8]) {
+    fn on_line(&self, line: &[u8], noise: &mut LogBudget) {
         if log::log_enabled!(log::Level::Debug) {
             log::debug!("[{}] -> {}", self.label, framing::preview(line));
         }
@@ -613,11 +614,13 @@ impl Downstream {
         let frame: Frame = match serde_json::from_slice(line) {
             Ok(f) => f,
             Err(_) => {
-                log::warn!(
-                    "[{}] skipping a stdout line that is not JSON-RPC: {}",
-                    self.label,
-                    framing::preview(line)
-                );
+                if noise.allow(&self.label) {
+                    log::warn!(
+                        "[{}] skipping a stdout line that is not JSON-RPC: {}",
+                        self.label,
+                        framing::preview(line)
+                    );
+                }
                 return;
             }
         };
@@ -790,6 +793,7 @@ impl Downstream {
     fn drain_stderr(&self, stderr: impl Read) {
         let mut reader = BufReader::with_capacity(16 * 1024, stderr);
         let mut line = Vec::new();
+        let mut budget = LogBudget::new("stderr");
         loop {
             let (consumed, end_of_line) = match reader.fill_buf() {
                 Ok([]) | Err(_) => break,
@@ -805,22 +809,24 @@ impl Downstream {
             };
             reader.consume(consumed);
             if end_of_line {
-                self.keep_stderr_line(&line);
+                self.keep_stderr_line(&line, &mut budget);
                 line.clear();
             }
         }
         if !line.is_empty() {
-            self.keep_stderr_line(&line);
+            self.keep_stderr_line(&line, &mut budget);
         }
     }
 
-    fn keep_stderr_line(&self, line: &[u8]) {
+    fn keep_stderr_line(&self, line: &[u8], budget: &mut LogBudget) {
         let text = String::from_utf8_lossy(line);
         let text = text.trim_end();
         if text.is_empty() {
             return;
         }
-        log::info!("[{}] {text}", self.label);
+        if budget.allow(&self.label) {
+            log::info!("[{}] {text}", self.label);
+        }
         let mut tail = lock(&self.tail);
         if tail.len() == TAIL_LINES {
             tail.pop_front();
@@ -929,6 +935,47 @@ struct WireError {
     code: i64,
     #[serde(default)]
     message: String,
+}
+
+/// Limits how many lines of a child's stderr or stdout noise are logged: a
+/// child that floods must not slow the workbench down through its own logs.
+struct LogBudget {
+    what: &'static str,
+    window: Instant,
+    logged: u32,
+    dropped: u64,
+}
+
+impl LogBudget {
+    const PER_SECOND: u32 = 200;
+
+    fn new(what: &'static str) -> LogBudget {
+        LogBudget {
+            what,
+            window: Instant::now(),
+            logged: 0,
+            dropped: 0,
+        }
+    }
+
+    /// Whether the next line may be logged; reports what was dropped.
+    fn allow(&mut self, label: &str) -> bool {
+        if self.window.elapsed() >= Duration::from_secs(1) {
+            if self.dropped > 0 {
+                log::warn!(
+                    "[{label}] {} {} lines were not logged (flood)",
+                    self.dropped,
+                    self.what
+                );
+            }
+            *self = LogBudget::new(self.what);
+        }
+        self.logged += 1;
+        if self.logged > Self::PER_SECOND {
+            self.dropped += 1;
+        }
+        self.logged <= Self::PER_SECOND
+    }
 }
 
 /// Locks a mutex, ignoring poisoning: every critical section here leaves the

@@ -9,7 +9,8 @@
 //! protocolVersion            string; default: echo the client's
 //! initialize                 "normal" | "ignore" | "exit" | {"error": {...}}
 //! initializeDelayMs          sleep before answering initialize
-//! startup                    {"stderr": [..], "stderrBytes": n, "stdout": [..], "exit": code,
+//! startup                    {"stderr": [..], "stderrBytes": n, "stdoutBytes": n (noise),
+//!                             "stdout": [..], "exit": code,
 //!                             "appendPidTo": "file"} (appends the pid as a line: counts starts)
 //! afterInitialized           lines written when notifications/initialized arrives
 //! pageSize                   tools/list page size (nextCursor = index of next tool)
@@ -68,6 +69,7 @@ struct Script {
 struct Startup {
     stderr: Vec<String>,
     stderr_bytes: usize,
+    stdout_bytes: usize,
     stdout: Vec<Raw>,
     exit: Option<i32>,
     append_pid_to: Option<String>,
@@ -246,9 +248,14 @@ fn sleep_ms(ms: u64) {
 }
 
 /// Writes exactly `left` bytes of noise lines to stderr.
-fn flood_stderr(mut left: usize) {
-    const LINE: &[u8] = b"fake: stderr flood ............................................\n";
-    let mut err = io::BufWriter::with_capacity(1 << 16, io::stderr().lock());
+fn flood_stderr(left: usize) {
+    flood(io::stderr().lock(), left);
+}
+
+/// Writes `left` bytes of 64-byte noise lines (not JSON) to `out`.
+fn flood(out: impl Write, mut left: usize) {
+    const LINE: &[u8] = b"fake: noise flood .............................................\n";
+    let mut err = io::BufWriter::with_capacity(1 << 16, out);
     while left > 0 {
         // The last n bytes of LINE, so that every piece ends with a newline.
         let n = left.min(LINE.len());
@@ -282,6 +289,8 @@ impl Fake {
             eprintln!("{line}");
         }
         flood_stderr(s.stderr_bytes);
+        // Startup runs before stdin is read: nothing else writes stdout yet.
+        flood(io::stdout().lock(), s.stdout_bytes);
         for line in &s.stdout {
             send(raw_line(line));
         }
