@@ -80,7 +80,7 @@ struct Call {
 #[derive(serde::Serialize)]
 struct CallParams<'a> {
     name: &'a str,
-    arguments: &'a Value,
+    arguments: &'a RawValue,
     #[serde(rename = "_meta", skip_serializing_if = "Map::is_empty")]
     meta: Map<String, Value>,
 }
@@ -197,6 +197,7 @@ impl Downstream {
         let mut child = match child_rx.recv() {
             Ok(Ok(child)) => child,
             Ok(Err(e)) => {
+                drop(conn_tx); // lets the reader thread end
                 let _ = reader.join();
                 return Err(format!("cannot start '{}': {e}", spec.command_display));
             }
@@ -375,7 +376,7 @@ impl Downstream {
         &self,
         upstream_id: RequestId,
         tool: &str,
-        arguments: &Value,
+        arguments: &RawValue,
         mut meta: Map<String, Value>,
         progress_token: Option<Value>,
     ) -> Result<(), String> {

@@ -203,18 +203,22 @@ pub fn instructions(registry: &Registry) -> String {
     );
     for slot in registry.slots() {
         let n = slot.config.servers.len();
+        let disabled = slot.config.servers.iter().filter(|s| s.disabled).count();
+        let disabled = if disabled > 0 {
+            format!(", {disabled} disabled")
+        } else {
+            String::new()
+        };
         text.push_str(&format!(
-            "- {} ({n} server{}): {}\n",
+            "- {} ({n} server{}{disabled}): {}\n",
             slot.config.name,
             if n == 1 { "" } else { "s" },
             slot.config.description
         ));
     }
     let example = registry.slots().iter().find_map(|s| {
-        s.config
-            .servers
-            .first()
-            .map(|srv| (&s.config.name, &srv.name))
+        let server = s.config.servers.iter().find(|srv| !srv.disabled)?;
+        Some((&s.config.name, &server.name))
     });
     if let Some((toolbox, server)) = example {
         let (toolbox, server) = (json!(toolbox), json!(server));

@@ -28,8 +28,10 @@ pub fn toolbox_name(args: &Map<String, Value>) -> Result<String, String> {
     finish(problems, name)
 }
 
-/// The identifier and the arguments of a `use_tool` call.
-pub fn use_tool(args: &Map<String, Value>) -> Result<(ToolId, Value), String> {
+/// The identifier of a `use_tool` call, after checking its whole shape
+/// (`arguments`, when present, must be an object; the caller forwards the
+/// host's own bytes of it).
+pub fn use_tool(args: &Map<String, Value>) -> Result<ToolId, String> {
     let mut problems = Vec::new();
     let id = match args.get("tool") {
         None => {
@@ -60,16 +62,11 @@ pub fn use_tool(args: &Map<String, Value>) -> Result<(ToolId, Value), String> {
             None
         }
     };
-    let arguments = match args.get("arguments") {
-        None => Some(Value::Object(Map::new())),
-        Some(v @ Value::Object(_)) => Some(v.clone()),
-        Some(other) => {
-            problems.push(format!("arguments: {}", expected("object", other)));
-            None
-        }
-    };
+    if let Some(other) = args.get("arguments").filter(|a| !a.is_object()) {
+        problems.push(format!("arguments: {}", expected("object", other)));
+    }
     unknown_keys(args, &["tool", "arguments"], "", &mut problems);
-    finish(problems, id.zip(arguments))
+    finish(problems, id)
 }
 
 fn field(

@@ -149,7 +149,7 @@ impl Server {
             return self.outbox.send(&jsonrpc::error_line(None, &error));
         }
         match jsonrpc::classify(value) {
-            Incoming::Request { id, method, params } => self.request(id, &method, params),
+            Incoming::Request { id, method, params } => self.request(id, &method, params, line),
             Incoming::Notification { method, params } => self.notification(&method, params),
             Incoming::Response { id } => log::debug!("ignoring a response from the host ({id:?})"),
             Incoming::Invalid { id, reason } => {
@@ -186,13 +186,21 @@ impl Server {
         }
     }
 
-    fn request(&mut self, id: RequestId, method: &str, params: Option<Map<String, Value>>) {
+    /// `line` is the request as received, for forwarding tool arguments as the
+    /// host's own bytes.
+    fn request(
+        &mut self,
+        id: RequestId,
+        method: &str,
+        params: Option<Map<String, Value>>,
+        line: &[u8],
+    ) {
         let params = params.unwrap_or_default();
         let answer = match method {
             method::INITIALIZE => self.initialize(&id, &params),
             method::PING => Ok(jsonrpc::result_line(&id, &Map::new())),
             method::TOOLS_LIST => self.tools_list(&id, &params),
-            method::TOOLS_CALL => return self.tools_call(id, &params),
+            method::TOOLS_CALL => return self.tools_call(id, &params, line),
             method::SET_LEVEL => self.set_level(&id, &params),
             _ => Err(ErrorObject::new(
                 jsonrpc::METHOD_NOT_FOUND,
@@ -274,7 +282,7 @@ impl Server {
         Ok(jsonrpc::raw_result_line(id, &list))
     }
 
-    fn tools_call(&mut self, id: RequestId, params: &Map<String, Value>) {
+    fn tools_call(&mut self, id: RequestId, params: &Map<String, Value>, line: &[u8]) {
         let Some(name) = params.get("name").and_then(Value::as_str) else {
             let error = invalid_params("name must be a string");
             return self.outbox.send(&jsonrpc::error_line(Some(&id), &error));
@@ -289,7 +297,13 @@ impl Server {
             }
         };
         match name {
-            meta_tools::USE_TOOL => self.use_tool(id, args, params.get("_meta")),
+            meta_tools::USE_TOOL => match params::use_tool(args) {
+                Ok(tool_id) => {
+                    let arguments = raw_arguments(line, true, args.get("arguments"));
+                    self.forward(id, tool_id, arguments, params.get("_meta"));
+                }
+                Err(text) => self.send_outcome(&id, &Outcome::error(text)),
+            },
             meta_tools::OPEN_TOOLBOX | meta_tools::CLOSE_TOOLBOX => {
                 let toolbox = match params::toolbox_name(args) {
                     Ok(toolbox) => toolbox,
@@ -299,12 +313,11 @@ impl Server {
             }
             other => match self.wb.native().lookup(other) {
                 // A native tool (dynamic mode) is use_tool with its identifier.
-                Some(tool_id) => self.forward(
-                    id,
-                    tool_id.clone(),
-                    Value::Object(args.clone()),
-                    params.get("_meta"),
-                ),
+                Some(tool_id) => {
+                    let tool_id = tool_id.clone();
+                    let arguments = raw_arguments(line, false, Some(&Value::Object(args.clone())));
+                    self.forward(id, tool_id, arguments, params.get("_meta"));
+                }
                 None => {
                     let error = invalid_params(&format!("Unknown tool: {other}"));
                     self.outbox.send(&jsonrpc::error_line(Some(&id), &error));
@@ -313,16 +326,15 @@ impl Server {
         }
     }
 
-    /// The hot path: validate, resolve, write to the child. The child's reader
+    /// The hot path: resolve, then write to the child; the child's reader
     /// thread answers the host.
-    fn use_tool(&mut self, id: RequestId, args: &Map<String, Value>, meta: Option<&Value>) {
-        match params::use_tool(args) {
-            Ok((tool_id, arguments)) => self.forward(id, tool_id, arguments, meta),
-            Err(text) => self.send_outcome(&id, &Outcome::error(text)),
-        }
-    }
-
-    fn forward(&mut self, id: RequestId, tool_id: ToolId, arguments: Value, meta: Option<&Value>) {
+    fn forward(
+        &mut self,
+        id: RequestId,
+        tool_id: ToolId,
+        arguments: Box<RawValue>,
+        meta: Option<&Value>,
+    ) {
         // The host's progressToken is replaced by one the child's progress can be
         // matched by; other _meta keys (trace context and the like) pass through.
         let mut meta = meta.and_then(Value::as_object).cloned().unwrap_or_default();
@@ -402,7 +414,7 @@ impl Server {
 struct ForwardedCall {
     id: RequestId,
     tool_id: ToolId,
-    arguments: Value,
+    arguments: Box<RawValue>,
     meta: Map<String, Value>,
     progress_token: Option<Value>,
 }
@@ -446,6 +458,44 @@ fn spawn_relister(wb: Weak<Workbench>, changed: crossbeam_channel::Receiver<()>)
     if let Err(e) = spawned {
         log::warn!("cannot start the re-list thread: {e}");
     }
+}
+
+/// A tool call's `arguments` as the bytes the host sent (so big integers,
+/// number formats and key order reach the child intact): for `use_tool` the
+/// nested `arguments`, for a native tool the call's own. `parsed` is the same
+/// value already parsed, used when the bytes cannot be singled out (duplicate
+/// keys); absent or null means `{}`.
+fn raw_arguments(line: &[u8], nested: bool, parsed: Option<&Value>) -> Box<RawValue> {
+    #[derive(serde::Deserialize)]
+    struct Call<'a> {
+        #[serde(borrow)]
+        params: Params<'a>,
+    }
+    #[derive(serde::Deserialize)]
+    struct Params<'a> {
+        #[serde(borrow, default)]
+        arguments: Option<&'a RawValue>,
+    }
+    let raw = serde_json::from_slice::<Call>(line).ok().and_then(|call| {
+        let outer = call.params.arguments;
+        if nested {
+            let inner: Params = serde_json::from_str(outer?.get()).ok()?;
+            Some(inner.arguments)
+        } else {
+            Some(outer)
+        }
+    });
+    match (raw, parsed) {
+        (Some(Some(raw)), _) if raw.get() != "null" => raw.to_owned(),
+        (Some(_), _) | (None, None | Some(Value::Null)) => empty_object(),
+        (None, Some(value)) => {
+            serde_json::value::to_raw_value(value).unwrap_or_else(|_| empty_object())
+        }
+    }
+}
+
+fn empty_object() -> Box<RawValue> {
+    RawValue::from_string("{}".to_string()).expect("{} is JSON")
 }
 
 fn invalid_params(message: &str) -> ErrorObject {

@@ -164,10 +164,7 @@ impl Registry {
                     id.server, id.toolbox
                 )
             })?;
-        let reopen = format!(
-            "; call open_toolbox with toolbox_name '{}' to start it again",
-            id.toolbox
-        );
+
         match &open.servers[index] {
             ServerState::Running(running) if !running.has_tool(&id.tool) => Err(format!(
                 "Tool '{}' not found in server '{}' (toolbox '{}')",
@@ -178,8 +175,9 @@ impl Registry {
             }
             ServerState::Running(_) => Ok(Route::Restart),
             ServerState::Failed(why) => Err(format!(
-                "Server '{}' in toolbox '{}' failed to start: {why}{reopen}",
-                id.server, id.toolbox
+                "Tool '{}' cannot run: server '{}' in toolbox '{}' failed to start (call \
+                 open_toolbox with toolbox_name '{}' to try again): {why}",
+                id.tool, id.server, id.toolbox, id.toolbox
             )),
             ServerState::Disabled => Err(format!(
                 "Server '{}' in toolbox '{}' is disabled in the configuration",
