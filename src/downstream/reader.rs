@@ -1,0 +1,232 @@
+//! The reader thread of a child: reads its stdout line by line, answers its
+//! requests (`ping`; everything else is refused), passes its progress and log
+//! notifications to the host, and completes pending requests. Forwarded results
+//! go straight to the host from here. At EOF it fails what is in flight with
+//! the child's exit status and last stderr lines.
+
+use super::*;
+
+impl Downstream {
+    pub(super) fn read_stdout(&self, stdout: ChildStdout) {
+        let mut reader = framing::LineReader::new(BufReader::with_capacity(64 * 1024, stdout));
+        let mut noise = LogBudget::new("stdout");
+        loop {
+            match reader.next_line() {
+                Ok(Some(line)) => self.on_line(line, &mut noise),
+                Ok(None) => break,
+                Err(e) => {
+                    log::warn!("[{}] cannot read stdout: {e}", self.label);
+                    break;
+                }
+            }
+        }
+        self.on_stdout_closed();
+    }
+
+    fn on_line(&self, line: &[u8], noise: &mut LogBudget) {
+        if log::log_enabled!(log::Level::Debug) {
+            log::debug!("[{}] -> {}", self.label, framing::preview(line));
+        }
+        if trace::enabled() {
+            trace::record(trace::Dir::ChildToWorkbench, Some(&self.label), line);
+        }
+        let frame: Frame = match serde_json::from_slice(line) {
+            Ok(f) => f,
+            Err(_) => {
+                if noise.allow(&self.label) {
+                    log::warn!(
+                        "[{}] skipping a stdout line that is not JSON-RPC: {}",
+                        self.label,
+                        framing::preview(line)
+                    );
+                }
+                return;
+            }
+        };
+        match (frame.method, frame.id) {
+            (Some(method), Some(id)) => self.answer_request(&method, id),
+            (Some(method), None) => match &*method {
+                method::PROGRESS => self.on_progress(frame.params),
+                method::MESSAGE => self.on_log_message(frame.params),
+                method::TOOLS_LIST_CHANGED => {
+                    self.tools_changed
+                        .store(true, std::sync::atomic::Ordering::Relaxed);
+                    if let Some(changes) = &self.changes {
+                        let _ = changes.try_send(());
+                    }
+                }
+                _ => log::debug!("[{}] ignoring notification {method}", self.label),
+            },
+            (None, Some(id)) => {
+                let reply = match (frame.result, frame.error) {
+                    (Some(result), _) => Ok(result),
+                    (None, Some(error)) => Err(ErrorObject::new(error.code, error.message)),
+                    (None, None) => Err(ErrorObject::new(
+                        jsonrpc::INTERNAL_ERROR,
+                        "response without result or error",
+                    )),
+                };
+                self.on_response(id, reply);
+            }
+            (None, None) => log::warn!(
+                "[{}] skipping a message that is neither request, response nor notification",
+                self.label
+            ),
+        }
+    }
+
+    /// Server-to-client requests: `ping` is answered, the rest refused (we
+    /// declare no client capabilities; client/roots §Error Handling).
+    fn answer_request(&self, method: &str, id: &RawValue) {
+        let line = if method == method::PING {
+            format!(
+                "{{\"jsonrpc\":\"2.0\",\"id\":{},\"result\":{{}}}}\n",
+                id.get()
+            )
+        } else {
+            let message = serde_json::to_string(&format!("Method not found: {method}"))
+                .expect("a string serialises");
+            format!(
+                "{{\"jsonrpc\":\"2.0\",\"id\":{},\"error\":{{\"code\":{},\"message\":{message}}}}}\n",
+                id.get(),
+                jsonrpc::METHOD_NOT_FOUND
+            )
+        };
+        if let Err(e) = self.write(line.as_bytes()) {
+            log::debug!("[{}] cannot answer {method}: {e}", self.label);
+        }
+    }
+
+    /// A child's progress for a forwarded call goes to the host with the host's
+    /// token, and restarts the call's deadline (basic/utilities/progress,
+    /// basic/lifecycle §Timeouts). Progress for anything else is dropped.
+    fn on_progress(&self, params: Option<&RawValue>) {
+        let Some(mut params) =
+            params.and_then(|p| serde_json::from_str::<Map<String, Value>>(p.get()).ok())
+        else {
+            return;
+        };
+        let Some(id) = params.get("progressToken").and_then(Value::as_i64) else {
+            return;
+        };
+        let host_token = {
+            let mut shared = lock(&self.shared);
+            match shared.pending.get_mut(&id) {
+                Some(Pending::Call(call)) => {
+                    call.deadline = Instant::now() + self.spec.call_timeout;
+                    call.progress_token.clone()
+                }
+                _ => None,
+            }
+        };
+        if let Some(token) = host_token {
+            params.insert("progressToken".into(), token);
+            self.outbox
+                .send(&jsonrpc::notification_line(method::PROGRESS, Some(&params)));
+        }
+    }
+
+    /// A child's log message goes to the host with the logger named after the
+    /// toolbox and server (`toolbox/server` or `toolbox/server/logger`).
+    fn on_log_message(&self, params: Option<&RawValue>) {
+        let Some(mut params) =
+            params.and_then(|p| serde_json::from_str::<Map<String, Value>>(p.get()).ok())
+        else {
+            return;
+        };
+        let logger = match params.get("logger").and_then(Value::as_str) {
+            Some(own) => format!("{}/{own}", self.label),
+            None => self.label.clone(),
+        };
+        params.insert("logger".into(), Value::String(logger));
+        self.outbox
+            .send(&jsonrpc::notification_line(method::MESSAGE, Some(&params)));
+    }
+
+    fn on_response(&self, id: &RawValue, reply: Result<&RawValue, ErrorObject>) {
+        let Ok(id) = id.get().parse::<i64>() else {
+            log::warn!("[{}] response with an unknown id {}", self.label, id.get());
+            return;
+        };
+        let Some(pending) = lock(&self.shared).pending.remove(&id) else {
+            log::debug!("[{}] late or unknown response {id}", self.label);
+            return;
+        };
+        match (pending, reply) {
+            (Pending::Discard, _) => {}
+            (Pending::Wait(tx), reply) => {
+                let _ = tx.send(reply.map(ToOwned::to_owned).map_err(Failure::Rpc));
+            }
+            (Pending::Call(call), Ok(result)) => self
+                .outbox
+                .send(&jsonrpc::raw_result_line(&call.upstream_id, result)),
+            (Pending::Call(call), Err(e)) => {
+                let text = format!(
+                    "Tool '{}' in server '{}' (toolbox '{}') failed with error {}: {}",
+                    call.tool, self.spec.server, self.spec.toolbox, e.code, e.message
+                );
+                self.outbox.send(&jsonrpc::result_line(
+                    &call.upstream_id,
+                    &TextResult::error(&text),
+                ));
+            }
+        }
+    }
+
+    fn on_stdout_closed(&self) {
+        if lock(&self.shared).down.is_some() {
+            return; // being stopped
+        }
+        let exit = process::wait_exit(self.pid, Duration::from_millis(500));
+        // Let the drain catch the last words the child wrote to stderr.
+        let _ = self.stderr_done.recv_timeout(Duration::from_millis(500));
+        let why = match exit {
+            Some(exit) => format!("the server process ended ({exit})"),
+            None => "the server closed its stdout".to_string(),
+        };
+        log::warn!("[{}] {why}", self.label);
+        let tail = self.tail_text();
+        let pending = {
+            let mut shared = lock(&self.shared);
+            if shared.down.is_some() {
+                return;
+            }
+            shared.down = Some(why.clone());
+            self.timer_wake.notify_one();
+            std::mem::take(&mut shared.pending)
+        };
+        for (_, p) in pending {
+            let text = match &p {
+                Pending::Call(call) => format!(
+                    "Server '{}' in toolbox '{}' failed while running tool '{}': {why}{tail}",
+                    self.spec.server, self.spec.toolbox, call.tool
+                ),
+                Pending::Wait(_) | Pending::Discard => String::new(),
+            };
+            self.fail(p, Failure::Down(why.clone()), &text);
+        }
+    }
+}
+
+/// One line from a child, read without copying the payloads.
+#[derive(Deserialize)]
+struct Frame<'a> {
+    #[serde(default, borrow)]
+    id: Option<&'a RawValue>,
+    #[serde(default, borrow)]
+    method: Option<Cow<'a, str>>,
+    #[serde(default, borrow)]
+    params: Option<&'a RawValue>,
+    #[serde(default, borrow)]
+    result: Option<&'a RawValue>,
+    #[serde(default)]
+    error: Option<WireError>,
+}
+
+#[derive(Deserialize)]
+struct WireError {
+    #[serde(default)]
+    code: i64,
+    #[serde(default)]
+    message: String,
+}
