@@ -1,0 +1,570 @@
+"""Interop checks: real MCP clients and servers around target/release/mcp-workbench.
+
+Run by scripts/interop, which installs the peers and sets IO_ROOT and IO_CACHE.
+Prints `PASS name` or `FAIL name: reason` per check and ends with `N passed, M failed`.
+"""
+
+import contextlib
+import json
+import os
+import queue
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+import anyio
+import jsonschema
+from mcp import ClientSession, StdioServerParameters
+from mcp.client import Client
+from mcp.client.stdio import stdio_client
+
+ROOT = os.environ["IO_ROOT"]
+CACHE = os.environ["IO_CACHE"]
+HERE = os.path.join(ROOT, "scripts", "interop.d")
+WB = os.path.join(ROOT, "target", "release", "mcp-workbench")
+NPM = os.path.join(CACHE, "npm", "node_modules")
+VENV = os.path.join(CACHE, "venv")
+LOGS = os.path.join(CACHE, "logs")
+EVERYTHING_JS = os.path.join(NPM, "@modelcontextprotocol", "server-everything", "dist", "index.js")
+INSPECTOR = os.path.join(NPM, ".bin", "mcp-inspector")
+OPEN_TIMEOUT = 90  # an open starts node/python servers; slow on a busy 2-core machine
+ALLOW_LIST = ["PATH", "HOME", "USER", "LOGNAME", "SHELL", "TERM"]
+# Every run directory lives in this one; leftover processes are found by their cwd.
+SESSION = tempfile.mkdtemp(prefix="wb-interop-")
+
+# Tool names of the pinned versions (real-peers.md, section 1).
+EXPECTED_TOOLS = {
+    "everything": ["echo", "get-annotated-message", "get-env", "get-resource-links",
+                   "get-resource-reference", "get-structured-content", "get-sum", "get-tiny-image",
+                   "gzip-file-as-resource", "toggle-simulated-logging", "toggle-subscriber-updates",
+                   "trigger-long-running-operation", "simulate-research-query"],
+    "time": ["get_current_time", "convert_time"],
+    "filesystem": ["read_file", "read_text_file", "read_media_file", "read_multiple_files",
+                   "write_file", "edit_file", "create_directory", "list_directory",
+                   "list_directory_with_sizes", "directory_tree", "move_file", "search_files",
+                   "get_file_info", "list_allowed_directories"],
+    "memory": ["create_entities", "create_relations", "add_observations", "delete_entities",
+               "delete_observations", "delete_relations", "read_graph", "search_nodes", "open_nodes"],
+}
+
+passed, failed = [], []
+
+
+class Failure(Exception):
+    pass
+
+
+def expect(cond, message):
+    if not cond:
+        raise Failure(message)
+
+
+@contextlib.asynccontextmanager
+async def step(name, timeout=OPEN_TIMEOUT):
+    """One check: PASS if the block finishes in time, else FAIL with the reason."""
+    try:
+        with anyio.fail_after(timeout):
+            yield
+    except Exception as e:  # noqa: BLE001 - every failure is reported, none stops the run
+        failed.append(name)
+        print(f"FAIL {name}: {describe(e)}", flush=True)
+    else:
+        passed.append(name)
+        print(f"PASS {name}", flush=True)
+
+
+def describe(e):
+    """The first real error inside exception groups, as one short line."""
+    while isinstance(e, BaseExceptionGroup) and e.exceptions:
+        e = e.exceptions[0]
+    reason = "timed out" if isinstance(e, TimeoutError) and not str(e) else f"{type(e).__name__}: {e}"
+    return " ".join(reason.split())[:600]
+
+
+def info(message):
+    print(f"  {message}", flush=True)
+
+
+# ---------------------------------------------------------------- set-up helpers
+
+def new_run_dir():
+    """A temp dir the workbench and its servers run in, with dev/prod data folders."""
+    run = tempfile.mkdtemp(dir=SESSION)
+    for env in ("dev", "prod"):
+        os.mkdir(os.path.join(run, env))
+        with open(os.path.join(run, env, f"only-{env}.txt"), "w") as f:
+            f.write(f"hello from {env}\n")
+    return run
+
+
+def write_config(run, mode="proxy"):
+    with open(os.path.join(HERE, "workbench-config.json")) as f:
+        config = json.load(f)
+    config["mode"] = mode
+    path = os.path.join(run, "workbench-config.json")
+    with open(path, "w") as f:
+        json.dump(config, f, indent=2)
+    return path
+
+
+def workbench_env(run):
+    """The workbench's environment: the allow-list (all six set), the config's
+    references, and a secret that must not reach any child."""
+    env = {k: os.environ.get(k, f"interop-{k.lower()}") for k in ALLOW_LIST}
+    env.update(IO_RUN=run, IO_NPM=NPM, IO_VENV=VENV, IO_SECRET="must-not-leak", RUST_LOG="info")
+    return env
+
+
+def workbench_params(run, mode="proxy"):
+    return StdioServerParameters(command=WB, args=["--config", write_config(run, mode)],
+                                 env=workbench_env(run), cwd=run)
+
+
+def log_file(name):
+    os.makedirs(LOGS, exist_ok=True)
+    return open(os.path.join(LOGS, f"{name}.log"), "w")
+
+
+@contextlib.asynccontextmanager
+async def sdk_session(name, run, mode="proxy"):
+    """The official SDK's legacy path: stdio_client + ClientSession.initialize()."""
+    with log_file(name) as errlog:
+        async with stdio_client(workbench_params(run, mode), errlog=errlog) as (read, write):
+            async with ClientSession(read, write, read_timeout_seconds=OPEN_TIMEOUT) as session:
+                session.init_result = await session.initialize()
+                yield session
+
+
+def text_of(result):
+    return "".join(c.text for c in result.content if c.type == "text")
+
+
+async def open_toolbox(session, toolbox):
+    result = await session.call_tool("open_toolbox", {"toolbox_name": toolbox})
+    expect(not result.is_error, f"open_toolbox {toolbox}: {text_of(result)}")
+    opened = json.loads(text_of(result))
+    expect(not opened.get("_errors"), f"open_toolbox {toolbox}: _errors {opened.get('_errors')}")
+    return opened
+
+
+async def use_tool(session, toolbox, server, tool, arguments, ok=True, **kw):
+    result = await session.call_tool(
+        "use_tool", {"tool": {"toolbox": toolbox, "server": server, "tool": tool}, "arguments": arguments}, **kw)
+    if ok:
+        expect(not result.is_error, f"{toolbox}/{server}/{tool}: isError: {text_of(result)}")
+    return result
+
+
+def processes_in(run):
+    """Pids whose cwd is inside `run` or whose command line names it."""
+    found = []
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            cwd = os.readlink(f"/proc/{pid}/cwd")
+            with open(f"/proc/{pid}/cmdline", "rb") as f:
+                cmd = f.read().replace(b"\0", b" ").decode(errors="replace")
+        except OSError:
+            continue
+        if cwd.startswith(run) or run in cmd:
+            found.append(f"{pid} {cmd.strip()[:120]}")
+    return found
+
+
+class RawClient:
+    """A bare JSON-lines client, for byte-level comparisons and the shutdown check."""
+
+    def __init__(self, argv, env, cwd, log):
+        self.proc = subprocess.Popen(argv, env=env, cwd=cwd, stdin=subprocess.PIPE,
+                                     stdout=subprocess.PIPE, stderr=log)
+        self.lines, self.next_id = queue.Queue(), 1
+        self.notifications = []
+        threading.Thread(target=self._read, daemon=True).start()
+
+    def _read(self):
+        for line in self.proc.stdout:
+            self.lines.put(line.decode().rstrip("\r\n"))
+        self.lines.put(None)
+
+    def send(self, message):
+        self.proc.stdin.write((json.dumps({"jsonrpc": "2.0", **message}) + "\n").encode())
+        self.proc.stdin.flush()
+
+    def request(self, method, params=None, timeout=OPEN_TIMEOUT):
+        """Returns (raw line, parsed message) of the response; keeps notifications."""
+        rid, self.next_id = self.next_id, self.next_id + 1
+        self.send({"id": rid, "method": method, **({"params": params} if params is not None else {})})
+        deadline = time.monotonic() + timeout
+        while True:
+            line = self.lines.get(timeout=max(0.01, deadline - time.monotonic()))
+            expect(line is not None, f"{method}: stdout closed")
+            message = json.loads(line)
+            if message.get("id") == rid and "method" not in message:
+                expect("result" in message, f"{method}: error {message.get('error')}")
+                return line, message
+            if "method" in message and "id" not in message:
+                self.notifications.append(message)
+
+    def handshake(self):
+        self.request("initialize", {"protocolVersion": "2025-11-25", "capabilities": {},
+                                    "clientInfo": {"name": "interop-raw", "version": "0"}})
+        self.send({"method": "notifications/initialized"})
+
+    def close(self, timeout=30):
+        self.proc.stdin.close()
+        try:
+            return self.proc.wait(timeout)
+        finally:
+            if self.proc.poll() is None:
+                self.proc.kill()
+                self.proc.wait()
+
+
+def raw_member(line, key):
+    """The exact bytes of a top-level member of a JSON object line."""
+    decoder, i = json.JSONDecoder(), line.index("{") + 1
+    while True:
+        while line[i] in " \t,":
+            i += 1
+        name, i = decoder.raw_decode(line, i)
+        i = line.index(":", i) + 1
+        while line[i] in " \t":
+            i += 1
+        _, end = decoder.raw_decode(line, i)
+        if name == key:
+            return line[i:end]
+        i = end
+
+
+# ---------------------------------------------------------------- checks
+
+async def check_sdk_and_real_servers():
+    """1, 3, 5: the SDK's ClientSession drives every real server through the workbench."""
+    run = new_run_dir()
+    async with sdk_session("sdk-session", run) as session:
+        async with step("sdk-initialize"):
+            init = session.init_result
+            expect(init.protocol_version == "2025-11-25", f"protocolVersion {init.protocol_version}")
+            expect(init.server_info.name == "mcp-workbench", f"serverInfo {init.server_info}")
+            expect("everything" in (init.instructions or ""), "instructions do not list the toolboxes")
+
+        async with step("sdk-tools-list"):
+            tools = (await session.list_tools()).tools
+            names = [t.name for t in tools]
+            expect(names[:3] == ["open_toolbox", "use_tool", "close_toolbox"], f"tools {names}")
+            enum = tools[0].input_schema["properties"]["toolbox_name"].get("enum")
+            expect(enum == ["everything", "dev", "prod"], f"toolbox_name enum {enum}")
+
+        opened = {}
+        async with step("sdk-open-toolbox"):
+            for toolbox in ("everything", "dev"):
+                opened[toolbox] = await open_toolbox(session, toolbox)
+            for toolbox, servers in (("everything", ["everything", "time"]), ("dev", ["filesystem", "memory"])):
+                expect(opened[toolbox]["servers_connected"] == len(servers), f"{toolbox}: {opened[toolbox]}")
+                for server in servers:
+                    got = [t["name"] for t in opened[toolbox]["tools"] if t["source_server"] == server]
+                    expect(sorted(got) == sorted(EXPECTED_TOOLS[server]),
+                           f"{server} tools: missing {set(EXPECTED_TOOLS[server]) - set(got)}, "
+                           f"new {set(got) - set(EXPECTED_TOOLS[server])}")
+
+        async with step("everything-echo"):
+            result = await use_tool(session, "everything", "everything", "echo", {"message": "hi there"})
+            expect(text_of(result) == "Echo: hi there", f"echo gave {text_of(result)!r}")
+
+        async with step("everything-get-sum"):
+            result = await use_tool(session, "everything", "everything", "get-sum", {"a": 2, "b": 40})
+            expect("42" in text_of(result), f"get-sum gave {text_of(result)!r}")
+
+        async with step("everything-image"):
+            result = await use_tool(session, "everything", "everything", "get-tiny-image", {})
+            images = [c for c in result.content if c.type == "image"]
+            expect(images and images[0].mime_type == "image/png" and len(images[0].data) > 100,
+                   f"no PNG image content: {[c.type for c in result.content]}")
+
+        async with step("everything-structured-content"):
+            result = await use_tool(session, "everything", "everything", "get-structured-content",
+                                    {"location": "Chicago"})
+            schema = next(t["outputSchema"] for t in opened["everything"]["tools"]
+                          if t["name"] == "get-structured-content")
+            jsonschema.validate(result.structured_content, schema)
+            expect(result.structured_content == json.loads(text_of(result)), "text and structuredContent differ")
+
+        async with step("memory-create-read"):
+            entity = {"name": "Alice", "entityType": "person", "observations": ["likes tea"]}
+            await use_tool(session, "dev", "memory", "create_entities", {"entities": [entity]})
+            result = await use_tool(session, "dev", "memory", "open_nodes", {"names": ["Alice"]})
+            got = result.structured_content["entities"]
+            expect(got == [{"type": "entity", **entity}] or got == [entity], f"open_nodes gave {got}")
+
+        async with step("filesystem-read"):
+            path = os.path.join(run, "dev", "only-dev.txt")
+            result = await use_tool(session, "dev", "filesystem", "read_text_file", {"path": path})
+            expect(text_of(result) == "hello from dev\n", f"read_text_file gave {text_of(result)!r}")
+            expect(result.structured_content == {"content": "hello from dev\n"}, f"{result.structured_content}")
+
+        async with step("time-get-current-time"):
+            result = await use_tool(session, "everything", "time", "get_current_time", {"timezone": "Asia/Tokyo"})
+            got = result.structured_content or {}
+            expect(got.get("timezone") == "Asia/Tokyo" and got.get("datetime", "").endswith("+09:00"), f"{got}")
+
+        async with step("progress-to-client"):
+            progress = []
+
+            async def on_progress(value, total, message):
+                progress.append((value, total))
+
+            result = await use_tool(session, "everything", "everything", "trigger-long-running-operation",
+                                    {"duration": 2, "steps": 4}, progress_callback=on_progress)
+            expect(progress == [(1, 4), (2, 4), (3, 4), (4, 4)], f"progress seen: {progress}")
+            expect("completed" in text_of(result).lower(), f"result {text_of(result)!r}")
+
+        async with step("env-allow-list"):
+            result = await use_tool(session, "everything", "everything", "get-env", {})
+            got = json.loads(text_of(result))
+            env = workbench_env(run)
+            want = {k: env[k] for k in ALLOW_LIST} | {"IO_CONFIGURED": "configured-value"}
+            expect(got == want, f"extra {sorted(set(got) - set(want))}, missing {sorted(set(want) - set(got))}, "
+                                f"differing {[k for k in want if k in got and got[k] != want[k]]}")
+
+        async with step("sdk-close-toolbox"):
+            for toolbox in ("everything", "dev"):
+                result = await session.call_tool("close_toolbox", {"toolbox_name": toolbox})
+                expect(text_of(result) == f"Toolbox '{toolbox}' closed (2 servers stopped)", text_of(result))
+            result = await use_tool(session, "dev", "memory", "read_graph", {}, ok=False)
+            expect(result.is_error and "is not open" in text_of(result), f"after close: {text_of(result)}")
+    shutil.rmtree(run, ignore_errors=True)
+
+
+async def check_auto_mode():
+    """1: the high-level Client probes server/discover first; the -32601 must come at once."""
+    run = new_run_dir()
+    async with step("sdk-auto-mode-connect"):
+        with log_file("sdk-auto") as errlog:
+            # The default mode ("auto"); the transport is given only to send stderr to a file.
+            start = time.monotonic()
+            async with Client(stdio_client(workbench_params(run), errlog=errlog)) as client:
+                elapsed = time.monotonic() - start
+                info(f"auto-mode connect took {elapsed * 1000:.0f} ms (protocol {client.protocol_version})")
+                expect(elapsed < 3, f"connect took {elapsed:.1f} s (a server/discover probe went unanswered?)")
+                expect(client.protocol_version == "2025-11-25", f"protocol {client.protocol_version}")
+                names = [t.name for t in (await client.list_tools()).tools]
+                expect("use_tool" in names, f"tools {names}")
+    shutil.rmtree(run, ignore_errors=True)
+
+
+async def check_isolation():
+    """4: dev and prod run the same servers on different data; closing dev leaves prod working."""
+    run = new_run_dir()
+    files = {env: os.path.join(run, env, f"only-{env}.txt") for env in ("dev", "prod")}
+    async with sdk_session("isolation", run) as session:
+        async with step("isolation-open-both"):
+            for toolbox in ("dev", "prod"):
+                await open_toolbox(session, toolbox)
+
+        async with step("isolation-filesystem"):
+            for mine, other in (("dev", "prod"), ("prod", "dev")):
+                result = await use_tool(session, mine, "filesystem", "read_text_file", {"path": files[mine]})
+                expect(text_of(result) == f"hello from {mine}\n", f"{mine} read own file: {text_of(result)!r}")
+                result = await use_tool(session, mine, "filesystem", "read_text_file", {"path": files[other]},
+                                        ok=False)
+                expect(result.is_error and "hello" not in text_of(result),
+                       f"{mine} could read {other}'s file: {text_of(result)!r}")
+                result = await use_tool(session, mine, "filesystem", "list_allowed_directories", {})
+                expect(os.path.join(run, mine) in text_of(result) and os.path.join(run, other) not in text_of(result),
+                       f"{mine} allowed directories: {text_of(result)!r}")
+
+        async with step("isolation-memory"):
+            for toolbox in ("dev", "prod"):
+                entity = {"name": f"{toolbox}-entity", "entityType": "marker", "observations": [toolbox]}
+                await use_tool(session, toolbox, "memory", "create_entities", {"entities": [entity]})
+            for toolbox in ("dev", "prod"):
+                result = await use_tool(session, toolbox, "memory", "read_graph", {})
+                names = [e["name"] for e in result.structured_content["entities"]]
+                expect(names == [f"{toolbox}-entity"], f"{toolbox} graph holds {names}")
+                with open(os.path.join(run, f"{toolbox}-memory.jsonl")) as f:
+                    stored = f.read()
+                expect(f"{toolbox}-entity" in stored and stored.count("-entity") == 1, f"{toolbox} file: {stored!r}")
+
+        async with step("isolation-close-dev-keeps-prod"):
+            result = await session.call_tool("close_toolbox", {"toolbox_name": "dev"})
+            expect(text_of(result) == "Toolbox 'dev' closed (2 servers stopped)", text_of(result))
+            result = await use_tool(session, "dev", "filesystem", "read_text_file", {"path": files["dev"]}, ok=False)
+            expect(result.is_error and "is not open" in text_of(result), f"dev after close: {text_of(result)}")
+            result = await use_tool(session, "prod", "filesystem", "read_text_file", {"path": files["prod"]})
+            expect(text_of(result) == "hello from prod\n", f"prod read: {text_of(result)!r}")
+            result = await use_tool(session, "prod", "memory", "read_graph", {})
+            names = [e["name"] for e in result.structured_content["entities"]]
+            expect(names == ["prod-entity"], f"prod graph after closing dev: {names}")
+    shutil.rmtree(run, ignore_errors=True)
+
+
+def inspector(run, *args):
+    """One MCP Inspector CLI run against the workbench; returns its parsed stdout."""
+    env = workbench_env(run)
+    argv = [INSPECTOR, "--cli"]
+    for key in ("IO_RUN", "IO_NPM", "IO_VENV"):
+        argv += ["-e", f"{key}={env[key]}"]
+    # `--config` would be taken by the inspector itself, so pass the path by env.
+    argv += ["-e", f"WORKBENCH_CONFIG={write_config(run)}", WB, *args]
+    with log_file("inspector") as errlog:
+        done = subprocess.run(argv, cwd=run, stdout=subprocess.PIPE, stderr=errlog, timeout=OPEN_TIMEOUT)
+    expect(done.returncode == 0, f"inspector exited {done.returncode}: {done.stdout.decode()[-300:]}")
+    return json.loads(done.stdout)
+
+
+async def check_inspector():
+    """2: the MCP Inspector CLI lists the meta-tools and calls them (one process per call)."""
+    run = new_run_dir()
+    async with step("inspector-tools-list"):
+        got = await anyio.to_thread.run_sync(inspector, run, "--method", "tools/list")
+        names = [t["name"] for t in got["tools"]]
+        expect(names[:3] == ["open_toolbox", "use_tool", "close_toolbox"], f"tools {names}")
+
+    async with step("inspector-open-toolbox"):
+        got = await anyio.to_thread.run_sync(inspector, run, "--method", "tools/call", "--tool-name", "open_toolbox",
+                                             "--tool-arg", "toolbox_name=dev")
+        expect(not got.get("isError"), f"open: {got}")
+        expect(got["structuredContent"]["servers_connected"] == 2, f"open: {got['structuredContent']}")
+
+    async with step("inspector-use-tool"):
+        # Each CLI run is a fresh workbench, so no toolbox is open: the answer proves the
+        # JSON object arguments arrived intact and got the contract's "not open" message.
+        got = await anyio.to_thread.run_sync(
+            inspector, run, "--method", "tools/call", "--tool-name", "use_tool",
+            "--tool-arg", 'tool={"toolbox":"dev","server":"memory","tool":"read_graph"}', "arguments={}")
+        want = "Toolbox 'dev' is not open; call open_toolbox with toolbox_name 'dev' first"
+        expect(got.get("isError") and got["content"][0]["text"] == want, f"use_tool: {got}")
+    shutil.rmtree(run, ignore_errors=True)
+
+
+async def check_exact_passthrough():
+    """3: tool definitions and results of server-everything reach the host byte for byte."""
+    run = new_run_dir()
+    async with step("everything-exact-passthrough"):
+        def compare():
+            with log_file("raw-direct") as log:
+                direct = RawClient(["node", EVERYTHING_JS, "stdio"], workbench_env(run), run, log)
+                try:
+                    direct.handshake()
+                    listing, _ = direct.request("tools/list")
+                    call, _ = direct.request("tools/call", {"name": "get-structured-content",
+                                                            "arguments": {"location": "Los Angeles"}})
+                finally:
+                    direct.close()
+            with log_file("raw-workbench") as log:
+                wb = RawClient([WB, "--config", write_config(run)], workbench_env(run), run, log)
+                try:
+                    wb.handshake()
+                    _, opened = wb.request("tools/call", {"name": "open_toolbox",
+                                                          "arguments": {"toolbox_name": "everything"}})
+                    via, _ = wb.request("tools/call", {"name": "use_tool", "arguments": {
+                        "tool": {"toolbox": "everything", "server": "everything", "tool": "get-structured-content"},
+                        "arguments": {"location": "Los Angeles"}}})
+                    _, progressed = wb.request("tools/call", {"name": "use_tool", "_meta": {"progressToken": "tok-42"},
+                                                              "arguments": {"tool": {"toolbox": "everything", "server": "everything",
+                                                                                     "tool": "trigger-long-running-operation"},
+                                                                            "arguments": {"duration": 1, "steps": 2}}})
+                finally:
+                    wb.close()
+            open_text = opened["result"]["content"][0]["text"]
+            for tool in json.loads(raw_member(listing, "result"))["tools"]:
+                start = listing.index('{"name":' + json.dumps(tool["name"]))
+                _, end = json.JSONDecoder().raw_decode(listing, start)
+                spliced = listing[start:end - 1] + ',"toolbox_name":"everything","source_server":"everything"}'
+                expect(spliced in open_text, f"tool {tool['name']} not passed through byte for byte")
+            expect(raw_member(via, "result") == raw_member(call, "result"),
+                   f"result differs: direct {raw_member(call, 'result')} via workbench {raw_member(via, 'result')}")
+            tokens = [n["params"]["progressToken"] for n in wb.notifications if n["method"] == "notifications/progress"]
+            expect(tokens == ["tok-42", "tok-42"], f"progress tokens seen: {tokens}")
+        await anyio.to_thread.run_sync(compare)
+    shutil.rmtree(run, ignore_errors=True)
+
+
+async def check_dynamic_validation():
+    """3: in dynamic mode the SDK itself validates structuredContent against the passed-through outputSchema."""
+    run = new_run_dir()
+    async with step("dynamic-sdk-validates-structured-content"):
+        async with sdk_session("dynamic", run, mode="dynamic") as session:
+            await open_toolbox(session, "everything")
+            tools = (await session.list_tools()).tools
+            native = [t for t in tools if (t.meta or {}).get("original_name") == "get-structured-content"]
+            expect(len(native) == 1 and native[0].output_schema, f"native tools: {[t.name for t in tools]}")
+            # call_tool raises if structuredContent is missing or does not match outputSchema.
+            result = await session.call_tool(native[0].name, {"location": "New York"})
+            expect(not result.is_error, text_of(result))
+            expect(result.structured_content == {"temperature": 33, "conditions": "Cloudy", "humidity": 82},
+                   f"{result.structured_content}")
+
+    async with step("dynamic-one-list-changed-per-open"):
+        # server-everything itself sends tools/list_changed 1-4 times after initialized;
+        # the host must still see exactly one per open and one per close.
+        def scenario():
+            with log_file("dynamic-raw") as log:
+                wb = RawClient([WB, "--config", write_config(run, "dynamic")], workbench_env(run), run, log)
+                try:
+                    wb.handshake()
+                    wb.request("tools/call", {"name": "open_toolbox", "arguments": {"toolbox_name": "everything"}})
+                    time.sleep(1.5)
+                    opened = [n["method"] for n in wb.notifications].count("notifications/tools/list_changed")
+                    wb.request("tools/call", {"name": "close_toolbox", "arguments": {"toolbox_name": "everything"}})
+                    wb.request("ping")
+                    total = [n["method"] for n in wb.notifications].count("notifications/tools/list_changed")
+                finally:
+                    wb.close()
+            expect((opened, total) == (1, 2), f"list_changed after open: {opened}, after close: {total}")
+        await anyio.to_thread.run_sync(scenario)
+    shutil.rmtree(run, ignore_errors=True)
+
+
+async def check_shutdown():
+    """6: server-everything with simulated logging ignores stdin EOF; closing the workbench's
+    stdin must still leave no process behind within the escalation time (2 s + 2 s)."""
+    run = new_run_dir()
+    async with step("shutdown-no-leftovers"):
+        def scenario():
+            with log_file("shutdown") as log:
+                wb = RawClient([WB, "--config", write_config(run)], workbench_env(run), run, log)
+                try:
+                    wb.handshake()
+                    wb.request("tools/call", {"name": "open_toolbox", "arguments": {"toolbox_name": "everything"}})
+                    wb.request("tools/call", {"name": "use_tool", "arguments": {
+                        "tool": {"toolbox": "everything", "server": "everything", "tool": "toggle-simulated-logging"},
+                        "arguments": {}}})
+                    expect(len(processes_in(run)) >= 3, f"expected workbench + 2 servers: {processes_in(run)}")
+                finally:
+                    start = time.monotonic()
+                    code = wb.close(timeout=20)
+            exited = time.monotonic() - start
+            info(f"workbench exited {code} {exited:.1f} s after stdin EOF")
+            while processes_in(run) and time.monotonic() - start < 6:
+                time.sleep(0.1)
+            left = processes_in(run)
+            expect(not left, f"left after {time.monotonic() - start:.1f} s: {left}")
+            expect(code == 0 and exited < 6, f"exit code {code} after {exited:.1f} s")
+        await anyio.to_thread.run_sync(scenario)
+    shutil.rmtree(run, ignore_errors=True)
+
+
+async def main():
+    started = time.monotonic()
+    for check in (check_sdk_and_real_servers, check_auto_mode, check_inspector, check_isolation,
+                  check_exact_passthrough, check_dynamic_validation, check_shutdown):
+        try:
+            await check()
+        except Exception as e:  # noqa: BLE001 - a check that could not even start
+            failed.append(check.__name__)
+            print(f"FAIL {check.__name__}: {describe(e)}", flush=True)
+    async with step("no-process-left", timeout=10):
+        await anyio.sleep(0.5)
+        left = processes_in(SESSION)
+        expect(not left, f"{left}")
+    shutil.rmtree(SESSION, ignore_errors=True)
+    info(f"checks took {time.monotonic() - started:.0f} s; logs in {LOGS}")
+    print(f"{len(passed)} passed, {len(failed)} failed", flush=True)
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(anyio.run(main))
