@@ -204,7 +204,7 @@ impl Server {
             method::SET_LEVEL => self.set_level(&id, &params),
             _ => Err(ErrorObject::new(
                 jsonrpc::METHOD_NOT_FOUND,
-                format!("Method not found: {method}"),
+                format!("Method not found: {}", shorten(method, 100)),
             )),
         };
         let line = match answer {
@@ -222,6 +222,11 @@ impl Server {
         let Some(requested) = params.get("protocolVersion").and_then(Value::as_str) else {
             return Err(invalid_params("protocolVersion must be a string"));
         };
+        for field in ["capabilities", "clientInfo"] {
+            if params.get(field).is_some_and(|v| !v.is_object()) {
+                return Err(invalid_params(&format!("{field} must be an object")));
+            }
+        }
         let version = mcp::negotiate(requested);
         if self.version.set(version).is_err() {
             return Err(ErrorObject::new(
@@ -496,6 +501,14 @@ fn raw_arguments(line: &[u8], nested: bool, parsed: Option<&Value>) -> Box<RawVa
 
 fn empty_object() -> Box<RawValue> {
     RawValue::from_string("{}".to_string()).expect("{} is JSON")
+}
+
+/// `text` cut to at most `max` characters, for echoing input in messages.
+fn shorten(text: &str, max: usize) -> String {
+    match text.char_indices().nth(max) {
+        Some((end, _)) => format!("{}...", &text[..end]),
+        None => text.to_string(),
+    }
 }
 
 fn invalid_params(message: &str) -> ErrorObject {
