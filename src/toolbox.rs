@@ -272,4 +272,29 @@ mod tests {
         let (kept, _) = apply_filter(all(), &ToolFilter::Only(vec![]));
         assert!(kept.is_empty());
     }
+
+    #[test]
+    fn restart_backoff_grows_only_for_quick_deaths() {
+        let registry = Registry::new(vec![ToolboxConfig {
+            name: "t".into(),
+            description: "d".into(),
+            servers: Vec::new(),
+        }]);
+        let slot = registry.find("t").unwrap();
+        assert_eq!(slot.restart_delay("s"), Duration::ZERO, "never started");
+        slot.note_start("s");
+        assert_eq!(slot.restart_delay("s"), Duration::ZERO, "first quick death");
+        let delays: Vec<Duration> = (0..6)
+            .map(|_| {
+                slot.note_start("s");
+                slot.restart_delay("s")
+            })
+            .collect();
+        let ms: Vec<u128> = delays.iter().map(Duration::as_millis).collect();
+        assert_eq!(ms, [250, 500, 1000, 2000, 4000, 5000]);
+        // A server that ran for a while starts over.
+        lock(&slot.restarts).get_mut("s").unwrap().last_start =
+            Some(Instant::now() - QUICK_DEATH - Duration::from_secs(1));
+        assert_eq!(slot.restart_delay("s"), Duration::ZERO);
+    }
 }

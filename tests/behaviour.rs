@@ -571,3 +571,93 @@ fn trace_records_all_four_directions_in_order() {
     assert_eq!(expected.lines().count(), 3);
     let _ = fs::remove_dir_all(&dir);
 }
+
+/// Seed 000's invariants in dynamic mode, across several open toolboxes that
+/// share one server: names are unique and safe, every listed native tool
+/// resolves to its own toolbox's process and to the tool it names.
+#[test]
+fn dynamic_mode_invariants_hold_across_toolboxes() {
+    let names = [
+        "read",
+        "read.file",
+        "read/file",
+        "read file",
+        &"x".repeat(70),
+        &format!("{}y", "x".repeat(69)),
+    ];
+    let tools: Vec<Value> = names
+        .iter()
+        .map(|n| json!({"tool": {"name": n, "inputSchema": {"type": "object"}}, "action": {"env": ["MARKER"]}}))
+        .collect();
+    let server = |marker: &str| {
+        let mut s = fake("tools.json");
+        s["env"] = json!({"MARKER": marker});
+        s
+    };
+    let config = json!({"mode": "dynamic", "toolboxes": {
+        "alpha": {"description": "a", "mcpServers": {"shared": server("alpha")}},
+        "beta": {"description": "b", "mcpServers": {"shared": server("beta")}},
+        "a-very-long-toolbox-name-that-eats-most-of-the-budget": {"description": "c", "mcpServers": {"shared": server("long")}}
+    }});
+    let mut wb = Workbench::start(
+        "dynamic-invariants",
+        config,
+        &[("tools.json", json!({"tools": tools}))],
+        &[],
+    );
+    for (i, toolbox) in [
+        "alpha",
+        "beta",
+        "a-very-long-toolbox-name-that-eats-most-of-the-budget",
+    ]
+    .iter()
+    .enumerate()
+    {
+        wb.call(
+            10 + i as i64,
+            "open_toolbox",
+            json!({"toolbox_name": toolbox}),
+        );
+        let notification = wb.recv();
+        assert_eq!(notification["method"], "notifications/tools/list_changed");
+        assert_eq!(wb.recv()["id"], 10 + i as i64);
+    }
+    let list = wb.request(20, "tools/list", json!({}));
+    let native: Vec<&Value> = list["result"]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .skip(3)
+        .collect();
+    assert_eq!(native.len(), 3 * names.len());
+    let mut seen = std::collections::HashSet::new();
+    for (i, tool) in native.iter().enumerate() {
+        let name = tool["name"].as_str().unwrap();
+        assert!(
+            name.len() <= 64
+                && name
+                    .bytes()
+                    .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-'),
+            "{name}"
+        );
+        assert!(seen.insert(name.to_string()), "duplicate {name}");
+        let toolbox = tool["_meta"]["toolbox_name"].as_str().unwrap();
+        let original = tool["_meta"]["original_name"].as_str().unwrap();
+        assert!(names.contains(&original));
+        let id = 100 + i as i64;
+        wb.call(id, name, json!({}));
+        let reply = wb.recv();
+        assert_eq!(reply["id"], id);
+        let marker = if toolbox.starts_with("a-very") {
+            "long"
+        } else {
+            toolbox
+        };
+        assert_eq!(
+            text(&reply),
+            format!("MARKER={marker}"),
+            "{name} must reach {toolbox}'s own process"
+        );
+    }
+    assert_eq!(wb.finish().0, Some(0));
+}
