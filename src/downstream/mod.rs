@@ -420,7 +420,11 @@ impl Downstream {
         };
         let line = jsonrpc::request_line(&RequestId::Int(id), method::TOOLS_CALL, &params);
         if let Err(e) = self.write(&line) {
-            lock(&self.shared).pending.remove(&id);
+            // The child may have died (or been stopped) meanwhile, and whoever
+            // noticed has answered this call already: answer only if we still own it.
+            if lock(&self.shared).pending.remove(&id).is_none() {
+                return Ok(());
+            }
             return Err(self
                 .down_reason()
                 .unwrap_or_else(|| format!("cannot write to its stdin: {e}")));
