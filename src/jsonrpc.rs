@@ -193,7 +193,17 @@ pub fn result_line<R: Serialize + ?Sized>(id: &RequestId, result: &R) -> Vec<u8>
 
 /// A result line around raw bytes received from elsewhere, copied verbatim.
 pub fn raw_result_line(id: &RequestId, result: &RawValue) -> Vec<u8> {
-    result_line(id, result)
+    let (head, tail) = raw_result_parts(id);
+    [head.as_slice(), result.get().as_bytes(), tail].concat()
+}
+
+/// The bytes before and after the result of a result line, so that a large
+/// forwarded result can be written around without being copied into a line.
+pub fn raw_result_parts(id: &RequestId) -> (Vec<u8>, &'static [u8]) {
+    let mut head = b"{\"jsonrpc\":\"2.0\",\"id\":".to_vec();
+    serde_json::to_writer(&mut head, id).expect("ids serialise");
+    head.extend_from_slice(b",\"result\":");
+    (head, b"}\n")
 }
 
 /// `{"jsonrpc":"2.0","id":..|null,"error":{"code":..,"message":..}}\n`

@@ -157,9 +157,9 @@ impl Downstream {
             (Pending::Wait(tx), reply) => {
                 let _ = tx.send(reply.map(ToOwned::to_owned).map_err(Failure::Rpc));
             }
-            (Pending::Call(call), Ok(result)) => self
-                .outbox
-                .send(&jsonrpc::raw_result_line(&call.upstream_id, result)),
+            (Pending::Call(call), Ok(result)) => {
+                self.outbox.send_raw_result(&call.upstream_id, result)
+            }
             (Pending::Call(call), Err(e)) => {
                 let text = format!(
                     "Tool '{}' in server '{}' (toolbox '{}') failed with error {}: {}",
