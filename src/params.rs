@@ -18,6 +18,10 @@ pub fn toolbox_name(args: &Map<String, Value>) -> Result<String, String> {
             problems.push("toolbox_name cannot be empty".to_string());
             None
         }
+        Some(Value::String(s)) if s.chars().count() > MAX_NAME => {
+            problems.push(format!("toolbox_name: {}", too_long(MAX_NAME)));
+            None
+        }
         Some(Value::String(s)) => Some(s.clone()),
         Some(other) => {
             problems.push(format!("toolbox_name: {}", expected("string", other)));
@@ -39,9 +43,9 @@ pub fn use_tool(args: &Map<String, Value>) -> Result<ToolId, String> {
             None
         }
         Some(Value::Object(tool)) => {
-            let toolbox = field(tool, "toolbox", "Toolbox", &mut problems);
-            let server = field(tool, "server", "Server", &mut problems);
-            let name = field(tool, "tool", "Tool", &mut problems);
+            let toolbox = field(tool, "toolbox", "Toolbox", MAX_NAME, &mut problems);
+            let server = field(tool, "server", "Server", MAX_NAME, &mut problems);
+            let name = field(tool, "tool", "Tool", MAX_TOOL_NAME, &mut problems);
             unknown_keys(
                 tool,
                 &["toolbox", "server", "tool"],
@@ -73,12 +77,16 @@ fn field(
     obj: &Map<String, Value>,
     key: &str,
     what: &str,
+    max: usize,
     problems: &mut Vec<String>,
 ) -> Option<String> {
     match obj.get(key) {
         None => problems.push(format!("tool.{key}: Required")),
         Some(Value::String(s)) if s.trim().is_empty() => {
             problems.push(format!("tool.{key}: {what} name cannot be empty"))
+        }
+        Some(Value::String(s)) if s.chars().count() > max => {
+            problems.push(format!("tool.{key}: {}", too_long(max)))
         }
         Some(Value::String(s)) => return Some(s.clone()),
         Some(other) => problems.push(format!("tool.{key}: {}", expected("string", other))),
@@ -100,6 +108,17 @@ fn unknown_keys(
         };
         problems.push(format!("{prefix}Unrecognized key: '{key}'{hint}"));
     }
+}
+
+/// Toolbox and server names are at most 64 characters (config §3); longer
+/// input cannot name anything, and is not echoed back.
+const MAX_NAME: usize = 64;
+/// Tool names SHOULD be at most 128 characters (server/tools §Tool Names);
+/// allow twice that from servers that ignore the advice.
+const MAX_TOOL_NAME: usize = 256;
+
+fn too_long(max: usize) -> String {
+    format!("String must contain at most {max} character(s)")
 }
 
 fn expected(kind: &str, got: &Value) -> String {
@@ -152,6 +171,10 @@ mod tests {
             (
                 json!({"toolbox_name":3}),
                 "Invalid parameters: toolbox_name: Expected string, received number",
+            ),
+            (
+                json!({"toolbox_name":"x".repeat(65)}),
+                "Invalid parameters: toolbox_name: String must contain at most 64 character(s)",
             ),
         ];
         for (input, message) in cases {
