@@ -23,26 +23,75 @@ pub const INVALID_PARAMS: i64 = -32602;
 pub const INTERNAL_ERROR: i64 = -32603;
 
 /// A request id: a string or an integer, never null (MCP basic/index §Requests).
-/// `1` and `"1"` are different ids; `0` and negative numbers are valid.
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+/// `1` and `"1"` are different ids; `0` and negative numbers are valid. A string
+/// id keeps its JSON text, escapes included, so it is echoed byte for byte.
+#[derive(Clone, Debug)]
 pub enum RequestId {
     Int(i64),
     /// Only for integers above `i64::MAX`.
     UInt(u64),
-    Str(String),
+    /// The JSON text of the string, quotes included.
+    Str(Box<RawValue>),
+}
+
+impl PartialEq for RequestId {
+    fn eq(&self, other: &RequestId) -> bool {
+        match (self, other) {
+            (RequestId::Int(a), RequestId::Int(b)) => a == b,
+            (RequestId::UInt(a), RequestId::UInt(b)) => a == b,
+            (RequestId::Str(a), RequestId::Str(b)) => a.get() == b.get() || decode(a) == decode(b),
+            _ => false,
+        }
+    }
+}
+
+impl Eq for RequestId {}
+
+impl std::hash::Hash for RequestId {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        match self {
+            RequestId::Int(i) => i.hash(state),
+            RequestId::UInt(u) => u.hash(state),
+            RequestId::Str(s) => decode(s).hash(state),
+        }
+    }
+}
+
+/// The string a string id stands for (`"\u00e9"` and `"é"` are the same id).
+fn decode(raw: &RawValue) -> Option<String> {
+    serde_json::from_str(raw.get()).ok()
 }
 
 impl RequestId {
     /// Reads an id from JSON; `None` for null, fractions, booleans and the rest.
     pub fn from_json(value: &Value) -> Option<RequestId> {
         match value {
-            Value::String(s) => Some(RequestId::Str(s.clone())),
+            Value::String(s) => serde_json::value::to_raw_value(s).ok().map(RequestId::Str),
             Value::Number(n) => match (n.as_i64(), n.as_u64()) {
                 (Some(i), _) => Some(RequestId::Int(i)),
                 (None, Some(u)) => Some(RequestId::UInt(u)),
                 _ => None,
             },
             _ => None,
+        }
+    }
+
+    /// For a string id, the exact text `line` gave it (a parsed string loses
+    /// its escapes: `"\u00e9"` would come back as `"é"`).
+    pub fn exact_from(self, line: &[u8]) -> RequestId {
+        #[derive(serde::Deserialize)]
+        struct Envelope<'a> {
+            #[serde(borrow)]
+            id: Option<&'a RawValue>,
+        }
+        match self {
+            RequestId::Str(_) => match serde_json::from_slice::<Envelope>(line) {
+                Ok(Envelope { id: Some(raw) }) if raw.get().starts_with('"') => {
+                    RequestId::Str(raw.to_owned())
+                }
+                _ => self,
+            },
+            other => other,
         }
     }
 }
@@ -52,7 +101,7 @@ impl Serialize for RequestId {
         match self {
             RequestId::Int(i) => s.serialize_i64(*i),
             RequestId::UInt(u) => s.serialize_u64(*u),
-            RequestId::Str(v) => s.serialize_str(v),
+            RequestId::Str(v) => v.serialize(s),
         }
     }
 }
@@ -62,7 +111,7 @@ impl fmt::Display for RequestId {
         match self {
             RequestId::Int(i) => write!(f, "{i}"),
             RequestId::UInt(u) => write!(f, "{u}"),
-            RequestId::Str(v) => write!(f, "{v:?}"),
+            RequestId::Str(v) => f.write_str(v.get()),
         }
     }
 }
@@ -246,11 +295,15 @@ mod tests {
     fn ids_keep_their_type() {
         assert_eq!(RequestId::from_json(&json!(0)), Some(RequestId::Int(0)));
         assert_eq!(RequestId::from_json(&json!(-7)), Some(RequestId::Int(-7)));
-        assert_eq!(
-            RequestId::from_json(&json!("1")),
-            Some(RequestId::Str("1".into()))
-        );
-        assert_ne!(RequestId::Int(1), RequestId::Str("1".into()));
+        let one = RequestId::from_json(&json!("1")).unwrap();
+        assert_eq!(one.to_string(), "\"1\"");
+        assert_ne!(RequestId::Int(1), one);
+        let escaped = RequestId::from_json(&json!("é")).unwrap();
+        let exact = escaped
+            .clone()
+            .exact_from(br#"{"jsonrpc":"2.0","id":"\u00e9","method":"ping"}"#);
+        assert_eq!(serde_json::to_string(&exact).unwrap(), r#""\u00e9""#);
+        assert_eq!(exact, escaped, "the same id, however it is written");
         assert_eq!(RequestId::from_json(&json!(1.5)), None);
         assert_eq!(RequestId::from_json(&json!(null)), None);
         assert_eq!(RequestId::from_json(&json!(true)), None);

@@ -149,10 +149,13 @@ impl Server {
             return self.outbox.send(&jsonrpc::error_line(None, &error));
         }
         match jsonrpc::classify(value) {
-            Incoming::Request { id, method, params } => self.request(id, &method, params, line),
+            Incoming::Request { id, method, params } => {
+                self.request(id.exact_from(line), &method, params, line)
+            }
             Incoming::Notification { method, params } => self.notification(&method, params),
             Incoming::Response { id } => log::debug!("ignoring a response from the host ({id:?})"),
             Incoming::Invalid { id, reason } => {
+                let id = id.map(|id| id.exact_from(line));
                 let error = ErrorObject::new(
                     jsonrpc::INVALID_REQUEST,
                     format!("Invalid Request: {reason}"),
