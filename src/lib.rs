@@ -4,6 +4,7 @@
 //! The crate is a library so that the binary, the fuzz targets and the tests can
 //! share it; `main.rs` is only argument handling and exit codes.
 
+pub mod batch;
 pub mod check;
 pub mod cli;
 pub mod config;

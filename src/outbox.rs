@@ -5,16 +5,21 @@
 //! results are written by the thread that read them from the child, with no
 //! hand-off to another thread on the way (see ARCHITECTURE.md, hot path).
 
+use crate::batch::{Batches, Slot};
 use crate::jsonrpc::{self, RequestId};
 use crate::{framing, trace};
 use serde_json::value::RawValue;
 use std::io::Write;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Mutex;
+use std::sync::{Mutex, MutexGuard};
 
 pub struct Outbox {
     out: Mutex<Box<dyn Write + Send>>,
     broken: AtomicBool,
+    /// Batches waiting for answers (2025-03-26 only); checked with one atomic
+    /// load per message when there are none.
+    batches: Mutex<Batches>,
+    batching: AtomicBool,
 }
 
 impl Outbox {
@@ -22,12 +27,21 @@ impl Outbox {
         Outbox {
             out: Mutex::new(out),
             broken: AtomicBool::new(false),
+            batches: Mutex::new(Batches::default()),
+            batching: AtomicBool::new(false),
         }
     }
 
     /// Writes one line (ending in `\n`). A host that stopped reading loses the
     /// message; the failure is logged once and shutdown follows from stdin EOF.
     pub fn send(&self, line: &[u8]) {
+        if self.batching.load(Ordering::SeqCst) {
+            if let Some(id) = response_id(line) {
+                if self.held_for_batch(&id, line) {
+                    return;
+                }
+            }
+        }
         self.send_parts(&[line]);
     }
 
@@ -35,7 +49,58 @@ impl Outbox {
     /// result into a new buffer (a 16 MiB result costs no 16 MiB allocation).
     pub fn send_raw_result(&self, id: &RequestId, result: &RawValue) {
         let (head, tail) = jsonrpc::raw_result_parts(id);
+        if self.batching.load(Ordering::SeqCst)
+            && self.held_for_batch(
+                id,
+                &[head.as_slice(), result.get().as_bytes(), tail].concat(),
+            )
+        {
+            return;
+        }
         self.send_parts(&[&head, result.get().as_bytes(), tail]);
+    }
+
+    /// Starts a batch (see `batch`): its answers are held back until all of
+    /// them are there, then written as one array.
+    pub fn open_batch(&self, slots: Vec<Slot>) {
+        let mut batches = lock(&self.batches);
+        self.batching.store(true, Ordering::SeqCst);
+        let complete = batches.open(slots);
+        self.batching.store(!batches.is_empty(), Ordering::SeqCst);
+        drop(batches);
+        if let Some(line) = complete {
+            self.send_parts(&[&line]);
+        }
+    }
+
+    /// A request that will get no answer (cancelled): its batch stops waiting.
+    pub fn forget(&self, id: &RequestId) {
+        if !self.batching.load(Ordering::SeqCst) {
+            return;
+        }
+        let mut batches = lock(&self.batches);
+        let complete = batches.forget(id);
+        self.batching.store(!batches.is_empty(), Ordering::SeqCst);
+        drop(batches);
+        if let Some(line) = complete {
+            self.send_parts(&[&line]);
+        }
+    }
+
+    /// Whether `line`, the response to `id`, belongs to a batch (and was kept,
+    /// or written with its completed batch).
+    fn held_for_batch(&self, id: &RequestId, line: &[u8]) -> bool {
+        let mut batches = lock(&self.batches);
+        let line = line.strip_suffix(b"\n").unwrap_or(line);
+        let Some(complete) = batches.capture(id, line) else {
+            return false;
+        };
+        self.batching.store(!batches.is_empty(), Ordering::SeqCst);
+        drop(batches);
+        if let Some(batch) = complete {
+            self.send_parts(&[&batch]);
+        }
+        true
     }
 
     /// Writes the pieces of one line (the last ends in `\n`) under one lock.
@@ -56,4 +121,25 @@ impl Outbox {
             }
         }
     }
+}
+
+/// The id of a response line (`None` for notifications and requests).
+fn response_id(line: &[u8]) -> Option<RequestId> {
+    #[derive(serde::Deserialize)]
+    struct Envelope<'a> {
+        #[serde(borrow)]
+        id: Option<&'a RawValue>,
+        #[serde(borrow)]
+        method: Option<&'a RawValue>,
+    }
+    let envelope: Envelope = serde_json::from_slice(line).ok()?;
+    if envelope.method.is_some() {
+        return None;
+    }
+    let id = serde_json::from_str(envelope.id?.get()).ok()?;
+    RequestId::from_json(&id).map(|parsed| parsed.exact_from(line))
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
 }

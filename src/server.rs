@@ -7,6 +7,7 @@
 //! `close_toolbox` take seconds, so each runs on a worker thread of its own and
 //! never holds up the main loop. stdin EOF stops every child and returns.
 
+use crate::batch::Slot;
 use crate::config::{Config, Mode};
 use crate::downstream::Downstream;
 use crate::framing::{self, LineReader};
@@ -141,13 +142,68 @@ impl Server {
                 return self.outbox.send(&jsonrpc::error_line(None, &error));
             }
         };
-        if value.is_array() {
+        if let Value::Array(items) = value {
+            return self.batch(items);
+        }
+        self.dispatch(value, line);
+    }
+
+    /// A JSON-RPC batch: only with 2025-03-26, which requires receiving them;
+    /// later revisions removed batching (2025-06-18 changelog). The answers
+    /// go out together as one array (see `batch`).
+    fn batch(&mut self, items: Vec<Value>) {
+        let refuse = |reason: &str| {
             let error = ErrorObject::new(
                 jsonrpc::INVALID_REQUEST,
-                "Invalid Request: JSON-RPC batches are not supported",
+                format!("Invalid Request: {reason}"),
             );
-            return self.outbox.send(&jsonrpc::error_line(None, &error));
+            jsonrpc::error_line(None, &error)
+        };
+        if self.version.get() != Some(&"2025-03-26") {
+            let line = refuse("JSON-RPC batches exist only in protocol version 2025-03-26");
+            return self.outbox.send(&line);
         }
+        if items.is_empty() {
+            return self.outbox.send(&refuse("an empty batch"));
+        }
+        let mut slots = Vec::new();
+        let mut dispatch = Vec::new();
+        for item in items {
+            let bytes = serde_json::to_vec(&item).expect("a parsed value serialises");
+            match jsonrpc::classify(item) {
+                Incoming::Request { id, method, .. } if method == method::INITIALIZE => {
+                    let error = ErrorObject::new(
+                        jsonrpc::INVALID_REQUEST,
+                        "Invalid Request: initialize must not be part of a batch",
+                    );
+                    let mut line = jsonrpc::error_line(Some(&id), &error);
+                    line.pop();
+                    slots.push(Slot::Ready(line));
+                }
+                Incoming::Request { id, .. } => {
+                    slots.push(Slot::Expect(id));
+                    dispatch.push(bytes);
+                }
+                Incoming::Invalid { id, reason } => {
+                    let error = ErrorObject::new(
+                        jsonrpc::INVALID_REQUEST,
+                        format!("Invalid Request: {reason}"),
+                    );
+                    let mut line = jsonrpc::error_line(id.as_ref(), &error);
+                    line.pop();
+                    slots.push(Slot::Ready(line));
+                }
+                Incoming::Notification { .. } | Incoming::Response { .. } => dispatch.push(bytes),
+            }
+        }
+        self.outbox.open_batch(slots);
+        for bytes in dispatch {
+            let value = serde_json::from_slice(&bytes).expect("serialised just above");
+            self.dispatch(value, &bytes);
+        }
+    }
+
+    fn dispatch(&mut self, value: Value, line: &[u8]) {
         match jsonrpc::classify(value) {
             Incoming::Request { id, method, params } => {
                 self.request(id.exact_from(line), &method, params, line)
@@ -174,6 +230,7 @@ impl Server {
                     return log::debug!("ignoring a cancellation without a valid requestId");
                 };
                 let reason = params.get("reason").and_then(Value::as_str);
+                self.outbox.forget(&id);
                 let found = self
                     .wb
                     .registry
