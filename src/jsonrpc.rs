@@ -76,23 +76,13 @@ impl RequestId {
         }
     }
 
-    /// For a string id, the exact text `line` gave it (a parsed string loses
-    /// its escapes: `"\u00e9"` would come back as `"é"`).
-    pub fn exact_from(self, line: &[u8]) -> RequestId {
-        #[derive(serde::Deserialize)]
-        struct Envelope<'a> {
-            #[serde(borrow)]
-            id: Option<&'a RawValue>,
+    /// Reads an id from its JSON text; a string keeps that text, escapes
+    /// included, so it is echoed byte for byte.
+    pub fn from_raw(raw: &RawValue) -> Option<RequestId> {
+        if raw.get().starts_with('"') {
+            return Some(RequestId::Str(raw.to_owned()));
         }
-        match self {
-            RequestId::Str(_) => match serde_json::from_slice::<Envelope>(line) {
-                Ok(Envelope { id: Some(raw) }) if raw.get().starts_with('"') => {
-                    RequestId::Str(raw.to_owned())
-                }
-                _ => self,
-            },
-            other => other,
-        }
+        RequestId::from_json(&serde_json::from_str(raw.get()).ok()?)
     }
 }
 
@@ -130,15 +120,23 @@ impl ErrorObject {
             message: message.into(),
         }
     }
+
+    /// `-32600 Invalid Request: <reason>`.
+    pub fn invalid_request(reason: &str) -> ErrorObject {
+        ErrorObject::new(INVALID_REQUEST, format!("Invalid Request: {reason}"))
+    }
 }
 
 /// One message received from the host, classified.
 #[derive(Debug)]
-pub enum Incoming {
+pub enum Incoming<'a> {
     Request {
         id: RequestId,
         method: String,
         params: Option<Map<String, Value>>,
+        /// The params as the host wrote them, when the line could be read that
+        /// way (tool arguments are forwarded from these bytes).
+        raw_params: Option<&'a RawValue>,
     },
     Notification {
         method: String,
@@ -153,39 +151,186 @@ pub enum Incoming {
     },
 }
 
-/// Classifies one parsed JSON value (JSON-RPC 2.0 §4, MCP basic/index §Messages).
-pub fn classify(value: Value) -> Incoming {
-    let Value::Object(mut obj) = value else {
-        return invalid(None, "a message must be a JSON object");
-    };
-    let id_value = obj.remove("id");
-    let id = id_value.as_ref().and_then(RequestId::from_json);
-    if obj.get("jsonrpc").and_then(Value::as_str) != Some("2.0") {
-        return invalid(id, "\"jsonrpc\" must be \"2.0\"");
-    }
-    let params = match obj.remove("params") {
-        None => None,
-        Some(Value::Object(p)) => Some(p),
-        Some(_) => return invalid(id, "\"params\" must be an object"),
-    };
-    match obj.remove("method") {
-        Some(Value::String(method)) => match (id_value, id) {
-            (None, _) => Incoming::Notification { method, params },
-            (Some(_), Some(id)) => Incoming::Request { id, method, params },
-            (Some(_), None) => invalid(None, "\"id\" must be a string or an integer"),
-        },
-        Some(_) => invalid(id, "\"method\" must be a string"),
-        None if obj.contains_key("result") || obj.contains_key("error") => {
-            Incoming::Response { id }
+/// What one line from the host holds.
+pub enum Read<'a> {
+    One(Incoming<'a>),
+    /// A JSON array (a batch): its elements as the host wrote them.
+    Batch(Vec<&'a RawValue>),
+}
+
+/// Reads and classifies one line (JSON-RPC 2.0 §4, MCP basic/index §Messages).
+/// The error is the parser's, for a `-32700`.
+///
+/// An object is read in one pass into borrowed pieces (`Envelope`), so ids and
+/// params keep the host's bytes; anything else (arrays, duplicate keys, other
+/// JSON) is read as a `Value`, which also gives the parser's exact errors.
+pub fn read(line: &[u8]) -> Result<Read<'_>, serde_json::Error> {
+    match line.iter().find(|b| !b.is_ascii_whitespace()) {
+        Some(b'{') if plain(line) => {
+            if let Some(incoming) = Envelope::read(line) {
+                return Ok(Read::One(incoming));
+            }
         }
-        None => invalid(id, "\"method\" is missing"),
+        Some(b'[') => {
+            if let Ok(items) = serde_json::from_slice(line) {
+                return Ok(Read::Batch(items));
+            }
+        }
+        _ => {}
+    }
+    let value: Value = serde_json::from_slice(line)?;
+    Ok(Read::One(classify(value)))
+}
+
+/// Whether the borrowed read of `line` may stand in for a full parse: it is
+/// UTF-8 and nests less deep than serde_json's limit (it fails at 128 levels;
+/// a test pins the boundary). The borrowed read
+/// skips unknown members without checking either, and a full parse must
+/// answer such lines exactly as before (`-32700`).
+fn plain(line: &[u8]) -> bool {
+    const MAX_DEPTH: usize = 127;
+    if std::str::from_utf8(line).is_err() {
+        return false;
+    }
+    let (mut depth, mut in_string, mut escaped) = (0usize, false, false);
+    for &b in line {
+        match (in_string, b) {
+            (true, _) if escaped => escaped = false,
+            (true, b'\\') => escaped = true,
+            (true, b'"') => in_string = false,
+            (true, _) => {}
+            (false, b'"') => in_string = true,
+            (false, b'[' | b'{') => {
+                depth += 1;
+                if depth > MAX_DEPTH {
+                    return false;
+                }
+            }
+            (false, b']' | b'}') => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    true
+}
+
+/// Classifies one parsed JSON value.
+pub fn classify(value: Value) -> Incoming<'static> {
+    let Value::Object(mut obj) = value else {
+        return Incoming::invalid(None, "a message must be a JSON object");
+    };
+    let method = obj.remove("method");
+    Fields {
+        jsonrpc_ok: obj.get("jsonrpc").and_then(Value::as_str) == Some("2.0"),
+        id: obj.remove("id").map(|id| RequestId::from_json(&id)),
+        method: method.map(|m| match m {
+            Value::String(m) => Some(m),
+            _ => None,
+        }),
+        params: obj.remove("params").map(|p| match p {
+            Value::Object(p) => Some(p),
+            _ => None,
+        }),
+        raw_params: None,
+        is_response: obj.contains_key("result") || obj.contains_key("error"),
+    }
+    .classify()
+}
+
+/// The members of a message object as they bear on classification, however
+/// the object was read. An outer `Some` means the member was present.
+struct Fields<'a> {
+    jsonrpc_ok: bool,
+    id: Option<Option<RequestId>>,
+    method: Option<Option<String>>,
+    params: Option<Option<Map<String, Value>>>,
+    raw_params: Option<&'a RawValue>,
+    is_response: bool,
+}
+
+impl<'a> Fields<'a> {
+    fn classify(self) -> Incoming<'a> {
+        let id = self.id.clone().flatten();
+        if !self.jsonrpc_ok {
+            return Incoming::invalid(id, "\"jsonrpc\" must be \"2.0\"");
+        }
+        let params = match self.params {
+            None => None,
+            Some(Some(p)) => Some(p),
+            Some(None) => return Incoming::invalid(id, "\"params\" must be an object"),
+        };
+        match self.method {
+            Some(Some(method)) => match self.id {
+                None => Incoming::Notification { method, params },
+                Some(Some(id)) => Incoming::Request {
+                    id,
+                    method,
+                    params,
+                    raw_params: self.raw_params,
+                },
+                Some(None) => Incoming::invalid(None, "\"id\" must be a string or an integer"),
+            },
+            Some(None) => Incoming::invalid(id, "\"method\" must be a string"),
+            None if self.is_response => Incoming::Response { id },
+            None => Incoming::invalid(id, "\"method\" is missing"),
+        }
     }
 }
 
-fn invalid(id: Option<RequestId>, reason: &str) -> Incoming {
-    Incoming::Invalid {
-        id,
-        reason: reason.to_string(),
+/// A message object read in one pass, each member kept as the host's bytes.
+#[derive(serde::Deserialize)]
+struct Envelope<'a> {
+    #[serde(default, borrow, deserialize_with = "present")]
+    jsonrpc: Option<&'a RawValue>,
+    #[serde(default, borrow, deserialize_with = "present")]
+    id: Option<&'a RawValue>,
+    #[serde(default, borrow, deserialize_with = "present")]
+    method: Option<&'a RawValue>,
+    #[serde(default, borrow, deserialize_with = "present")]
+    params: Option<&'a RawValue>,
+    #[serde(default, borrow, deserialize_with = "present")]
+    result: Option<&'a RawValue>,
+    #[serde(default, borrow, deserialize_with = "present")]
+    error: Option<&'a RawValue>,
+}
+
+/// A member that is present, even as `null` (plain `Option` reads `null` as absent).
+fn present<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<&'de RawValue>, D::Error> {
+    <&RawValue as serde::Deserialize>::deserialize(d).map(Some)
+}
+
+impl<'a> Envelope<'a> {
+    /// `None` when the line is not one plain object (the caller then reads it
+    /// as a `Value`).
+    fn read(line: &'a [u8]) -> Option<Incoming<'a>> {
+        let envelope: Envelope = serde_json::from_slice(line).ok()?;
+        let string = |raw: &RawValue| serde_json::from_str::<String>(raw.get()).ok();
+        let params = match envelope.params {
+            None => None,
+            Some(raw) if raw.get().starts_with('{') => {
+                Some(Some(serde_json::from_str(raw.get()).ok()?))
+            }
+            Some(_) => Some(None),
+        };
+        Some(
+            Fields {
+                jsonrpc_ok: envelope.jsonrpc.and_then(string).as_deref() == Some("2.0"),
+                id: envelope.id.map(RequestId::from_raw),
+                method: envelope.method.map(string),
+                params,
+                raw_params: envelope.params,
+                is_response: envelope.result.is_some() || envelope.error.is_some(),
+            }
+            .classify(),
+        )
+    }
+}
+
+impl Incoming<'_> {
+    pub fn invalid(id: Option<RequestId>, reason: &str) -> Self {
+        Incoming::Invalid {
+            id,
+            reason: reason.to_string(),
+        }
     }
 }
 
@@ -299,9 +444,11 @@ mod tests {
         assert_eq!(one.to_string(), "\"1\"");
         assert_ne!(RequestId::Int(1), one);
         let escaped = RequestId::from_json(&json!("é")).unwrap();
-        let exact = escaped
-            .clone()
-            .exact_from(br#"{"jsonrpc":"2.0","id":"\u00e9","method":"ping"}"#);
+        let Ok(Read::One(Incoming::Request { id: exact, .. })) =
+            read(br#"{"jsonrpc":"2.0","id":"\u00e9","method":"ping"}"#)
+        else {
+            panic!("a request")
+        };
         assert_eq!(serde_json::to_string(&exact).unwrap(), r#""\u00e9""#);
         assert_eq!(exact, escaped, "the same id, however it is written");
         assert_eq!(RequestId::from_json(&json!(1.5)), None);
@@ -338,6 +485,37 @@ mod tests {
         let response = classify(json!({"jsonrpc":"2.0","id":1,"result":{}}));
         assert!(matches!(response, Incoming::Response { .. }));
         assert!(matches!(classify(json!([])), Incoming::Invalid { .. }));
+    }
+
+    #[test]
+    fn the_borrowed_read_answers_like_a_full_parse() {
+        let outcome = |line: &[u8]| match read(line) {
+            Err(_) => "parse error".to_string(),
+            Ok(Read::One(incoming)) => format!("{incoming:?}"),
+            Ok(Read::Batch(items)) => format!("batch of {}", items.len()),
+        };
+        let full = |line: &[u8]| match serde_json::from_slice::<Value>(line) {
+            Err(_) => "parse error".to_string(),
+            Ok(value) => format!("{:?}", classify(value)),
+        };
+        let mut lines: Vec<Vec<u8>> = (120..135)
+            .map(|depth| {
+                let nested = format!("{}{}", "[".repeat(depth), "]".repeat(depth));
+                format!(r#"{{"jsonrpc":"2.0","method":"ping","x":{nested}}}"#).into_bytes()
+            })
+            .collect();
+        lines.push(b"{\"jsonrpc\":\"2.0\",\"method\":\"ping\",\"x\":\"\xff\"}".to_vec());
+        lines.push(br#"{"jsonrpc":"2.0","id":1,"id":2,"method":"ping"}"#.to_vec());
+        lines.push(br#"{"jsonrpc":"2\u002e0","id":null,"method":"ping"}"#.to_vec());
+        lines.push(br#"{"jsonrpc":"2.0","id":[1],"method":"ping","params":null}"#.to_vec());
+        for line in &lines {
+            assert_eq!(
+                outcome(line),
+                full(line),
+                "{}",
+                String::from_utf8_lossy(line)
+            );
+        }
     }
 
     #[test]

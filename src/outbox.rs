@@ -6,7 +6,7 @@
 //! hand-off to another thread on the way (see ARCHITECTURE.md, hot path).
 
 use crate::batch::{Batches, Slot};
-use crate::jsonrpc::{self, RequestId};
+use crate::jsonrpc::{self, Incoming, Read, RequestId};
 use crate::{framing, trace};
 use serde_json::value::RawValue;
 use std::io::Write;
@@ -125,19 +125,10 @@ impl Outbox {
 
 /// The id of a response line (`None` for notifications and requests).
 fn response_id(line: &[u8]) -> Option<RequestId> {
-    #[derive(serde::Deserialize)]
-    struct Envelope<'a> {
-        #[serde(borrow)]
-        id: Option<&'a RawValue>,
-        #[serde(borrow)]
-        method: Option<&'a RawValue>,
+    match jsonrpc::read(line) {
+        Ok(Read::One(Incoming::Response { id })) => id,
+        _ => None,
     }
-    let envelope: Envelope = serde_json::from_slice(line).ok()?;
-    if envelope.method.is_some() {
-        return None;
-    }
-    let id = serde_json::from_str(envelope.id?.get()).ok()?;
-    RequestId::from_json(&id).map(|parsed| parsed.exact_from(line))
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {

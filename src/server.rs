@@ -11,7 +11,7 @@ use crate::batch::Slot;
 use crate::config::{Config, Mode};
 use crate::downstream::Downstream;
 use crate::framing::{self, LineReader};
-use crate::jsonrpc::{self, ErrorObject, Incoming, RequestId};
+use crate::jsonrpc::{self, ErrorObject, Incoming, Read, RequestId};
 use crate::launch::Launcher;
 use crate::mcp::{self, method};
 use crate::meta_tools::{self, Outcome, Workbench};
@@ -135,30 +135,21 @@ impl Server {
         if trace::enabled() {
             trace::record(trace::Dir::HostToWorkbench, None, line);
         }
-        let value: Value = match serde_json::from_slice(line) {
-            Ok(v) => v,
+        match jsonrpc::read(line) {
+            Ok(Read::One(incoming)) => self.dispatch(incoming),
+            Ok(Read::Batch(items)) => self.batch(items),
             Err(e) => {
                 let error = ErrorObject::new(jsonrpc::PARSE_ERROR, format!("Parse error: {e}"));
-                return self.outbox.send(&jsonrpc::error_line(None, &error));
+                self.outbox.send(&jsonrpc::error_line(None, &error));
             }
-        };
-        if let Value::Array(items) = value {
-            return self.batch(items);
         }
-        self.dispatch(value, line);
     }
 
     /// A JSON-RPC batch: only with 2025-03-26, which requires receiving them;
     /// later revisions removed batching (2025-06-18 changelog). The answers
     /// go out together as one array (see `batch`).
-    fn batch(&mut self, items: Vec<Value>) {
-        let refuse = |reason: &str| {
-            let error = ErrorObject::new(
-                jsonrpc::INVALID_REQUEST,
-                format!("Invalid Request: {reason}"),
-            );
-            jsonrpc::error_line(None, &error)
-        };
+    fn batch(&mut self, items: Vec<&RawValue>) {
+        let refuse = |reason| jsonrpc::error_line(None, &ErrorObject::invalid_request(reason));
         if self.version.get() != Some(&"2025-03-26") {
             let line = refuse("JSON-RPC batches exist only in protocol version 2025-03-26");
             return self.outbox.send(&line);
@@ -166,56 +157,53 @@ impl Server {
         if items.is_empty() {
             return self.outbox.send(&refuse("an empty batch"));
         }
+        let answered = |id: Option<&RequestId>, reason: &str| {
+            let mut line = jsonrpc::error_line(id, &ErrorObject::invalid_request(reason));
+            line.pop(); // the array gets one newline at its end
+            Slot::Ready(line)
+        };
         let mut slots = Vec::new();
         let mut dispatch = Vec::new();
         for item in items {
-            let bytes = serde_json::to_vec(&item).expect("a parsed value serialises");
-            match jsonrpc::classify(item) {
+            let incoming = match jsonrpc::read(item.get().as_bytes()) {
+                Ok(Read::One(incoming)) => incoming,
+                _ => Incoming::invalid(None, "a message must be a JSON object"),
+            };
+            match incoming {
                 Incoming::Request { id, method, .. } if method == method::INITIALIZE => {
-                    let error = ErrorObject::new(
-                        jsonrpc::INVALID_REQUEST,
-                        "Invalid Request: initialize must not be part of a batch",
-                    );
-                    let mut line = jsonrpc::error_line(Some(&id), &error);
-                    line.pop();
-                    slots.push(Slot::Ready(line));
+                    slots.push(answered(
+                        Some(&id),
+                        "initialize must not be part of a batch",
+                    ));
                 }
-                Incoming::Request { id, .. } => {
-                    slots.push(Slot::Expect(id));
-                    dispatch.push(bytes);
+                Incoming::Request { ref id, .. } => {
+                    slots.push(Slot::Expect(id.clone()));
+                    dispatch.push(incoming);
                 }
-                Incoming::Invalid { id, reason } => {
-                    let error = ErrorObject::new(
-                        jsonrpc::INVALID_REQUEST,
-                        format!("Invalid Request: {reason}"),
-                    );
-                    let mut line = jsonrpc::error_line(id.as_ref(), &error);
-                    line.pop();
-                    slots.push(Slot::Ready(line));
+                Incoming::Invalid { id, reason } => slots.push(answered(id.as_ref(), &reason)),
+                Incoming::Notification { .. } | Incoming::Response { .. } => {
+                    dispatch.push(incoming)
                 }
-                Incoming::Notification { .. } | Incoming::Response { .. } => dispatch.push(bytes),
             }
         }
         self.outbox.open_batch(slots);
-        for bytes in dispatch {
-            let value = serde_json::from_slice(&bytes).expect("serialised just above");
-            self.dispatch(value, &bytes);
+        for incoming in dispatch {
+            self.dispatch(incoming);
         }
     }
 
-    fn dispatch(&mut self, value: Value, line: &[u8]) {
-        match jsonrpc::classify(value) {
-            Incoming::Request { id, method, params } => {
-                self.request(id.exact_from(line), &method, params, line)
-            }
+    fn dispatch(&mut self, incoming: Incoming) {
+        match incoming {
+            Incoming::Request {
+                id,
+                method,
+                params,
+                raw_params,
+            } => self.request(id, &method, params, raw_params),
             Incoming::Notification { method, params } => self.notification(&method, params),
             Incoming::Response { id } => log::debug!("ignoring a response from the host ({id:?})"),
             Incoming::Invalid { id, reason } => {
-                let id = id.map(|id| id.exact_from(line));
-                let error = ErrorObject::new(
-                    jsonrpc::INVALID_REQUEST,
-                    format!("Invalid Request: {reason}"),
-                );
+                let error = ErrorObject::invalid_request(&reason);
                 self.outbox.send(&jsonrpc::error_line(id.as_ref(), &error));
             }
         }
@@ -246,21 +234,21 @@ impl Server {
         }
     }
 
-    /// `line` is the request as received, for forwarding tool arguments as the
-    /// host's own bytes.
+    /// `raw_params` are the params as the host wrote them, for forwarding tool
+    /// arguments as the host's own bytes.
     fn request(
         &mut self,
         id: RequestId,
         method: &str,
         params: Option<Map<String, Value>>,
-        line: &[u8],
+        raw_params: Option<&RawValue>,
     ) {
         let params = params.unwrap_or_default();
         let answer = match method {
             method::INITIALIZE => self.initialize(&id, &params),
             method::PING => Ok(jsonrpc::result_line(&id, &Map::new())),
             method::TOOLS_LIST => self.tools_list(&id, &params),
-            method::TOOLS_CALL => return self.tools_call(id, &params, line),
+            method::TOOLS_CALL => return self.tools_call(id, &params, raw_params),
             method::SET_LEVEL => self.set_level(&id, &params),
             _ => Err(ErrorObject::new(
                 jsonrpc::METHOD_NOT_FOUND,
@@ -347,7 +335,12 @@ impl Server {
         Ok(jsonrpc::raw_result_line(id, &list))
     }
 
-    fn tools_call(&mut self, id: RequestId, params: &Map<String, Value>, line: &[u8]) {
+    fn tools_call(
+        &mut self,
+        id: RequestId,
+        params: &Map<String, Value>,
+        raw_params: Option<&RawValue>,
+    ) {
         let Some(name) = params.get("name").and_then(Value::as_str) else {
             let error = invalid_params("name must be a string");
             return self.outbox.send(&jsonrpc::error_line(Some(&id), &error));
@@ -364,7 +357,7 @@ impl Server {
         match name {
             meta_tools::USE_TOOL => match params::use_tool(args) {
                 Ok(tool_id) => {
-                    let arguments = raw_arguments(line, true, args.get("arguments"));
+                    let arguments = raw_arguments(raw_params, true, args.get("arguments"));
                     self.forward(id, tool_id, arguments, params.get("_meta"));
                 }
                 Err(text) => self.send_outcome(&id, &Outcome::error(text)),
@@ -380,7 +373,7 @@ impl Server {
                 // A native tool (dynamic mode) is use_tool with its identifier.
                 Some(tool_id) => {
                     let tool_id = tool_id.clone();
-                    let arguments = raw_arguments(line, false, Some(&Value::Object(args.clone())));
+                    let arguments = raw_arguments(raw_params, false, params.get("arguments"));
                     self.forward(id, tool_id, arguments, params.get("_meta"));
                 }
                 None => {
@@ -528,28 +521,32 @@ fn spawn_relister(wb: Weak<Workbench>, changed: crossbeam_channel::Receiver<()>)
 /// A tool call's `arguments` as the bytes the host sent (so big integers,
 /// number formats and key order reach the child intact): for `use_tool` the
 /// nested `arguments`, for a native tool the call's own. `parsed` is the same
-/// value already parsed, used when the bytes cannot be singled out (duplicate
-/// keys); absent or null means `{}`.
-fn raw_arguments(line: &[u8], nested: bool, parsed: Option<&Value>) -> Box<RawValue> {
+/// value already parsed, used when there are no bytes to take them from (a
+/// message with duplicate keys); absent or null means `{}`.
+fn raw_arguments(
+    raw_params: Option<&RawValue>,
+    nested: bool,
+    parsed: Option<&Value>,
+) -> Box<RawValue> {
     #[derive(serde::Deserialize)]
-    struct Call<'a> {
-        #[serde(borrow)]
-        params: Params<'a>,
-    }
-    #[derive(serde::Deserialize)]
-    struct Params<'a> {
+    struct WithArguments<'a> {
         #[serde(borrow, default)]
         arguments: Option<&'a RawValue>,
     }
-    let raw = serde_json::from_slice::<Call>(line).ok().and_then(|call| {
-        let outer = call.params.arguments;
-        if nested {
-            let inner: Params = serde_json::from_str(outer?.get()).ok()?;
-            Some(inner.arguments)
-        } else {
-            Some(outer)
-        }
-    });
+    fn arguments(raw: &RawValue) -> Option<Option<&RawValue>> {
+        Some(
+            serde_json::from_str::<WithArguments>(raw.get())
+                .ok()?
+                .arguments,
+        )
+    }
+    let raw = raw_params
+        .and_then(arguments)
+        .and_then(|outer| match (nested, outer) {
+            (false, outer) => Some(outer),
+            (true, Some(outer)) => arguments(outer),
+            (true, None) => Some(None),
+        });
     match (raw, parsed) {
         (Some(Some(raw)), _) if raw.get() != "null" => raw.to_owned(),
         (Some(_), _) | (None, None | Some(Value::Null)) => empty_object(),

@@ -18,7 +18,7 @@
 use libfuzzer_sys::fuzz_target;
 use mcp_workbench::config::{self, Config, Mode};
 use mcp_workbench::framing::LineReader;
-use mcp_workbench::jsonrpc::{self, Incoming};
+use mcp_workbench::jsonrpc::{self, Incoming, Read};
 use mcp_workbench::params;
 use mcp_workbench::server::Server;
 use serde_json::{Map, Value};
@@ -92,18 +92,17 @@ fuzz_target!(|data: &[u8]| {
     // (a) Framing, parsing, classification and the validators, line by line.
     let mut reader = LineReader::new(data);
     while let Ok(Some(line)) = reader.next_line() {
-        let Ok(value) = serde_json::from_slice::<Value>(line) else {
-            continue;
-        };
-        if let Value::Object(obj) = &value {
-            validate(obj, 4);
+        if let Ok(Value::Object(obj)) = serde_json::from_slice::<Value>(line) {
+            validate(&obj, 4);
         }
-        if let Incoming::Request {
-            params: Some(p), ..
-        }
-        | Incoming::Notification {
-            params: Some(p), ..
-        } = jsonrpc::classify(value)
+        if let Ok(Read::One(
+            Incoming::Request {
+                params: Some(p), ..
+            }
+            | Incoming::Notification {
+                params: Some(p), ..
+            },
+        )) = jsonrpc::read(line)
         {
             validate(&p, 4);
         }
