@@ -7,14 +7,14 @@
 //! so key order and numbers stay exactly as the server wrote them.
 
 use crate::config::{Mode, ToolFilter, ToolboxConfig};
-use crate::downstream::{Downstream, Started};
+use crate::downstream::{Downstream, Spec, Started};
 use crate::dynamic::NativeTable;
 use crate::jsonrpc;
 use crate::launch::{self, Launcher};
 use crate::mcp::method;
 use crate::mcp::TextResult;
 use crate::outbox::Outbox;
-use crate::toolbox::{OpenToolbox, Registry, RunningServer, ServerState};
+use crate::toolbox::{self, OpenToolbox, Registry, RunningServer, ServerState, Slot};
 use serde_json::value::RawValue;
 use serde_json::{json, Value};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -79,8 +79,8 @@ impl Workbench {
 pub struct Outcome {
     pub text: String,
     pub is_error: bool,
-    /// The same object as `text`, for `structuredContent` (2025-06-18+).
-    pub structured: Option<Box<RawValue>>,
+    /// `text` is a JSON object, also sent as `structuredContent` (2025-06-18+).
+    pub json: bool,
 }
 
 impl Outcome {
@@ -88,7 +88,7 @@ impl Outcome {
         Outcome {
             text,
             is_error: true,
-            structured: None,
+            json: false,
         }
     }
 
@@ -106,7 +106,10 @@ impl Outcome {
         } else {
             TextResult::ok(&self.text)
         };
-        base.with_structured(self.structured.as_deref().filter(|_| structured_allowed))
+        let structured = (self.json && structured_allowed)
+            .then(|| serde_json::from_str::<&RawValue>(&self.text).ok())
+            .flatten();
+        base.with_structured(structured)
     }
 }
 
@@ -244,12 +247,11 @@ pub fn open_toolbox(wb: &Workbench, name: &str) -> Outcome {
 
     // Keep healthy servers; (re)start the rest. Resolve all env first: an unset
     // variable fails the open and changes nothing.
-    let mut keep: Vec<Option<&RunningServer>> = Vec::new();
+    let mut keep: Vec<Option<&Arc<RunningServer>>> = Vec::new();
     let mut specs = Vec::new();
     let mut env_errors = Vec::new();
-    let mut dead: Vec<Arc<Downstream>> = Vec::new();
+    let mut dead: Vec<(&str, Arc<Downstream>)> = Vec::new();
     let mut notes = Vec::new();
-    let mut delay = Duration::ZERO;
     for (i, server) in config.servers.iter().enumerate() {
         let running = previous.as_ref().and_then(|p| match &p.servers[i] {
             ServerState::Running(r) => Some(r),
@@ -265,8 +267,7 @@ pub fn open_toolbox(wb: &Workbench, name: &str) -> Outcome {
                         "Server '{}' had stopped ({why}) and was restarted",
                         server.name
                     ));
-                    delay = delay.max(slot.restart_delay(&server.name));
-                    dead.push(Arc::clone(&r.conn));
+                    dead.push((&server.name, Arc::clone(&r.conn)));
                 }
                 if !server.disabled {
                     match launch::resolve(&config.name, server) {
@@ -283,13 +284,8 @@ pub fn open_toolbox(wb: &Workbench, name: &str) -> Outcome {
             env_errors.join("; ")
         ));
     }
-    launch::stop_all(&dead, "");
-    std::thread::sleep(delay);
-    for spec in &specs {
-        slot.note_start(&spec.server);
-    }
     let restarted = previous.is_some() && !specs.is_empty();
-    let mut started = wb.launcher.start_all(specs).into_iter();
+    let mut started = start_servers(wb, slot, dead, specs).into_iter();
 
     let mut states = Vec::new();
     for (server, kept) in config.servers.iter().zip(keep) {
@@ -319,75 +315,83 @@ pub fn open_toolbox(wb: &Workbench, name: &str) -> Outcome {
         if restarted { "reopened" } else { "open" }
     );
     Outcome {
-        text: outcome.json.get().to_string(),
+        text: outcome.json,
         is_error: false,
-        structured: Some(outcome.json),
+        json: true,
     }
 }
 
 fn started_state(result: Result<Started, String>, filter: &ToolFilter) -> ServerState {
     match result {
-        Ok(s) => ServerState::Running(RunningServer::new(s.conn, s.tools, filter)),
+        Ok(s) => RunningServer::state(s.conn, s.tools, filter),
         Err(why) => ServerState::Failed(why),
     }
 }
 
-/// Starts again a server of an open toolbox that died, for a `use_tool` call
-/// (after the backoff, if it keeps dying). Returns its new connection.
+/// Starts `specs` for `slot`, after stopping `dead` (its servers that died)
+/// and waiting out the longest restart backoff among them.
+fn start_servers(
+    wb: &Workbench,
+    slot: &Slot,
+    dead: Vec<(&str, Arc<Downstream>)>,
+    specs: Vec<Spec>,
+) -> Vec<Result<Started, String>> {
+    let delay = dead
+        .iter()
+        .map(|(name, _)| slot.restart_delay(name))
+        .max()
+        .unwrap_or_default();
+    let conns: Vec<Arc<Downstream>> = dead.into_iter().map(|(_, conn)| conn).collect();
+    launch::stop_all(&conns, "");
+    std::thread::sleep(delay);
+    for spec in &specs {
+        slot.note_start(&spec.server);
+    }
+    wb.launcher.start_all(specs)
+}
+
+/// Starts again server `server` of toolbox `toolbox` (indices, as
+/// `Route::Restart` gives them), which died since the toolbox was opened, for
+/// a `use_tool` call. Returns its new connection.
 pub fn restart_server(
     wb: &Workbench,
-    toolbox: &str,
-    server: &str,
+    toolbox: usize,
+    server: usize,
 ) -> Result<Arc<Downstream>, String> {
-    let slot = wb
-        .registry
-        .find(toolbox)
-        .ok_or_else(|| format!("Toolbox '{toolbox}' not found"))?;
+    let slot = &wb.registry.slots()[toolbox];
     let _lifecycle = slot.lifecycle.lock().unwrap_or_else(|p| p.into_inner());
-    let not_open = || {
-        format!("Toolbox '{toolbox}' is not open; call open_toolbox with toolbox_name '{toolbox}' first")
-    };
-    let previous = slot.snapshot().ok_or_else(not_open)?;
-    let index = slot
-        .config
-        .servers
-        .iter()
-        .position(|s| s.name == server)
-        .ok_or_else(|| format!("Server '{server}' not found in toolbox '{toolbox}'"))?;
-    let config = &slot.config.servers[index];
-    let old = match &previous.servers[index] {
+    let (toolbox, config) = (&slot.config.name, &slot.config.servers[server]);
+    let name = &config.name;
+    // The toolbox may have been closed, or the server restarted, meanwhile.
+    let previous = slot.snapshot().ok_or_else(|| toolbox::not_open(toolbox))?;
+    let old = match &previous.servers[server] {
         ServerState::Running(r) if r.conn.is_up() => return Ok(Arc::clone(&r.conn)),
         ServerState::Running(r) => Arc::clone(&r.conn),
         _ => {
             return Err(format!(
-                "Server '{server}' in toolbox '{toolbox}' is not running"
+                "Server '{name}' in toolbox '{toolbox}' is not running"
             ))
         }
     };
     let why = old.down_reason().unwrap_or_default();
     let spec = launch::resolve(toolbox, config).map_err(|errors| errors.join("; "))?;
-    launch::stop_all(&[old], "");
-    std::thread::sleep(slot.restart_delay(server));
-    slot.note_start(server);
-    let result = wb
-        .launcher
-        .start_all(vec![spec])
+    let result = start_servers(wb, slot, vec![(name, old)], vec![spec])
         .pop()
         .unwrap_or_else(|| Err("no start result".into()));
     let state = started_state(result, &config.tool_filter);
     let mut open = (*previous).clone();
-    open.servers[index] = state.clone();
+    open.servers[server] = state.clone();
     slot.set_open(Some(Arc::new(open)));
     wb.tools_changed();
     match state {
         ServerState::Running(r) => {
-            log::warn!("[{toolbox}/{server}] had stopped ({why}); restarted for a call");
-            Ok(r.conn)
+            log::warn!("[{toolbox}/{name}] had stopped ({why}); restarted for a call");
+            Ok(Arc::clone(&r.conn))
         }
         ServerState::Failed(e) => Err(format!(
-            "Server '{server}' in toolbox '{toolbox}' had stopped ({why}) and could not be restarted: {e}"
+            "Server '{name}' in toolbox '{toolbox}' had stopped ({why}) and could not be restarted: {e}"
         )),
-        ServerState::Disabled => Err(format!("Server '{server}' in toolbox '{toolbox}' is disabled")),
+        ServerState::Disabled => Err(format!("Server '{name}' in toolbox '{toolbox}' is disabled")),
     }
 }
 
@@ -418,24 +422,23 @@ pub fn relist_changed(wb: &Workbench) {
 }
 
 /// A kept server, listed again if it said its tools changed.
-fn relist(running: &RunningServer, filter: &ToolFilter, timeout: Duration) -> ServerState {
+fn relist(running: &Arc<RunningServer>, filter: &ToolFilter, timeout: Duration) -> ServerState {
     let conn = &running.conn;
     if conn.tools_changed() {
         match conn.list_tools(Instant::now() + timeout) {
-            Ok(tools) => {
-                return ServerState::Running(RunningServer::new(Arc::clone(conn), tools, filter))
-            }
+            Ok(tools) => return RunningServer::state(Arc::clone(conn), tools, filter),
             Err(e) => log::warn!(
                 "cannot list tools again: {}",
                 conn.describe(&e, "listing tools")
             ),
         }
     }
-    ServerState::Running(running.clone())
+    ServerState::Running(Arc::clone(running))
 }
 
 struct OpenDescription {
-    json: Box<RawValue>,
+    /// The compact JSON text of the result object.
+    json: String,
     errors: Vec<String>,
 }
 
@@ -485,7 +488,10 @@ fn describe_open(
     }
     text.push('}');
     OpenDescription {
-        json: RawValue::from_string(text).expect("the open result is valid JSON"),
+        json: {
+            debug_assert!(serde_json::from_str::<&RawValue>(&text).is_ok(), "{text}");
+            text
+        },
         errors,
     }
 }

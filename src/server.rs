@@ -313,7 +313,7 @@ impl Server {
     }
 
     fn structured(&self) -> bool {
-        mcp::has_structured_content(self.version.get().copied().unwrap_or(mcp::LATEST_VERSION))
+        structured(&self.version)
     }
 
     fn tools_list(
@@ -406,26 +406,25 @@ impl Server {
         };
         match self.wb.registry.resolve(&call.tool_id) {
             Ok(Route::Ready(conn)) => call.forward(&conn, &self.outbox, self.structured()),
-            Ok(Route::Restart) => self.restart_then_forward(call),
+            Ok(Route::Restart { toolbox, server }) => {
+                self.restart_then_forward(call, toolbox, server)
+            }
             Err(text) => self.send_outcome(&call.id, &Outcome::error(text)),
         }
     }
 
     /// The server died since its toolbox was opened: restart it on a worker
     /// thread (a start takes time), then forward the call.
-    fn restart_then_forward(&mut self, call: ForwardedCall) {
+    fn restart_then_forward(&mut self, call: ForwardedCall, toolbox: usize, server: usize) {
         self.workers.retain(|w| !w.is_finished());
         let wb = Arc::clone(&self.wb);
         let outbox = Arc::clone(&self.outbox);
         let structured = self.structured();
         let name = format!("restart {}/{}", call.tool_id.toolbox, call.tool_id.server);
         let spawned = thread::Builder::new().name(name).spawn(move || {
-            match meta_tools::restart_server(&wb, &call.tool_id.toolbox, &call.tool_id.server) {
+            match meta_tools::restart_server(&wb, toolbox, server) {
                 Ok(conn) => call.forward(&conn, &outbox, structured),
-                Err(text) => {
-                    let result = Outcome::error(text);
-                    outbox.send(&jsonrpc::result_line(&call.id, &result.result(structured)));
-                }
+                Err(text) => send_outcome(&outbox, &call.id, &Outcome::error(text), structured),
             }
         });
         match spawned {
@@ -447,9 +446,7 @@ impl Server {
             } else {
                 meta_tools::close_toolbox(&wb, &toolbox)
             };
-            let structured =
-                mcp::has_structured_content(version.get().copied().unwrap_or(mcp::LATEST_VERSION));
-            outbox.send(&jsonrpc::result_line(&id, &outcome.result(structured)));
+            send_outcome(&outbox, &id, &outcome, structured(&version));
         });
         match spawned {
             Ok(handle) => self.workers.push(handle),
@@ -463,9 +460,18 @@ impl Server {
     }
 
     fn send_outcome(&self, id: &RequestId, outcome: &Outcome) {
-        let line = jsonrpc::result_line(id, &outcome.result(self.structured()));
-        self.outbox.send(&line);
+        send_outcome(&self.outbox, id, outcome, self.structured());
     }
+}
+
+/// Whether results may carry `structuredContent` in this session (before
+/// `initialize`, the latest version is assumed).
+fn structured(version: &OnceLock<&'static str>) -> bool {
+    mcp::has_structured_content(version.get().copied().unwrap_or(mcp::LATEST_VERSION))
+}
+
+fn send_outcome(outbox: &Outbox, id: &RequestId, outcome: &Outcome, structured: bool) {
+    outbox.send(&jsonrpc::result_line(id, &outcome.result(structured)));
 }
 
 /// A validated `use_tool` call on its way to a child.
@@ -494,8 +500,7 @@ impl ForwardedCall {
                  toolbox_name '{}' to start it again",
                 tool_id.server, tool_id.toolbox, tool_id.toolbox
             );
-            let result = Outcome::error(text);
-            outbox.send(&jsonrpc::result_line(&id, &result.result(structured)));
+            send_outcome(outbox, &id, &Outcome::error(text), structured);
         }
     }
 }

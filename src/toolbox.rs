@@ -34,13 +34,13 @@ pub struct OpenToolbox {
 
 #[derive(Clone)]
 pub enum ServerState {
-    Running(RunningServer),
+    /// Shared: a new snapshot of the toolbox keeps its running servers as they are.
+    Running(Arc<RunningServer>),
     /// Start-up failed; the text is the reason.
     Failed(String),
     Disabled,
 }
 
-#[derive(Clone)]
 pub struct RunningServer {
     pub conn: Arc<Downstream>,
     /// After `toolFilters`, in the server's order.
@@ -51,15 +51,20 @@ pub struct RunningServer {
 }
 
 impl RunningServer {
-    pub fn new(conn: Arc<Downstream>, all_tools: Vec<ToolEntry>, filter: &ToolFilter) -> Self {
+    /// A running server's state, with its tools filtered.
+    pub fn state(
+        conn: Arc<Downstream>,
+        all_tools: Vec<ToolEntry>,
+        filter: &ToolFilter,
+    ) -> ServerState {
         let (tools, unknown_filters) = apply_filter(all_tools, filter);
         let names = tools.iter().map(|t| t.name.clone()).collect();
-        RunningServer {
+        ServerState::Running(Arc::new(RunningServer {
             conn,
             tools,
             names,
             unknown_filters,
-        }
+        }))
     }
 
     pub fn has_tool(&self, name: &str) -> bool {
@@ -91,7 +96,11 @@ pub fn apply_filter(tools: Vec<ToolEntry>, filter: &ToolFilter) -> (Vec<ToolEntr
 pub enum Route {
     Ready(Arc<Downstream>),
     /// The server died since the toolbox was opened: start it again first.
-    Restart,
+    /// Indices of the toolbox in the registry and of the server in its config.
+    Restart {
+        toolbox: usize,
+        server: usize,
+    },
 }
 
 /// Restart history of one server, for the backoff of a server that keeps dying.
@@ -144,15 +153,13 @@ impl Registry {
     /// The connection that serves `id`, or the `use_tool` error text (seed 001
     /// templates, contract §5).
     pub fn resolve(&self, id: &ToolId) -> Result<Route, String> {
-        let slot = self
-            .find(&id.toolbox)
+        let toolbox = self
+            .slots
+            .iter()
+            .position(|s| s.config.name == id.toolbox)
             .ok_or_else(|| format!("Toolbox '{}' not found", id.toolbox))?;
-        let open = slot.snapshot().ok_or_else(|| {
-            format!(
-                "Toolbox '{0}' is not open; call open_toolbox with toolbox_name '{0}' first",
-                id.toolbox
-            )
-        })?;
+        let slot = &self.slots[toolbox];
+        let open = slot.snapshot().ok_or_else(|| not_open(&id.toolbox))?;
         let index = slot
             .config
             .servers
@@ -173,7 +180,10 @@ impl Registry {
             ServerState::Running(running) if running.conn.is_up() => {
                 Ok(Route::Ready(Arc::clone(&running.conn)))
             }
-            ServerState::Running(_) => Ok(Route::Restart),
+            ServerState::Running(_) => Ok(Route::Restart {
+                toolbox,
+                server: index,
+            }),
             ServerState::Failed(why) => Err(format!(
                 "Tool '{}' cannot run: server '{}' in toolbox '{}' failed to start (call \
                  open_toolbox with toolbox_name '{}' to try again): {why}",
@@ -240,6 +250,13 @@ impl Slot {
             n => (BACKOFF_FIRST * 2u32.saturating_pow(n - 2)).min(BACKOFF_MAX),
         }
     }
+}
+
+/// The `use_tool` error for a configured toolbox that is not open.
+pub fn not_open(toolbox: &str) -> String {
+    format!(
+        "Toolbox '{toolbox}' is not open; call open_toolbox with toolbox_name '{toolbox}' first"
+    )
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
