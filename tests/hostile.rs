@@ -95,6 +95,11 @@ impl Session {
         stdin.flush().unwrap();
     }
 
+    /// Sends a line of exactly `HUGE` bytes: `prefix`, `fill` repeated, `suffix`.
+    fn send_huge(&mut self, prefix: &[u8], fill: u8, suffix: &[u8]) {
+        self.send(&huge_line(prefix, fill, suffix));
+    }
+
     fn next_line(&mut self) -> Vec<u8> {
         self.lines
             .recv_timeout(ANSWER_TIMEOUT)
@@ -155,34 +160,28 @@ fn huge_line(prefix: &[u8], fill: u8, suffix: &[u8]) -> Vec<u8> {
 fn a_64_mib_request_is_answered_and_the_server_keeps_serving() {
     let mut s = Session::start("request", json!([]));
     // A ping whose params hold an unknown 64 MiB string.
-    let line = huge_line(
+    s.send_huge(
         br#"{"jsonrpc":"2.0","id":2,"method":"ping","params":{"padding":""#,
         b'a',
         br#""}}"#,
     );
-    s.send(&line);
-    drop(line);
     assert_eq!(s.next_line(), br#"{"jsonrpc":"2.0","id":2,"result":{}}"#);
     s.ping(3);
     // A 64 MiB string id is echoed exactly.
     let (prefix, suffix) = (br#"{"jsonrpc":"2.0","method":"ping","id":""#, br#""}"#);
-    let line = huge_line(prefix, b'i', suffix);
-    s.send(&line);
+    s.send_huge(prefix, b'i', suffix);
     let answer = s.next_json();
     assert_eq!(answer["result"], json!({}));
     let id = answer["id"].as_str().expect("a string id");
     assert_eq!(id.len(), HUGE - prefix.len() - suffix.len());
     assert!(id.bytes().all(|b| b == b'i'));
-    drop(line);
     s.ping(4);
     // tools/call with 64 MiB of arguments to a meta-tool: an isError result.
-    let line = huge_line(
+    s.send_huge(
         br#"{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"open_toolbox","arguments":{"toolbox_name":""#,
         b'n',
         br#""}}}"#,
     );
-    s.send(&line);
-    drop(line);
     let answer = s.next_json();
     assert_eq!(answer["id"], 5);
     assert_eq!(answer["result"]["isError"], true);
@@ -194,30 +193,24 @@ fn a_64_mib_request_is_answered_and_the_server_keeps_serving() {
 fn a_64_mib_line_that_is_not_json_gets_a_parse_error() {
     let mut s = Session::start("garbage", json!([]));
     // Looks like a request, but the string never ends: the parser reads all of it.
-    let line = huge_line(
+    s.send_huge(
         br#"{"jsonrpc":"2.0","id":2,"method":"ping","params":{"s":""#,
         b'g',
         b"",
     );
-    s.send(&line);
-    drop(line);
     let answer = s.next_json();
     assert_eq!(answer["id"], Value::Null);
     assert_eq!(answer["error"]["code"], -32700);
     s.ping(3);
     // 64 MiB of bytes that are not UTF-8.
-    let line = huge_line(b"", 0xff, b"");
-    s.send(&line);
-    drop(line);
+    s.send_huge(b"", 0xff, b"");
     assert_eq!(
         s.next_line(),
         br#"{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"Parse error: expected value at line 1 column 1"}}"#
     );
     s.ping(4);
     // A valid request followed by 64 MiB of spaces and a stray byte on the same line.
-    let line = huge_line(br#"{"jsonrpc":"2.0","id":5,"method":"ping"}"#, b' ', b"x");
-    s.send(&line);
-    drop(line);
+    s.send_huge(br#"{"jsonrpc":"2.0","id":5,"method":"ping"}"#, b' ', b"x");
     let answer = s.next_json();
     assert_eq!(answer["id"], Value::Null);
     assert_eq!(answer["error"]["code"], -32700);
