@@ -39,11 +39,13 @@ struct ToolParts<'a> {
 
 impl NativeTable {
     pub fn build(registry: &Registry) -> NativeTable {
+        let open: Vec<_> = registry
+            .slots()
+            .iter()
+            .filter_map(|slot| Some((slot, slot.snapshot()?)))
+            .collect();
         let mut entries = Vec::new();
-        for slot in registry.slots() {
-            let Some(open) = slot.snapshot() else {
-                continue;
-            };
+        for (slot, open) in &open {
             for (server, state) in slot.config.servers.iter().zip(&open.servers) {
                 if let ServerState::Running(running) = state {
                     for tool in &running.tools {
@@ -52,7 +54,7 @@ impl NativeTable {
                             server: server.name.clone(),
                             tool: tool.name.clone(),
                         };
-                        entries.push((id, tool.raw.clone()));
+                        entries.push((id, &*tool.raw));
                     }
                 }
             }
@@ -67,7 +69,7 @@ impl NativeTable {
             if !table.listing.is_empty() {
                 table.listing.push(',');
             }
-            native_entry(&mut table.listing, &name, &id, &raw);
+            native_entry(&mut table.listing, &name, &id, raw);
             table.index.insert(name, table.ids.len());
             table.ids.push(id);
         }
