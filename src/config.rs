@@ -14,6 +14,9 @@ use std::time::Duration;
 
 pub const DEFAULT_STARTUP_TIMEOUT: Duration = Duration::from_millis(30_000);
 pub const DEFAULT_CALL_TIMEOUT: Duration = Duration::from_millis(60_000);
+/// `maxCallTimeoutMs` defaults to this many times `callTimeoutMs`: progress keeps
+/// a call alive, but not forever (basic/lifecycle §Timeouts, 2025-06-18).
+pub const MAX_CALL_TIMEOUT_FACTOR: u32 = 10;
 /// Upper bound for configured timeouts: one day.
 const MAX_TIMEOUT_MS: u64 = 86_400_000;
 
@@ -50,6 +53,9 @@ pub struct ServerConfig {
     pub tool_filter: ToolFilter,
     pub startup_timeout: Duration,
     pub call_timeout: Duration,
+    /// `maxCallTimeoutMs`: the longest a call may run however much progress it
+    /// reports (default `MAX_CALL_TIMEOUT_FACTOR` × `callTimeoutMs`).
+    pub max_call_timeout: Duration,
     pub disabled: bool,
     pub inherit_env: bool,
 }
@@ -370,6 +376,7 @@ impl Checker {
             tool_filter: ToolFilter::All,
             startup_timeout: DEFAULT_STARTUP_TIMEOUT,
             call_timeout: DEFAULT_CALL_TIMEOUT,
+            max_call_timeout: Duration::ZERO,
             disabled: false,
             inherit_env: false,
         };
@@ -396,6 +403,9 @@ impl Checker {
                 "callTimeoutMs" => {
                     server.call_timeout = self.timeout(value, &p, DEFAULT_CALL_TIMEOUT)
                 }
+                "maxCallTimeoutMs" => {
+                    server.max_call_timeout = self.timeout(value, &p, Duration::ZERO)
+                }
                 "disabled" => server.disabled = self.boolean(value, &p),
                 "inheritEnv" => server.inherit_env = self.boolean(value, &p),
                 "type" => match value {
@@ -413,6 +423,14 @@ impl Checker {
         }
         if !has_command {
             self.error(&child_path(path, "command"), "required string is missing");
+        }
+        if server.max_call_timeout.is_zero() {
+            server.max_call_timeout = server.call_timeout * MAX_CALL_TIMEOUT_FACTOR;
+        } else if server.max_call_timeout < server.call_timeout {
+            self.error(
+                &child_path(path, "maxCallTimeoutMs"),
+                "must not be less than callTimeoutMs",
+            );
         }
         (self.errors.len() == errors_before).then_some(server)
     }
@@ -485,6 +503,7 @@ const SERVER_KEYS: &[&str] = &[
     "toolFilters",
     "startupTimeoutMs",
     "callTimeoutMs",
+    "maxCallTimeoutMs",
     "disabled",
     "inheritEnv",
     "type",

@@ -3,13 +3,18 @@
 //!
 //! Servers of one toolbox start in parallel (one scoped thread each), so an open
 //! takes about as long as the slowest server. Stops also run in parallel.
+//!
+//! Shutdown runs once: the first trigger (stdin EOF or a signal) runs it; a
+//! later one makes it hurry (`process::hurry`) and waits for it to finish, so
+//! no trigger ends the process before every process group is killed.
 
 use crate::config::ServerConfig;
 use crate::downstream::{Downstream, Spec, Started};
 use crate::expand::{self, Template};
 use crate::outbox::Outbox;
+use crate::process;
 use crossbeam_channel::Sender;
-use std::sync::{Arc, Mutex, Weak};
+use std::sync::{Arc, Condvar, Mutex, Weak};
 use std::thread;
 
 pub struct Launcher {
@@ -18,19 +23,23 @@ pub struct Launcher {
     /// The host's `logging/setLevel`, applied to every child that supports it.
     log_level: Mutex<Option<String>>,
     /// Where children report `notifications/tools/list_changed` (dynamic mode).
-    changes: Option<Sender<()>>,
+    changes: Option<Sender<Arc<Downstream>>>,
+    /// Signalled when shutdown has stopped every child.
+    shut_down: Condvar,
 }
 
 #[derive(Default)]
 struct Live {
     shutting_down: bool,
+    done: bool,
     conns: Vec<Weak<Downstream>>,
 }
 
 impl Launcher {
-    pub fn new(outbox: Arc<Outbox>, changes: Option<Sender<()>>) -> Launcher {
+    pub fn new(outbox: Arc<Outbox>, changes: Option<Sender<Arc<Downstream>>>) -> Launcher {
         Launcher {
             changes,
+            shut_down: Condvar::new(),
             outbox,
             live: Mutex::new(Live::default()),
             log_level: Mutex::new(None),
@@ -87,14 +96,26 @@ impl Launcher {
         }
     }
 
-    /// Stops every live child, in parallel, and refuses new ones.
+    /// Stops every live child, in parallel, and refuses new ones. The host
+    /// gets no more messages: it is leaving, and may no longer read them. A
+    /// second call hurries the first and returns when it is done.
     pub fn shutdown(&self) {
+        self.outbox.close();
         let conns: Vec<Arc<Downstream>> = {
             let mut live = self.live.lock().unwrap_or_else(|p| p.into_inner());
+            if live.shutting_down {
+                process::hurry();
+                while !live.done {
+                    live = self.shut_down.wait(live).unwrap_or_else(|p| p.into_inner());
+                }
+                return;
+            }
             live.shutting_down = true;
             live.conns.drain(..).filter_map(|w| w.upgrade()).collect()
         };
         stop_all(&conns, "");
+        self.live.lock().unwrap_or_else(|p| p.into_inner()).done = true;
+        self.shut_down.notify_all();
     }
 }
 
@@ -153,5 +174,6 @@ pub fn resolve(toolbox: &str, server: &ServerConfig) -> Result<Spec, Vec<String>
         command_display: server.command.source().to_string(),
         startup_timeout: server.startup_timeout,
         call_timeout: server.call_timeout,
+        max_call_timeout: server.max_call_timeout,
     })
 }

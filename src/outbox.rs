@@ -16,6 +16,9 @@ use std::sync::{Mutex, MutexGuard};
 pub struct Outbox {
     out: Mutex<Box<dyn Write + Send>>,
     broken: AtomicBool,
+    /// Set at shutdown: nothing more is written, so no thread that stops the
+    /// children can block on a host that no longer reads.
+    closed: AtomicBool,
     /// Batches waiting for answers (2025-03-26 only); checked with one atomic
     /// load per message when there are none.
     batches: Mutex<Batches>,
@@ -27,6 +30,7 @@ impl Outbox {
         Outbox {
             out: Mutex::new(out),
             broken: AtomicBool::new(false),
+            closed: AtomicBool::new(false),
             batches: Mutex::new(Batches::default()),
             batching: AtomicBool::new(false),
         }
@@ -58,6 +62,11 @@ impl Outbox {
             return;
         }
         self.send_parts(&[&head, result.get().as_bytes(), tail]);
+    }
+
+    /// Writes nothing from now on (shutdown).
+    pub fn close(&self) {
+        self.closed.store(true, Ordering::SeqCst);
     }
 
     /// Starts a batch (see `batch`): its answers are held back until all of
@@ -105,6 +114,9 @@ impl Outbox {
 
     /// Writes the pieces of one line (the last ends in `\n`) under one lock.
     fn send_parts(&self, parts: &[&[u8]]) {
+        if self.closed.load(Ordering::Relaxed) {
+            return;
+        }
         if log::log_enabled!(log::Level::Debug) || trace::enabled() {
             let line = parts.concat();
             log::debug!("-> host {}", framing::preview(&line));

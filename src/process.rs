@@ -10,8 +10,10 @@
 //! signal the group.
 
 use std::io;
+use std::os::fd::{AsRawFd, RawFd};
 use std::os::unix::process::CommandExt;
 use std::process::Command;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::thread;
 use std::time::{Duration, Instant};
 
@@ -95,7 +97,42 @@ pub fn exited(pid: u32) -> Option<Exit> {
     }
 }
 
-/// Waits up to `limit` for `pid` to exit, polling without reaping.
+/// Blocks until `pid` exits, without reaping it (the exit watcher's wait).
+pub fn wait_exit_blocking(pid: u32) -> Exit {
+    loop {
+        // SAFETY: as in `exited`; without WNOHANG waitid blocks until a change.
+        let (rc, info) = unsafe {
+            let mut info: libc::siginfo_t = std::mem::zeroed();
+            let flags = libc::WEXITED | libc::WNOWAIT;
+            let rc = libc::waitid(libc::P_PID, pid as libc::id_t, &mut info, flags);
+            (rc, info)
+        };
+        if rc != 0 {
+            if io::Error::last_os_error().kind() == io::ErrorKind::Interrupted {
+                continue;
+            }
+            return Exit::Unknown; // ECHILD: reaped already
+        }
+        // SAFETY: waitid filled a CLD_* record.
+        let status = unsafe { info.si_status() };
+        return match info.si_code {
+            libc::CLD_EXITED => Exit::Code(status),
+            _ => Exit::Signal(status),
+        };
+    }
+}
+
+/// Set by a second shutdown trigger: stop sequences skip their grace waits
+/// and go straight to SIGKILL (they never skip the kill itself).
+static HURRY: AtomicBool = AtomicBool::new(false);
+
+/// Makes every running and future stop sequence skip its grace periods.
+pub fn hurry() {
+    HURRY.store(true, Ordering::SeqCst);
+}
+
+/// Waits up to `limit` for `pid` to exit, polling without reaping. Returns
+/// early (`None`) once `hurry` was called.
 pub fn wait_exit(pid: u32, limit: Duration) -> Option<Exit> {
     let deadline = Instant::now() + limit;
     let mut pause = Duration::from_millis(1);
@@ -104,7 +141,7 @@ pub fn wait_exit(pid: u32, limit: Duration) -> Option<Exit> {
             return Some(exit);
         }
         let now = Instant::now();
-        if now >= deadline {
+        if now >= deadline || HURRY.load(Ordering::SeqCst) {
             return None;
         }
         thread::sleep(pause.min(deadline - now));
@@ -123,7 +160,16 @@ pub fn stop_group(pid: u32, grace: Duration) -> Exit {
         })
         .unwrap_or_else(|| {
             signal_group(pid, libc::SIGKILL);
-            wait_exit(pid, Duration::from_secs(5)).unwrap_or(Exit::Unknown)
+            // SIGKILL cannot be ignored: only a process stuck in the kernel
+            // takes long, so this wait is not cut short by `hurry`.
+            let deadline = Instant::now() + Duration::from_secs(5);
+            loop {
+                match exited(pid) {
+                    Some(exit) => break exit,
+                    None if Instant::now() >= deadline => break Exit::Unknown,
+                    None => thread::sleep(Duration::from_millis(2)),
+                }
+            }
         });
     signal_group(pid, libc::SIGKILL);
     exit
@@ -160,5 +206,65 @@ pub fn wait_for_shutdown_signal() -> i32 {
         let mut signal = 0;
         while libc::sigwait(&set, &mut signal) != 0 {}
         signal
+    }
+}
+
+/// Puts `fd` in non-blocking mode (our end of a child's pipe: the child's end
+/// is a separate open file and keeps blocking).
+pub fn set_nonblocking(fd: &impl AsRawFd) -> io::Result<()> {
+    let fd = fd.as_raw_fd();
+    // SAFETY: fcntl on a descriptor the caller owns; no memory is passed.
+    unsafe {
+        let flags = libc::fcntl(fd, libc::F_GETFL);
+        if flags < 0 || libc::fcntl(fd, libc::F_SETFL, flags | libc::O_NONBLOCK) < 0 {
+            return Err(io::Error::last_os_error());
+        }
+    }
+    Ok(())
+}
+
+/// What `wait_ready` saw.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Ready {
+    /// The descriptor can be read (or written), or it reached EOF or an error:
+    /// the next read or write says which.
+    Io,
+    /// The wake pipe was closed: the owner is stopping; give up.
+    Stop,
+}
+
+/// Blocks until `fd` is readable (or writable, with `write`), or until the
+/// write end of the `wake` pipe is closed. This is how a thread that waits on a
+/// child's pipe can be released even when a grandchild keeps the pipe open.
+pub fn wait_ready(fd: RawFd, write: bool, wake: RawFd) -> io::Result<Ready> {
+    let events = if write { libc::POLLOUT } else { libc::POLLIN };
+    let mut fds = [
+        libc::pollfd {
+            fd,
+            events,
+            revents: 0,
+        },
+        libc::pollfd {
+            fd: wake,
+            events: libc::POLLIN,
+            revents: 0,
+        },
+    ];
+    loop {
+        // SAFETY: poll reads and writes the two pollfd records we own.
+        let n = unsafe { libc::poll(fds.as_mut_ptr(), 2, -1) };
+        if n < 0 {
+            let e = io::Error::last_os_error();
+            if e.kind() == io::ErrorKind::Interrupted {
+                continue;
+            }
+            return Err(e);
+        }
+        if fds[1].revents != 0 {
+            return Ok(Ready::Stop);
+        }
+        if fds[0].revents != 0 {
+            return Ok(Ready::Io);
+        }
     }
 }

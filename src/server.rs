@@ -2,43 +2,41 @@
 //! lifecycle and protocol requests, and dispatches tool calls.
 //!
 //! The main thread reads stdin and handles everything quick inline, including
-//! `use_tool`, which it validates, resolves and writes to the child itself; the
-//! child's reader thread writes the answer to the host. `open_toolbox` and
-//! `close_toolbox` take seconds, so each runs on a worker thread of its own and
-//! never holds up the main loop. stdin EOF stops every child and returns.
+//! `use_tool`, which it validates and hands to `forward` (written to the child
+//! without blocking); the child's reader thread writes the answer to the host.
+//! `open_toolbox` and `close_toolbox` take seconds, so they go to their
+//! toolbox's lifecycle queue and never hold up the main loop. stdin EOF stops
+//! every child and returns.
 
 use crate::batch::Slot;
 use crate::config::{Config, Mode};
 use crate::downstream::Downstream;
+use crate::forward::{self, ForwardedCall};
 use crate::framing::{self, LineReader};
 use crate::jsonrpc::{self, ErrorObject, Incoming, Read, RequestId};
 use crate::launch::Launcher;
+use crate::lifecycle::{self, Op, Workbench};
 use crate::mcp::{self, method};
-use crate::meta_tools::{self, Outcome, Workbench};
+use crate::meta_tools::{self, Outcome};
 use crate::outbox::Outbox;
-use crate::toolbox::{Registry, Route, ToolId};
+use crate::toolbox::{Registry, ToolId};
 use crate::{params, process, trace};
+use crossbeam_channel::{Receiver, RecvTimeoutError};
 use serde::Serialize;
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 use std::io::{self, BufRead, Write};
 use std::sync::atomic::Ordering;
-use std::sync::{Arc, OnceLock, Weak};
-use std::thread::{self, JoinHandle};
+use std::sync::{Arc, Weak};
+use std::thread;
 use std::time::{Duration, Instant};
-
-/// How long shutdown waits for open/close workers after the children are stopped.
-const WORKER_GRACE: Duration = Duration::from_secs(5);
 
 pub struct Server {
     wb: Arc<Workbench>,
     outbox: Arc<Outbox>,
-    /// The negotiated protocol version, once `initialize` was answered.
-    version: Arc<OnceLock<&'static str>>,
     /// The meta-tools' `tools/list` entries, comma-separated, built once:
     /// [without, with] `outputSchema`.
     meta_tools: [String; 2],
-    workers: Vec<JoinHandle<()>>,
 }
 
 #[derive(Serialize)]
@@ -61,7 +59,9 @@ impl Server {
             text[1..text.len() - 1].to_string()
         });
         let dynamic = config.mode == Mode::Dynamic;
-        let (changes, changed) = crossbeam_channel::bounded(1);
+        // Unbounded, but each child has at most one report in it: it reports
+        // again only after the re-lister has listed its tools.
+        let (changes, changed) = crossbeam_channel::unbounded();
         let launcher = Launcher::new(Arc::clone(&outbox), dynamic.then_some(changes));
         let wb = Arc::new(Workbench::new(
             registry,
@@ -75,9 +75,7 @@ impl Server {
         Server {
             wb,
             outbox,
-            version: Arc::new(OnceLock::new()),
             meta_tools,
-            workers: Vec::new(),
         }
     }
 
@@ -99,6 +97,8 @@ impl Server {
     /// SIGTERM, SIGINT and SIGHUP stop every child like stdin EOF does, then
     /// exit 0. The signals are blocked in every thread (see `main`); this one
     /// thread receives them with sigwait, so no work runs in a signal handler.
+    /// A second signal hurries the stop sequence (no grace waits) but never
+    /// skips the kill; nor does a signal during a shutdown begun by stdin EOF.
     pub fn watch_signals(&self) {
         let wb = Arc::clone(&self.wb);
         let spawned = thread::Builder::new()
@@ -107,6 +107,17 @@ impl Server {
             .spawn(move || {
                 let signal = process::wait_for_shutdown_signal();
                 log::info!("received signal {signal}; stopping");
+                let hurry = thread::Builder::new()
+                    .name("signals (again)".into())
+                    .stack_size(64 * 1024)
+                    .spawn(|| loop {
+                        let signal = process::wait_for_shutdown_signal();
+                        log::info!("received signal {signal} again; stopping at once");
+                        process::hurry();
+                    });
+                if let Err(e) = hurry {
+                    log::warn!("cannot watch for a second signal: {e}");
+                }
                 wb.launcher.shutdown();
                 std::process::exit(0);
             });
@@ -117,15 +128,6 @@ impl Server {
 
     fn shutdown(&mut self) {
         self.wb.launcher.shutdown();
-        let deadline = Instant::now() + WORKER_GRACE;
-        while self.workers.iter().any(|w| !w.is_finished()) && Instant::now() < deadline {
-            thread::sleep(Duration::from_millis(5));
-        }
-        for worker in self.workers.drain(..) {
-            if worker.is_finished() {
-                let _ = worker.join();
-            }
-        }
     }
 
     fn handle_line(&mut self, line: &[u8]) {
@@ -150,7 +152,7 @@ impl Server {
     /// go out together as one array (see `batch`).
     fn batch(&mut self, items: Vec<&RawValue>) {
         let refuse = |reason| jsonrpc::error_line(None, &ErrorObject::invalid_request(reason));
-        if self.version.get() != Some(&"2025-03-26") {
+        if self.wb.version.get() != Some(&"2025-03-26") {
             let line = refuse("JSON-RPC batches exist only in protocol version 2025-03-26");
             return self.outbox.send(&line);
         }
@@ -219,12 +221,13 @@ impl Server {
                 };
                 let reason = params.get("reason").and_then(Value::as_str);
                 self.outbox.forget(&id);
-                let found = self
-                    .wb
-                    .registry
-                    .running_conns()
-                    .iter()
-                    .any(|conn| conn.cancel(&id, reason));
+                let found = self.wb.cancel(&id)
+                    || self
+                        .wb
+                        .registry
+                        .running_conns()
+                        .iter()
+                        .any(|conn| conn.cancel(&id, reason));
                 log::debug!(
                     "host cancelled request {id} ({})",
                     if found { "forwarded" } else { "not in flight" }
@@ -276,7 +279,7 @@ impl Server {
             }
         }
         let version = mcp::negotiate(requested);
-        if self.version.set(version).is_err() {
+        if self.wb.version.set(version).is_err() {
             return Err(ErrorObject::new(
                 jsonrpc::INVALID_REQUEST,
                 "Invalid Request: initialize was already received in this session",
@@ -313,7 +316,7 @@ impl Server {
     }
 
     fn structured(&self) -> bool {
-        structured(&self.version)
+        self.wb.structured()
     }
 
     fn tools_list(
@@ -367,7 +370,15 @@ impl Server {
                     Ok(toolbox) => toolbox,
                     Err(text) => return self.send_outcome(&id, &Outcome::error(text)),
                 };
-                self.spawn_worker(id, name == meta_tools::OPEN_TOOLBOX, toolbox);
+                let Some(index) = self.wb.registry.position(&toolbox) else {
+                    let text = meta_tools::not_configured(&self.wb.registry, &toolbox);
+                    return self.send_outcome(&id, &Outcome::error(text));
+                };
+                let op = match name {
+                    meta_tools::OPEN_TOOLBOX => Op::Open(id),
+                    _ => Op::Close(id),
+                };
+                lifecycle::submit(&self.wb, index, op);
             }
             other => match self.wb.native().lookup(other) {
                 // A native tool (dynamic mode) is use_tool with its identifier.
@@ -384,8 +395,8 @@ impl Server {
         }
     }
 
-    /// The hot path: resolve, then write to the child; the child's reader
-    /// thread answers the host.
+    /// The hot path: `forward` writes the call to the child; the child's
+    /// reader thread answers the host.
     fn forward(
         &mut self,
         id: RequestId,
@@ -404,118 +415,52 @@ impl Server {
             meta,
             progress_token,
         };
-        match self.wb.registry.resolve(&call.tool_id) {
-            Ok(Route::Ready(conn)) => call.forward(&conn, &self.outbox, self.structured()),
-            Ok(Route::Restart { toolbox, server }) => {
-                self.restart_then_forward(call, toolbox, server)
-            }
-            Err(text) => self.send_outcome(&call.id, &Outcome::error(text)),
-        }
-    }
-
-    /// The server died since its toolbox was opened: restart it on a worker
-    /// thread (a start takes time), then forward the call.
-    fn restart_then_forward(&mut self, call: ForwardedCall, toolbox: usize, server: usize) {
-        self.workers.retain(|w| !w.is_finished());
-        let wb = Arc::clone(&self.wb);
-        let outbox = Arc::clone(&self.outbox);
-        let structured = self.structured();
-        let name = format!("restart {}/{}", call.tool_id.toolbox, call.tool_id.server);
-        let spawned = thread::Builder::new().name(name).spawn(move || {
-            match meta_tools::restart_server(&wb, toolbox, server) {
-                Ok(conn) => call.forward(&conn, &outbox, structured),
-                Err(text) => send_outcome(&outbox, &call.id, &Outcome::error(text), structured),
-            }
-        });
-        match spawned {
-            Ok(handle) => self.workers.push(handle),
-            Err(e) => log::error!("cannot create a worker thread: {e}"),
-        }
-    }
-
-    fn spawn_worker(&mut self, id: RequestId, open: bool, toolbox: String) {
-        self.workers.retain(|w| !w.is_finished());
-        let wb = Arc::clone(&self.wb);
-        let outbox = Arc::clone(&self.outbox);
-        let version = Arc::clone(&self.version);
-        let name = format!("{} {toolbox}", if open { "open" } else { "close" });
-        let request_id = id.clone();
-        let spawned = thread::Builder::new().name(name).spawn(move || {
-            let outcome = if open {
-                meta_tools::open_toolbox(&wb, &toolbox)
-            } else {
-                meta_tools::close_toolbox(&wb, &toolbox)
-            };
-            send_outcome(&outbox, &id, &outcome, structured(&version));
-        });
-        match spawned {
-            Ok(handle) => self.workers.push(handle),
-            Err(e) => {
-                log::error!("cannot create a worker thread: {e}");
-                let error = ErrorObject::new(jsonrpc::INTERNAL_ERROR, "cannot create a thread");
-                self.outbox
-                    .send(&jsonrpc::error_line(Some(&request_id), &error));
-            }
-        }
+        forward::forward(&self.wb, call);
     }
 
     fn send_outcome(&self, id: &RequestId, outcome: &Outcome) {
-        send_outcome(&self.outbox, id, outcome, self.structured());
+        self.wb.send_outcome(id, outcome);
     }
 }
 
-/// Whether results may carry `structuredContent` in this session (before
-/// `initialize`, the latest version is assumed).
-fn structured(version: &OnceLock<&'static str>) -> bool {
-    mcp::has_structured_content(version.get().copied().unwrap_or(mcp::LATEST_VERSION))
-}
-
-fn send_outcome(outbox: &Outbox, id: &RequestId, outcome: &Outcome, structured: bool) {
-    outbox.send(&jsonrpc::result_line(id, &outcome.result(structured)));
-}
-
-/// A validated `use_tool` call on its way to a child.
-struct ForwardedCall {
-    id: RequestId,
-    tool_id: ToolId,
-    arguments: Box<RawValue>,
-    meta: Map<String, Value>,
-    progress_token: Option<Value>,
-}
-
-impl ForwardedCall {
-    fn forward(self, conn: &Downstream, outbox: &Outbox, structured: bool) {
-        let ForwardedCall {
-            id,
-            tool_id,
-            arguments,
-            meta,
-            progress_token,
-        } = self;
-        if let Err(why) =
-            conn.forward_call(id.clone(), &tool_id.tool, &arguments, meta, progress_token)
-        {
-            let text = format!(
-                "Server '{}' in toolbox '{}' is not running ({why}); call open_toolbox with \
-                 toolbox_name '{}' to start it again",
-                tool_id.server, tool_id.toolbox, tool_id.toolbox
-            );
-            send_outcome(outbox, &id, &Outcome::error(text), structured);
-        }
-    }
-}
-
-/// Dynamic mode: a thread that re-lists servers whose tools changed, once a
-/// burst of `notifications/tools/list_changed` has settled (real servers send
-/// several in a row at start-up).
-fn spawn_relister(wb: Weak<Workbench>, changed: crossbeam_channel::Receiver<()>) {
+/// Dynamic mode: a thread that re-lists each server whose tools changed, once
+/// its own burst of `notifications/tools/list_changed` has settled (real
+/// servers send several in a row at start-up), or at the latest `MAX_WAIT`
+/// after its first notice, so a child that never stops notifying is still
+/// re-listed, and delays nobody else. Each re-list runs on a thread of its own.
+fn spawn_relister(wb: Weak<Workbench>, changed: Receiver<Arc<Downstream>>) {
     const DEBOUNCE: Duration = Duration::from_millis(100);
+    const MAX_WAIT: Duration = Duration::from_secs(1);
+    let due =
+        |conn: &Downstream, first: Instant| (conn.last_change() + DEBOUNCE).min(first + MAX_WAIT);
     let spawned = thread::Builder::new().name("relist".into()).spawn(move || {
-        // Ends when the workbench (which holds the senders) is dropped.
-        while changed.recv().is_ok() {
-            while changed.recv_timeout(DEBOUNCE).is_ok() {}
-            let Some(wb) = wb.upgrade() else { return };
-            meta_tools::relist_changed(&wb);
+        let mut waiting: Vec<(Arc<Downstream>, Instant)> = Vec::new();
+        loop {
+            let next = waiting.iter().map(|(c, first)| due(c, *first)).min();
+            let received = match next {
+                None => changed.recv().map_err(|_| RecvTimeoutError::Disconnected),
+                Some(at) => changed.recv_deadline(at),
+            };
+            match received {
+                Ok(conn) => waiting.push((conn, Instant::now())),
+                Err(RecvTimeoutError::Timeout) => {}
+                // Ends when the workbench (which holds the senders) is dropped.
+                Err(RecvTimeoutError::Disconnected) => return,
+            }
+            let now = Instant::now();
+            let (ready, rest) = waiting
+                .drain(..)
+                .partition(|(c, first)| due(c, *first) <= now);
+            waiting = rest;
+            for (conn, _) in ready {
+                let Some(wb) = wb.upgrade() else { return };
+                let spawned = thread::Builder::new()
+                    .name("relist".into())
+                    .spawn(move || lifecycle::relist(&wb, &conn));
+                if let Err(e) = spawned {
+                    log::warn!("cannot start a re-list: {e}");
+                }
+            }
         }
     });
     if let Err(e) = spawned {

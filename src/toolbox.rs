@@ -1,15 +1,16 @@
 //! The toolboxes and what is open: which servers run for which toolbox, their
 //! (filtered) tools, and the lookup behind `use_tool`.
 //!
-//! No IO here: starting and stopping processes is `launch`'s job. Each toolbox
-//! has a `lifecycle` lock, held by whoever opens or closes it (so concurrent
-//! opens start each server once), and an `open` snapshot, swapped atomically and
-//! read with a short lock by calls, which therefore never wait for an open.
+//! No IO here: starting and stopping processes is `launch`'s job, and the order
+//! of opens and closes is `lifecycle`'s. Each toolbox has an `open` snapshot,
+//! swapped atomically and read with a short lock by calls, which therefore
+//! never wait for an open.
 
 use crate::config::{ToolFilter, ToolboxConfig};
 use crate::downstream::Downstream;
 use crate::mcp::ToolEntry;
 use std::collections::{HashMap, HashSet};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
@@ -20,8 +21,6 @@ pub struct Registry {
 
 pub struct Slot {
     pub config: ToolboxConfig,
-    /// Held for the whole of an open or a close of this toolbox.
-    pub lifecycle: Mutex<()>,
     open: Mutex<Option<Arc<OpenToolbox>>>,
     restarts: Mutex<HashMap<String, Restarts>>,
 }
@@ -48,7 +47,12 @@ pub struct RunningServer {
     names: HashSet<String>,
     /// Filter entries that named no tool of the server.
     pub unknown_filters: Vec<String>,
+    /// Increases with every listing, so the newer of two states of one
+    /// connection can be told apart.
+    listing: u64,
 }
+
+static LISTINGS: AtomicU64 = AtomicU64::new(0);
 
 impl RunningServer {
     /// A running server's state, with its tools filtered.
@@ -64,6 +68,7 @@ impl RunningServer {
             tools,
             names,
             unknown_filters,
+            listing: LISTINGS.fetch_add(1, Ordering::Relaxed),
         }))
     }
 
@@ -93,14 +98,13 @@ pub fn apply_filter(tools: Vec<ToolEntry>, filter: &ToolFilter) -> (Vec<ToolEntr
 }
 
 /// Where a `use_tool` call goes.
-pub enum Route {
-    Ready(Arc<Downstream>),
-    /// The server died since the toolbox was opened: start it again first.
+pub struct Route {
     /// Indices of the toolbox in the registry and of the server in its config.
-    Restart {
-        toolbox: usize,
-        server: usize,
-    },
+    pub toolbox: usize,
+    pub server: usize,
+    /// The running connection; `None` when the server died since the toolbox
+    /// was opened and must be started again first.
+    pub conn: Option<Arc<Downstream>>,
 }
 
 /// Restart history of one server, for the backoff of a server that keeps dying.
@@ -130,7 +134,6 @@ impl Registry {
                 .into_iter()
                 .map(|config| Slot {
                     config,
-                    lifecycle: Mutex::new(()),
                     open: Mutex::new(None),
                     restarts: Mutex::new(HashMap::new()),
                 })
@@ -177,12 +180,10 @@ impl Registry {
                 "Tool '{}' not found in server '{}' (toolbox '{}')",
                 id.tool, id.server, id.toolbox
             )),
-            ServerState::Running(running) if running.conn.is_up() => {
-                Ok(Route::Ready(Arc::clone(&running.conn)))
-            }
-            ServerState::Running(_) => Ok(Route::Restart {
+            ServerState::Running(running) => Ok(Route {
                 toolbox,
                 server: index,
+                conn: running.conn.is_up().then(|| Arc::clone(&running.conn)),
             }),
             ServerState::Failed(why) => Err(format!(
                 "Tool '{}' cannot run: server '{}' in toolbox '{}' failed to start (call \
@@ -198,6 +199,23 @@ impl Registry {
 }
 
 impl Registry {
+    /// The toolbox and server index that `conn` serves, if any.
+    pub fn find_conn(&self, conn: &Arc<Downstream>) -> Option<(&Slot, usize)> {
+        self.slots.iter().find_map(|slot| {
+            let open = slot.snapshot()?;
+            let index = open.servers.iter().position(|s| match s {
+                ServerState::Running(r) => Arc::ptr_eq(&r.conn, conn),
+                _ => false,
+            })?;
+            Some((slot, index))
+        })
+    }
+
+    /// The index of toolbox `name`.
+    pub fn position(&self, name: &str) -> Option<usize> {
+        self.slots.iter().position(|s| s.config.name == name)
+    }
+
     /// The connections of every open toolbox (for cancellation lookups).
     pub fn running_conns(&self) -> Vec<Arc<Downstream>> {
         self.slots
@@ -227,6 +245,38 @@ impl Slot {
 
     pub fn set_open(&self, open: Option<Arc<OpenToolbox>>) -> Option<Arc<OpenToolbox>> {
         std::mem::replace(&mut *lock(&self.open), open)
+    }
+
+    /// Installs `open`, keeping the current state of each server whose
+    /// connection is unchanged and whose listing is newer: a re-list may have
+    /// updated its tools while `open` was being built.
+    pub fn install(&self, mut open: OpenToolbox) {
+        let mut current = lock(&self.open);
+        if let Some(current) = current.as_ref() {
+            for (new, now) in open.servers.iter_mut().zip(&current.servers) {
+                if let (ServerState::Running(n), ServerState::Running(c)) = (&*new, now) {
+                    if Arc::ptr_eq(&n.conn, &c.conn) && c.listing > n.listing {
+                        *new = now.clone();
+                    }
+                }
+            }
+        }
+        *current = Some(Arc::new(open));
+    }
+
+    /// Replaces the snapshot with what `f` makes of it, when `f` returns one.
+    pub fn update(
+        &self,
+        f: impl FnOnce(Option<&Arc<OpenToolbox>>) -> Option<Arc<OpenToolbox>>,
+    ) -> bool {
+        let mut current = lock(&self.open);
+        match f(current.as_ref()) {
+            Some(new) => {
+                *current = Some(new);
+                true
+            }
+            None => false,
+        }
     }
 
     /// Records that `server` is being started now.

@@ -1,52 +1,66 @@
 //! One downstream MCP server: a child process, its threads, and the requests in
-//! flight to it (contract §7).
+//! flight to it (docs: ARCHITECTURE.md, "Threads").
 //!
-//! Threads per child, all named `[toolbox/server] ...`:
-//! - the *reader* spawns the child (so the parent-death signal is tied to a thread
-//!   that lives as long as the child), then reads its stdout. It answers the
-//!   child's requests, delivers responses to waiting callers over crossbeam
-//!   channels, and writes responses to forwarded tool calls straight to the host
-//!   through the `Outbox` (no extra thread hand-off on the hot path);
-//! - the *stderr drain* reads stderr continuously, logs it and keeps its tail;
-//! - the *timer* enforces the deadlines of forwarded calls; it sleeps until the
-//!   earliest deadline and is only woken when an earlier one appears.
+//! The parts, one file each:
+//! - `owner.rs`, the process owner: spawns the child in its own process group,
+//!   runs the stop sequence, kills the group on drop;
+//! - `pending.rs`, the requests in flight, with no IO;
+//! - `input.rs`, the child's stdin: non-blocking writes, a bounded queue and the
+//!   *writer* thread that drains it, so no caller ever blocks on a child;
+//! - `output.rs`, reads of stdout and stderr that stopping can always release;
+//! - the threads, all named `[toolbox/server] ...`: the *reader* (`reader.rs`)
+//!   spawns the child, then reads its stdout, answers its pings, and writes
+//!   forwarded results straight to the host; the *stderr drain* (`stderr.rs`);
+//!   the *timer* (`timer.rs`) for call deadlines; the *exit watcher*, which
+//!   notices the death of the process itself, even while a helper it started
+//!   keeps its stdout open; and the writer.
 //!
-//! Requests are correlated by the ids this side allocates (1, 2, 3, ...), so the
-//! host's ids never reach the child.
-//!
-//! This file holds the connection and the calls made on it; `reader.rs`,
-//! `stderr.rs` and `timer.rs` hold the code of the three threads.
+//! This file is the connection that wires them together.
 
+mod input;
+mod output;
+mod owner;
+mod pending;
 mod reader;
 mod stderr;
 mod timer;
+
+pub use input::WriteError;
+pub use owner::STOP_GRACE;
 
 use crate::jsonrpc::{self, ErrorObject, RequestId};
 use crate::mcp::{
     self, method, InitializeResult, ListToolsResult, TextResult, ToolEntry, ToolHead,
 };
 use crate::outbox::Outbox;
-use crate::{framing, process, trace};
+use crate::process;
+use crate::{framing, trace};
 use crossbeam_channel::{bounded, Receiver, RecvTimeoutError, Sender};
+use input::Input;
+use owner::Owner;
+use pending::{Call, Entry, Pending};
 use serde::Deserialize;
 use serde_json::value::RawValue;
 use serde_json::{json, Map, Value};
 use std::borrow::Cow;
-use std::collections::{BTreeMap, HashMap, VecDeque};
-use std::io::{self, BufRead, BufReader, Read};
-use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
-use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::collections::{BTreeMap, VecDeque};
+use std::io::{self, BufRead, BufReader, PipeReader, PipeWriter, Read};
+use std::process::{ChildStdout, Command, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, OnceLock};
 use std::thread::{self, JoinHandle};
 use std::time::{Duration, Instant};
 
-/// How long a stopping child gets after stdin is closed, and again after SIGTERM.
-pub const STOP_GRACE: Duration = Duration::from_secs(2);
 /// Stderr lines kept for error messages.
 const TAIL_LINES: usize = 10;
 /// Longest stderr line kept (the rest of the line is dropped).
 const TAIL_LINE_BYTES: usize = 400;
 const SMALL_STACK: usize = 128 * 1024;
 const READER_STACK: usize = 512 * 1024;
+/// How long the stop sequence waits for the child's threads to end once the
+/// group is dead and the wake pipe closed (they end at once; this only bounds
+/// a thread stuck elsewhere).
+const THREAD_GRACE: Duration = Duration::from_secs(1);
 
 /// Everything needed to start one server, with environment references resolved.
 #[derive(Debug, Clone)]
@@ -61,6 +75,8 @@ pub struct Spec {
     pub command_display: String,
     pub startup_timeout: Duration,
     pub call_timeout: Duration,
+    /// The longest a call may run, however much progress it reports.
+    pub max_call_timeout: Duration,
 }
 
 /// Why a request to a child produced no result.
@@ -74,13 +90,13 @@ pub enum Failure {
     Down(String),
 }
 
-/// A `tools/call` forwarded for the host: its answer goes straight upstream.
-struct Call {
-    upstream_id: RequestId,
-    tool: String,
-    deadline: Instant,
-    /// The host's progress token; the child gets this call's own id instead.
-    progress_token: Option<Value>,
+/// Why `forward_call` did not take a call.
+#[derive(Debug)]
+pub enum Refused {
+    /// The child is gone or going: a restart may serve the call.
+    Down(String),
+    /// The child is alive but has not read what it was sent.
+    Busy(String),
 }
 
 /// The `tools/call` params sent to a child.
@@ -88,46 +104,45 @@ struct Call {
 struct CallParams<'a> {
     name: &'a str,
     arguments: &'a RawValue,
-    #[serde(rename = "_meta", skip_serializing_if = "Map::is_empty")]
-    meta: Map<String, Value>,
+    #[serde(rename = "_meta", skip_serializing_if = "is_empty")]
+    meta: Cow<'a, Map<String, Value>>,
 }
 
-enum Pending {
-    Wait(Sender<Result<Box<RawValue>, Failure>>),
-    Call(Call),
-    /// A request whose answer nobody needs (`logging/setLevel`).
-    Discard,
+fn is_empty(meta: &Cow<'_, Map<String, Value>>) -> bool {
+    meta.is_empty()
 }
 
 #[derive(Default)]
 struct Shared {
-    next_id: i64,
-    pending: HashMap<i64, Pending>,
+    pending: Pending,
     /// The deadline the timer thread is sleeping towards, if any.
     armed: Option<Instant>,
-    /// Set once the child is gone or being stopped: why.
-    down: Option<String>,
 }
 
 /// A running (or crashed) child MCP server.
 pub struct Downstream {
     spec: Spec,
     label: String,
-    pid: u32,
+    owner: Owner,
     outbox: Arc<Outbox>,
-    stdin: Mutex<Option<ChildStdin>>,
+    input: Input,
     shared: Mutex<Shared>,
     timer_wake: Condvar,
+    /// Dropped by `stop`: its closing releases every thread waiting on a pipe.
+    wake: Mutex<Option<PipeWriter>>,
     tail: Mutex<VecDeque<String>>,
     /// Disconnects when the stderr drain ends.
     stderr_done: Receiver<()>,
-    child: Mutex<Option<Child>>,
     threads: Mutex<Vec<JoinHandle<()>>>,
-    tools_changed: std::sync::atomic::AtomicBool,
+    tools_changed: AtomicBool,
+    /// When the child last said its tools changed.
+    last_change: Mutex<Instant>,
     /// Whether the child declared the `logging` capability.
-    logging: std::sync::atomic::AtomicBool,
+    logging: AtomicBool,
     /// Told (without blocking) when the child says its tools changed.
-    changes: Option<Sender<()>>,
+    changes: Option<Sender<Arc<Downstream>>>,
+    /// This connection, for the change reports (set once at spawn).
+    me: OnceLock<std::sync::Weak<Downstream>>,
 }
 
 /// A started server: its connection and its tools (all pages, unfiltered).
@@ -140,13 +155,14 @@ pub struct Started {
 
 impl Downstream {
     /// Spawns the child, performs the MCP handshake and lists its tools, all
-    /// within `startup_timeout`. On failure nothing is left running.
-    /// `admit` sees the connection right after the spawn; returning false stops
-    /// it again (the workbench is shutting down).
+    /// within `startup_timeout`. On failure the child is stopped in the
+    /// background: the caller gets the answer at the deadline, not after the
+    /// stop sequence. `admit` sees the connection right after the spawn;
+    /// returning false stops it again (the workbench is shutting down).
     pub fn start(
         spec: Spec,
         outbox: Arc<Outbox>,
-        changes: Option<Sender<()>>,
+        changes: Option<Sender<Arc<Downstream>>>,
         admit: impl FnOnce(&Arc<Downstream>) -> bool,
     ) -> Result<Started, String> {
         let began = Instant::now();
@@ -164,7 +180,7 @@ impl Downstream {
             }),
             Err(failure) => {
                 let reason = conn.describe(&failure, "starting");
-                conn.stop("");
+                conn.stop_in_background();
                 Err(reason)
             }
         }
@@ -173,7 +189,7 @@ impl Downstream {
     fn spawn(
         spec: Spec,
         outbox: Arc<Outbox>,
-        changes: Option<Sender<()>>,
+        changes: Option<Sender<Arc<Downstream>>>,
     ) -> Result<Arc<Downstream>, String> {
         let label = format!("{}/{}", spec.toolbox, spec.server);
         let mut cmd = Command::new(&spec.program);
@@ -186,23 +202,25 @@ impl Downstream {
         if let Some(cwd) = &spec.cwd {
             cmd.current_dir(cwd);
         }
-        process::configure(&mut cmd);
+        let (wake_rx, wake_tx) = io::pipe().map_err(|e| format!("cannot create a pipe: {e}"))?;
+        let wake_rx = Arc::new(wake_rx);
 
-        let (child_tx, child_rx) = bounded::<io::Result<Child>>(1);
+        let (spawned_tx, spawned_rx) = bounded::<io::Result<owner::Spawned>>(1);
         let (conn_tx, conn_rx) = bounded::<(Arc<Downstream>, ChildStdout)>(1);
+        let reader_wake = Arc::clone(&wake_rx);
         let reader = thread::Builder::new()
             .name(format!("[{label}] reader"))
             .stack_size(READER_STACK)
             .spawn(move || {
                 // Spawned here so that PR_SET_PDEATHSIG follows this thread's life.
-                let _ = child_tx.send(cmd.spawn());
+                let _ = spawned_tx.send(Owner::spawn(cmd));
                 if let Ok((conn, stdout)) = conn_rx.recv() {
-                    conn.read_stdout(stdout);
+                    conn.read_stdout(stdout, reader_wake);
                 }
             })
             .map_err(|e| format!("cannot create a thread: {e}"))?;
-        let mut child = match child_rx.recv() {
-            Ok(Ok(child)) => child,
+        let spawned = match spawned_rx.recv() {
+            Ok(Ok(spawned)) => spawned,
             Ok(Err(e)) => {
                 drop(conn_tx); // lets the reader thread end
                 let _ = reader.join();
@@ -210,57 +228,69 @@ impl Downstream {
             }
             Err(_) => return Err("the spawning thread died".to_string()),
         };
-        let pid = child.id();
-        let (stdin, stdout, stderr) =
-            match (child.stdin.take(), child.stdout.take(), child.stderr.take()) {
-                (Some(i), Some(o), Some(e)) => (i, o, e),
-                _ => unreachable!("all three pipes were requested"),
-            };
+        let owner::Spawned {
+            owner,
+            stdin,
+            stdout,
+            stderr,
+        } = spawned;
+        let pid = owner.pid();
+        // Without non-blocking pipes no thread could be released: give up now.
+        let input = Input::new(stdin);
+        let stderr = output::Output::new(stderr, Arc::clone(&wake_rx));
+        let (input, stderr) = match (input, stderr) {
+            (Ok(input), Ok(stderr)) => (input, stderr),
+            (Err(e), _) | (_, Err(e)) => {
+                drop(conn_tx);
+                owner.stop(|| ());
+                let _ = reader.join();
+                return Err(format!("cannot set up the pipes: {e}"));
+            }
+        };
         let (done_tx, stderr_done) = bounded::<()>(0);
         let conn = Arc::new(Downstream {
             label: label.clone(),
-            pid,
+            owner,
             outbox,
-            stdin: Mutex::new(Some(stdin)),
-            shared: Mutex::new(Shared {
-                next_id: 1,
-                ..Shared::default()
-            }),
+            input,
+            shared: Mutex::new(Shared::default()),
             timer_wake: Condvar::new(),
+            wake: Mutex::new(Some(wake_tx)),
             tail: Mutex::new(VecDeque::new()),
             stderr_done,
-            child: Mutex::new(Some(child)),
             threads: Mutex::new(Vec::new()),
-            tools_changed: Default::default(),
-            logging: Default::default(),
+            tools_changed: AtomicBool::new(false),
+            last_change: Mutex::new(Instant::now()),
+            logging: AtomicBool::new(false),
             changes,
+            me: OnceLock::new(),
             spec,
         });
+        let _ = conn.me.set(Arc::downgrade(&conn));
         let mut threads = vec![reader];
-        let drain = Arc::clone(&conn);
-        let timer = Arc::clone(&conn);
-        let spawned = thread::Builder::new()
-            .name(format!("[{label}] stderr"))
-            .stack_size(SMALL_STACK)
-            .spawn(move || {
-                drain.drain_stderr(stderr);
+        let spawn_all = || -> io::Result<()> {
+            let c = Arc::clone(&conn);
+            threads.push(named(&label, "stderr", move || {
+                c.drain_stderr(stderr);
                 drop(done_tx);
-            })
-            .and_then(|h| {
-                threads.push(h);
-                thread::Builder::new()
-                    .name(format!("[{label}] timer"))
-                    .stack_size(SMALL_STACK)
-                    .spawn(move || timer.run_timer())
-            });
-        match spawned {
-            Ok(h) => threads.push(h),
-            Err(e) => {
-                conn.stop("");
-                return Err(format!("cannot create a thread: {e}"));
-            }
-        }
+            })?);
+            let c = Arc::clone(&conn);
+            threads.push(named(&label, "timer", move || c.run_timer())?);
+            let c = Arc::clone(&conn);
+            let w = Arc::clone(&wake_rx);
+            threads.push(named(&label, "writer", move || {
+                c.input.run_writer(&c.label, &w)
+            })?);
+            let c = Arc::clone(&conn);
+            threads.push(named(&label, "exit", move || c.watch_exit())?);
+            Ok(())
+        };
+        let spawned = spawn_all();
         *lock(&conn.threads) = threads;
+        if let Err(e) = spawned {
+            conn.stop("");
+            return Err(format!("cannot create a thread: {e}"));
+        }
         let _ = conn_tx.send((Arc::clone(&conn), stdout));
         log::info!(
             "[{label}] started '{}' (pid {pid})",
@@ -285,18 +315,15 @@ impl Downstream {
                 mcp::SUPPORTED_VERSIONS.join(", ")
             )));
         }
-        self.logging.store(
-            init.capabilities.logging.is_some(),
-            std::sync::atomic::Ordering::Relaxed,
-        );
+        self.logging
+            .store(init.capabilities.logging.is_some(), Ordering::Relaxed);
         self.notify(method::INITIALIZED);
         self.list_tools(deadline)
     }
 
     /// All pages of `tools/list`, following `nextCursor`.
     pub fn list_tools(&self, deadline: Instant) -> Result<Vec<ToolEntry>, Failure> {
-        self.tools_changed
-            .store(false, std::sync::atomic::Ordering::Relaxed);
+        self.tools_changed.store(false, Ordering::Relaxed);
         let mut tools = Vec::new();
         let mut cursor: Option<String> = None;
         let mut seen = std::collections::HashSet::new();
@@ -329,10 +356,14 @@ impl Downstream {
         }
     }
 
+    /// When the child last said its tools changed.
+    pub fn last_change(&self) -> Instant {
+        *lock(&self.last_change)
+    }
+
     /// Whether the child said its tool list changed since the last listing.
     pub fn tools_changed(&self) -> bool {
-        self.tools_changed
-            .load(std::sync::atomic::Ordering::Relaxed)
+        self.tools_changed.load(Ordering::Relaxed)
     }
 
     /// Sends a request and waits for its result until `deadline`.
@@ -343,26 +374,24 @@ impl Downstream {
         deadline: Instant,
     ) -> Result<Box<RawValue>, Failure> {
         let (tx, rx) = bounded(1);
-        let id = {
-            let mut shared = lock(&self.shared);
-            if let Some(why) = &shared.down {
-                return Err(Failure::Down(why.clone()));
-            }
-            let id = shared.next_id;
-            shared.next_id += 1;
-            shared.pending.insert(id, Pending::Wait(tx));
-            id
-        };
+        let id = lock(&self.shared)
+            .pending
+            .register(Entry::Wait(tx))
+            .map_err(Failure::Down)?;
         let line = jsonrpc::request_line(&RequestId::Int(id), method, params);
-        if let Err(e) = self.write(&line) {
-            // A child that died says how (exit status, stderr) when the reader
-            // sees its stdout close, which fails this request; so wait for that.
-            log::debug!("[{}] cannot write {method}: {e}", self.label);
+        match self.write(&line) {
+            // A child that died says how (exit status, stderr) when the exit
+            // watcher or the reader notices, which fails this request: wait.
+            Ok(()) | Err(WriteError::Io(_)) => {}
+            Err(e) => {
+                lock(&self.shared).pending.complete(id);
+                return Err(Failure::Down(e.to_string()));
+            }
         }
         match rx.recv_deadline(deadline) {
             Ok(reply) => reply,
             Err(RecvTimeoutError::Timeout) => {
-                lock(&self.shared).pending.remove(&id);
+                lock(&self.shared).pending.complete(id);
                 Err(Failure::Timeout)
             }
             Err(RecvTimeoutError::Disconnected) => Err(Failure::Down("stopped".into())),
@@ -379,39 +408,42 @@ impl Downstream {
     /// Forwards a host's `tools/call`; the answer reaches the host from the
     /// reader thread (or the timer, or `stop`). `meta` is the host's `_meta`
     /// without its progress token; `progress_token` is that token, if any.
+    /// When the call is refused, nothing was sent and nobody else answers it.
     pub fn forward_call(
         &self,
         upstream_id: RequestId,
         tool: &str,
         arguments: &RawValue,
-        mut meta: Map<String, Value>,
-        progress_token: Option<Value>,
-    ) -> Result<(), String> {
-        let deadline = Instant::now() + self.spec.call_timeout;
+        meta: &Map<String, Value>,
+        progress_token: Option<&Value>,
+    ) -> Result<(), Refused> {
+        let has_token = progress_token.is_some();
+        let call = Call::new(
+            upstream_id,
+            tool,
+            progress_token.cloned(),
+            self.spec.call_timeout,
+            self.spec.max_call_timeout,
+        );
+        let deadline = call.deadline;
         let id = {
             let mut shared = lock(&self.shared);
-            if let Some(why) = &shared.down {
-                return Err(why.clone());
-            }
-            let id = shared.next_id;
-            shared.next_id += 1;
-            if progress_token.is_some() {
-                meta.insert("progressToken".into(), Value::from(id));
-            }
-            shared.pending.insert(
-                id,
-                Pending::Call(Call {
-                    upstream_id,
-                    tool: tool.to_string(),
-                    deadline,
-                    progress_token,
-                }),
-            );
+            let id = shared
+                .pending
+                .register(Entry::Call(call))
+                .map_err(Refused::Down)?;
             if shared.armed.is_none_or(|armed| deadline < armed) {
                 shared.armed = Some(deadline);
                 self.timer_wake.notify_one();
             }
             id
+        };
+        let meta = if has_token {
+            let mut meta = meta.clone();
+            meta.insert("progressToken".into(), Value::from(id));
+            Cow::Owned(meta)
+        } else {
+            Cow::Borrowed(meta)
         };
         let params = CallParams {
             name: tool,
@@ -419,33 +451,29 @@ impl Downstream {
             meta,
         };
         let line = jsonrpc::request_line(&RequestId::Int(id), method::TOOLS_CALL, &params);
-        if let Err(e) = self.write(&line) {
-            // The child may have died (or been stopped) meanwhile, and whoever
-            // noticed has answered this call already: answer only if we still own it.
-            if lock(&self.shared).pending.remove(&id).is_none() {
-                return Ok(());
-            }
-            return Err(self
-                .down_reason()
-                .unwrap_or_else(|| format!("cannot write to its stdin: {e}")));
+        let Err(e) = self.write(&line) else {
+            return Ok(());
+        };
+        // The child may have died (or been stopped) meanwhile, and whoever
+        // noticed has answered this call already: refuse only if we still own it.
+        if lock(&self.shared).pending.complete(id).is_none() {
+            return Ok(());
         }
-        Ok(())
+        Err(match e {
+            WriteError::Full { .. } => Refused::Busy(e.to_string()),
+            WriteError::Closed | WriteError::Io(_) => {
+                Refused::Down(self.down_reason().unwrap_or_else(|| e.to_string()))
+            }
+        })
     }
 
     /// Passes the host's `logging/setLevel` on, if the child supports logging.
     pub fn set_log_level(&self, level: &str) {
-        if !self.logging.load(std::sync::atomic::Ordering::Relaxed) {
+        if !self.logging.load(Ordering::Relaxed) {
             return;
         }
-        let id = {
-            let mut shared = lock(&self.shared);
-            if shared.down.is_some() {
-                return;
-            }
-            let id = shared.next_id;
-            shared.next_id += 1;
-            shared.pending.insert(id, Pending::Discard);
-            id
+        let Ok(id) = lock(&self.shared).pending.register(Entry::Discard) else {
+            return;
         };
         let params = json!({ "level": level });
         let _ = self.write(&jsonrpc::request_line(
@@ -458,17 +486,7 @@ impl Downstream {
     /// The host cancelled `upstream_id`: if it is in flight here, forget it (no
     /// answer goes upstream) and tell the child (basic/utilities/cancellation).
     pub fn cancel(&self, upstream_id: &RequestId, reason: Option<&str>) -> bool {
-        let found = {
-            let mut shared = lock(&self.shared);
-            let id = shared.pending.iter().find_map(|(id, p)| match p {
-                Pending::Call(call) if call.upstream_id == *upstream_id => Some(*id),
-                _ => None,
-            });
-            id.inspect(|id| {
-                shared.pending.remove(id);
-            })
-        };
-        let Some(id) = found else {
+        let Some(id) = lock(&self.shared).pending.cancel(upstream_id) else {
             return false;
         };
         let mut params = json!({ "requestId": id });
@@ -484,86 +502,134 @@ impl Downstream {
 
     /// Whether the child is still serving.
     pub fn is_up(&self) -> bool {
-        lock(&self.shared).down.is_none()
+        lock(&self.shared).pending.closed().is_none()
     }
 
     /// Why the child is not serving, if it is not.
     pub fn down_reason(&self) -> Option<String> {
-        lock(&self.shared).down.clone()
+        lock(&self.shared).pending.closed().map(str::to_string)
     }
 
-    fn write(&self, line: &[u8]) -> io::Result<()> {
+    fn write(&self, line: &[u8]) -> Result<(), WriteError> {
         if log::log_enabled!(log::Level::Debug) {
             log::debug!("[{}] <- {}", self.label, framing::preview(line));
         }
         if trace::enabled() {
             trace::record(trace::Dir::WorkbenchToChild, Some(&self.label), line);
         }
-        match lock(&self.stdin).as_mut() {
-            Some(stdin) => framing::write_line(stdin, line),
-            None => Err(io::ErrorKind::BrokenPipe.into()),
+        self.input.write(line)
+    }
+
+    /// The exit watcher: waits for the process itself to end, so a crash is
+    /// noticed even while a helper it started holds its stdout open.
+    fn watch_exit(&self) {
+        let exit = process::wait_exit_blocking(self.owner.pid());
+        self.went_down(format!("the server process ended ({exit})"));
+    }
+
+    /// The child died or closed its stdout: fail what is in flight, once, with
+    /// `why` and its last stderr lines. A stop in progress has done it already.
+    fn went_down(&self, why: String) {
+        if !self.is_up() {
+            return;
+        }
+        // Let the drain catch the last words the child wrote to stderr.
+        let _ = self.stderr_done.recv_timeout(Duration::from_millis(200));
+        let tail = self.tail_text();
+        let entries = {
+            let mut shared = lock(&self.shared);
+            if shared.pending.closed().is_some() {
+                return;
+            }
+            self.timer_wake.notify_one();
+            shared.pending.fail_all(&why)
+        };
+        log::warn!("[{}] {why}", self.label);
+        for entry in entries {
+            let text = match &entry {
+                Entry::Call(call) => format!(
+                    "Server '{}' in toolbox '{}' failed while running tool '{}': {why}{tail}",
+                    self.spec.server, self.spec.toolbox, call.tool
+                ),
+                Entry::Wait(_) | Entry::Discard => String::new(),
+            };
+            self.fail(entry, Failure::Down(why.clone()), &text);
         }
     }
 
-    /// Stops the child (contract §7): fail what is in flight with `in_flight`
-    /// as the message (or a generic one when empty), close stdin, wait, SIGTERM
-    /// the process group, wait, SIGKILL, reap. Safe to call more than once.
+    /// Stops the child: fail what is in flight with `in_flight` as the message
+    /// (or a generic one when empty), then the owner's stop sequence, then
+    /// release and join the child's threads. Safe to call more than once and
+    /// from several threads: each returns once the child is gone.
     pub fn stop(&self, in_flight: &str) {
-        let pending = {
+        let entries = {
             let mut shared = lock(&self.shared);
-            shared.down.get_or_insert_with(|| "stopped".to_string());
             self.timer_wake.notify_one();
-            std::mem::take(&mut shared.pending)
+            shared.pending.fail_all("stopped")
         };
-        for (_, p) in pending {
-            let text = match &p {
-                Pending::Call(call) if !in_flight.is_empty() => {
+        for entry in entries {
+            let text = match &entry {
+                Entry::Call(call) if !in_flight.is_empty() => {
                     in_flight.replace("{tool}", &call.tool)
                 }
-                Pending::Call(call) => format!(
+                Entry::Call(call) => format!(
                     "Server '{}' in toolbox '{}' was stopped while tool '{}' was running",
                     self.spec.server, self.spec.toolbox, call.tool
                 ),
-                Pending::Wait(_) | Pending::Discard => String::new(),
+                Entry::Wait(_) | Entry::Discard => String::new(),
             };
-            self.fail(p, Failure::Down("stopped".into()), &text);
+            self.fail(entry, Failure::Down("stopped".into()), &text);
         }
-        drop(lock(&self.stdin).take());
-        let Some(mut child) = lock(&self.child).take() else {
+        let exit = self.owner.stop(|| self.input.close());
+        // Closing the wake pipe releases the reader, the drain and the writer,
+        // even when a helper outside the group still holds the child's pipes.
+        let Some(wake) = lock(&self.wake).take() else {
             return;
         };
-        let exit = process::stop_group(self.pid, STOP_GRACE);
-        let _ = child.wait();
+        drop(wake);
         log::info!("[{}] stopped ({exit})", self.label);
         let mut threads = std::mem::take(&mut *lock(&self.threads));
-        let deadline = Instant::now() + Duration::from_millis(200);
+        let deadline = Instant::now() + THREAD_GRACE;
+        let me = thread::current().id();
+        threads.retain(|t| t.thread().id() != me);
         while threads.iter().any(|t| !t.is_finished()) && Instant::now() < deadline {
             thread::sleep(Duration::from_millis(2));
         }
-        for t in threads.drain(..) {
+        for t in threads {
             if t.is_finished() {
-                if let Err(panic) = t.join() {
-                    std::panic::resume_unwind(panic);
-                }
+                let _ = t.join();
             } else {
-                // A grandchild that left the process group still holds a pipe.
                 log::warn!(
-                    "[{}] a pipe is still held open; leaving its reader behind",
-                    self.label
+                    "[{}] thread '{}' did not end; leaving it behind",
+                    self.label,
+                    t.thread().name().unwrap_or("?")
                 );
             }
         }
     }
 
+    /// `stop` on a thread of its own, for callers that must not wait for the
+    /// stop sequence (a failed start answers at its deadline).
+    pub fn stop_in_background(self: &Arc<Self>) {
+        let conn = Arc::clone(self);
+        let spawned = thread::Builder::new()
+            .name(format!("[{}] stop", self.label))
+            .stack_size(SMALL_STACK)
+            .spawn(move || conn.stop(""));
+        if spawned.is_err() {
+            self.stop("");
+        }
+    }
+
     /// Completes one pending entry with `failure`; for forwarded calls `text` is
     /// the `isError` text the host receives.
-    fn fail(&self, pending: Pending, failure: Failure, text: &str) {
-        match pending {
-            Pending::Wait(tx) => {
+    fn fail(&self, entry: Entry, failure: Failure, text: &str) {
+        match entry {
+            Entry::Wait(tx) => {
                 let _ = tx.send(Err(failure));
             }
-            Pending::Discard => {}
-            Pending::Call(call) => {
+            Entry::Discard => {}
+            Entry::Call(call) => {
                 let result = TextResult::error(text);
                 self.outbox
                     .send(&jsonrpc::result_line(&call.upstream_id, &result));
@@ -596,16 +662,6 @@ impl Downstream {
             text.push_str(line);
         }
         text
-    }
-}
-
-impl Drop for Downstream {
-    /// A last resort: every owner calls `stop`, which leaves no child to kill here.
-    fn drop(&mut self) {
-        if let Some(mut child) = lock(&self.child).take() {
-            process::signal_group(self.pid, libc::SIGKILL);
-            let _ = child.wait();
-        }
     }
 }
 
@@ -650,6 +706,14 @@ impl LogBudget {
     }
 }
 
+/// Spawns a named thread with a small stack for child `label`.
+fn named(label: &str, what: &str, f: impl FnOnce() + Send + 'static) -> io::Result<JoinHandle<()>> {
+    thread::Builder::new()
+        .name(format!("[{label}] {what}"))
+        .stack_size(SMALL_STACK)
+        .spawn(f)
+}
+
 /// Locks a mutex, ignoring poisoning: every critical section here leaves the
 /// data consistent, and a panic elsewhere must not cascade.
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -658,6 +722,6 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 
 impl std::fmt::Debug for Downstream {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "Downstream({}, pid {})", self.label, self.pid)
+        write!(f, "Downstream({}, pid {})", self.label, self.owner.pid())
     }
 }

@@ -7,7 +7,11 @@
 use super::*;
 
 impl Downstream {
-    pub(super) fn read_stdout(&self, stdout: ChildStdout) {
+    pub(super) fn read_stdout(&self, stdout: ChildStdout, wake: Arc<PipeReader>) {
+        let stdout = match output::Output::new(stdout, wake) {
+            Ok(stdout) => stdout,
+            Err(e) => return self.went_down(format!("cannot read its stdout: {e}")),
+        };
         let mut reader = framing::LineReader::new(BufReader::with_capacity(64 * 1024, stdout));
         let mut noise = LogBudget::new("stdout");
         loop {
@@ -48,13 +52,7 @@ impl Downstream {
             (Some(method), None) => match &*method {
                 method::PROGRESS => self.on_progress(frame.params),
                 method::MESSAGE => self.on_log_message(frame.params),
-                method::TOOLS_LIST_CHANGED => {
-                    self.tools_changed
-                        .store(true, std::sync::atomic::Ordering::Relaxed);
-                    if let Some(changes) = &self.changes {
-                        let _ = changes.try_send(());
-                    }
-                }
+                method::TOOLS_LIST_CHANGED => self.on_tools_changed(),
                 _ => log::debug!("[{}] ignoring notification {method}", self.label),
             },
             (None, Some(id)) => {
@@ -109,16 +107,9 @@ impl Downstream {
         let Some(id) = params.get("progressToken").and_then(Value::as_i64) else {
             return;
         };
-        let host_token = {
-            let mut shared = lock(&self.shared);
-            match shared.pending.get_mut(&id) {
-                Some(Pending::Call(call)) => {
-                    call.deadline = Instant::now() + self.spec.call_timeout;
-                    call.progress_token.clone()
-                }
-                _ => None,
-            }
-        };
+        let host_token = lock(&self.shared)
+            .pending
+            .progress(id, self.spec.call_timeout);
         if let Some(token) = host_token {
             params.insert("progressToken".into(), token);
             self.outbox
@@ -148,19 +139,19 @@ impl Downstream {
             log::warn!("[{}] response with an unknown id {}", self.label, id.get());
             return;
         };
-        let Some(pending) = lock(&self.shared).pending.remove(&id) else {
+        let Some(pending) = lock(&self.shared).pending.complete(id) else {
             log::debug!("[{}] late or unknown response {id}", self.label);
             return;
         };
         match (pending, reply) {
-            (Pending::Discard, _) => {}
-            (Pending::Wait(tx), reply) => {
+            (Entry::Discard, _) => {}
+            (Entry::Wait(tx), reply) => {
                 let _ = tx.send(reply.map(ToOwned::to_owned).map_err(Failure::Rpc));
             }
-            (Pending::Call(call), Ok(result)) => {
+            (Entry::Call(call), Ok(result)) => {
                 self.outbox.send_raw_result(&call.upstream_id, result)
             }
-            (Pending::Call(call), Err(e)) => {
+            (Entry::Call(call), Err(e)) => {
                 let text = format!(
                     "Tool '{}' in server '{}' (toolbox '{}') failed with error {}: {}",
                     call.tool, self.spec.server, self.spec.toolbox, e.code, e.message
@@ -173,38 +164,30 @@ impl Downstream {
         }
     }
 
-    fn on_stdout_closed(&self) {
-        if lock(&self.shared).down.is_some() {
-            return; // being stopped
+    /// The child's tools changed: the first notice since the last listing
+    /// is reported to the re-lister (dynamic mode); later ones only move the
+    /// time of the last change, which the re-lister's debounce reads.
+    fn on_tools_changed(&self) {
+        *lock(&self.last_change) = Instant::now();
+        if self.tools_changed.swap(true, Ordering::SeqCst) {
+            return;
         }
-        let exit = process::wait_exit(self.pid, Duration::from_millis(500));
-        // Let the drain catch the last words the child wrote to stderr.
-        let _ = self.stderr_done.recv_timeout(Duration::from_millis(500));
-        let why = match exit {
+        if let (Some(changes), Some(me)) = (&self.changes, self.me.get().and_then(|w| w.upgrade()))
+        {
+            let _ = changes.send(me);
+        }
+    }
+
+    /// Stdout reached EOF: the process ended, or it closed its stdout.
+    fn on_stdout_closed(&self) {
+        if !self.is_up() {
+            return; // being stopped, or the exit watcher was first
+        }
+        let why = match process::wait_exit(self.owner.pid(), Duration::from_millis(500)) {
             Some(exit) => format!("the server process ended ({exit})"),
             None => "the server closed its stdout".to_string(),
         };
-        log::warn!("[{}] {why}", self.label);
-        let tail = self.tail_text();
-        let pending = {
-            let mut shared = lock(&self.shared);
-            if shared.down.is_some() {
-                return;
-            }
-            shared.down = Some(why.clone());
-            self.timer_wake.notify_one();
-            std::mem::take(&mut shared.pending)
-        };
-        for (_, p) in pending {
-            let text = match &p {
-                Pending::Call(call) => format!(
-                    "Server '{}' in toolbox '{}' failed while running tool '{}': {why}{tail}",
-                    self.spec.server, self.spec.toolbox, call.tool
-                ),
-                Pending::Wait(_) | Pending::Discard => String::new(),
-            };
-            self.fail(p, Failure::Down(why.clone()), &text);
-        }
+        self.went_down(why);
     }
 }
 

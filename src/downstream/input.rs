@@ -1,0 +1,180 @@
+//! A child's stdin, written without ever blocking the caller.
+//!
+//! The caller (the main thread on the hot path) writes a line with one
+//! non-blocking `write`. Whatever the pipe does not take goes to a bounded
+//! queue that the child's *writer* thread drains as the child reads. While the
+//! queue holds anything, every later line queues behind it, so lines never
+//! interleave. A child that stops reading fills the queue up to `QUEUE_LIMIT`;
+//! past it, lines are refused at once with `Full`, and the calls that carried
+//! them fail fast instead of freezing the workbench.
+
+use crate::process::{self, Ready};
+use std::collections::VecDeque;
+use std::io::{self, PipeReader, Write};
+use std::os::fd::AsRawFd;
+use std::process::ChildStdin;
+use std::sync::{Arc, Condvar, Mutex};
+
+/// Bytes a child may leave unread before further lines to it are refused. A
+/// single line is always accepted when nothing is queued, whatever its size.
+pub const QUEUE_LIMIT: usize = 8 << 20;
+
+/// Why a line was not taken.
+#[derive(Debug)]
+pub enum WriteError {
+    /// Stdin was closed (the server is being stopped).
+    Closed,
+    /// The child has not read what was already sent (`queued` bytes).
+    Full { queued: usize },
+    /// The pipe failed (the child closed its stdin or died).
+    Io(io::Error),
+}
+
+impl std::fmt::Display for WriteError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            WriteError::Closed => write!(f, "its stdin is closed"),
+            WriteError::Full { queued } => write!(
+                f,
+                "it is not reading its stdin ({queued} bytes sent to it are still unread)"
+            ),
+            WriteError::Io(e) => write!(f, "cannot write to its stdin: {e}"),
+        }
+    }
+}
+
+pub struct Input {
+    state: Mutex<State>,
+    /// Wakes the writer thread when the queue gets something, or on close.
+    wake_writer: Condvar,
+}
+
+struct State {
+    /// `None` once closed. Shared with the writer thread while it waits for
+    /// room, so closing never waits for a write.
+    pipe: Option<Arc<ChildStdin>>,
+    queue: VecDeque<Vec<u8>>,
+    /// Bytes of `queue[0]` already written.
+    offset: usize,
+    queued: usize,
+    /// The pipe failed; further lines fail the same way.
+    broken: Option<io::ErrorKind>,
+}
+
+impl Input {
+    pub fn new(stdin: ChildStdin) -> io::Result<Input> {
+        process::set_nonblocking(&stdin)?;
+        Ok(Input {
+            state: Mutex::new(State {
+                pipe: Some(Arc::new(stdin)),
+                queue: VecDeque::new(),
+                offset: 0,
+                queued: 0,
+                broken: None,
+            }),
+            wake_writer: Condvar::new(),
+        })
+    }
+
+    /// Sends one complete line, or refuses all of it.
+    pub fn write(&self, line: &[u8]) -> Result<(), WriteError> {
+        let mut state = super::lock(&self.state);
+        if let Some(kind) = state.broken {
+            return Err(WriteError::Io(kind.into()));
+        }
+        let Some(pipe) = state.pipe.clone() else {
+            return Err(WriteError::Closed);
+        };
+        if !state.queue.is_empty() {
+            if state.queued + line.len() > QUEUE_LIMIT {
+                return Err(WriteError::Full {
+                    queued: state.queued,
+                });
+            }
+            state.queued += line.len();
+            state.queue.push_back(line.to_vec());
+            return Ok(());
+        }
+        let written = match (&*pipe).write(line) {
+            Ok(n) => n,
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => 0,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => 0,
+            Err(e) => {
+                state.broken = Some(e.kind());
+                return Err(WriteError::Io(e));
+            }
+        };
+        if written < line.len() {
+            state.queued = line.len() - written;
+            state.queue.push_back(line[written..].to_vec());
+            self.wake_writer.notify_one();
+        }
+        Ok(())
+    }
+
+    /// Closes stdin (the child reads EOF after what it was sent); queued lines
+    /// are dropped. Safe to call more than once.
+    pub fn close(&self) {
+        let mut state = super::lock(&self.state);
+        state.pipe = None;
+        state.queue.clear();
+        state.queued = 0;
+        self.wake_writer.notify_one();
+    }
+
+    /// The writer thread: drains the queue as the child reads, until stdin is
+    /// closed or the `wake` pipe says the owner is stopping.
+    pub fn run_writer(&self, label: &str, wake: &PipeReader) {
+        let mut state = super::lock(&self.state);
+        loop {
+            while state.queue.is_empty() && state.pipe.is_some() {
+                state = self
+                    .wake_writer
+                    .wait(state)
+                    .unwrap_or_else(|p| p.into_inner());
+            }
+            let Some(pipe) = state.pipe.clone() else {
+                return;
+            };
+            if let Err(e) = state.drain(&pipe) {
+                log::debug!("[{label}] cannot write to stdin: {e}");
+                state.broken = Some(e.kind());
+                state.queue.clear();
+                state.queued = 0;
+                continue;
+            }
+            if state.queue.is_empty() {
+                continue;
+            }
+            drop(state);
+            let ready = process::wait_ready(pipe.as_raw_fd(), true, wake.as_raw_fd());
+            drop(pipe);
+            if !matches!(ready, Ok(Ready::Io)) {
+                return;
+            }
+            state = super::lock(&self.state);
+        }
+    }
+}
+
+impl State {
+    /// Writes queued bytes until the pipe is full or the queue is empty.
+    fn drain(&mut self, pipe: &ChildStdin) -> io::Result<()> {
+        while let Some(front) = self.queue.front() {
+            match (&*pipe).write(&front[self.offset..]) {
+                Ok(n) => {
+                    self.offset += n;
+                    self.queued -= n;
+                    if self.offset == front.len() {
+                        self.queue.pop_front();
+                        self.offset = 0;
+                    }
+                }
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(()),
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,219 @@
+//! The requests in flight to one child, keyed by the ids the workbench gives
+//! them (1, 2, 3, ...), so the host's ids never reach a child.
+//!
+//! No IO and no threads here: the connection registers, completes, cancels and
+//! fails entries, and the timer takes the expired ones; what to write or send
+//! for each is the caller's business. Once the table is closed (the child is
+//! gone or being stopped) it refuses new entries, so nothing registered after
+//! `fail_all` can be left without an answer.
+
+use crate::jsonrpc::RequestId;
+use serde_json::value::RawValue;
+use serde_json::Value;
+use std::collections::HashMap;
+use std::time::{Duration, Instant};
+
+use super::Failure;
+
+/// What waits for a child's answer.
+pub enum Entry {
+    /// A caller blocked on a channel (handshake, `tools/list`).
+    Wait(crossbeam_channel::Sender<Result<Box<RawValue>, Failure>>),
+    /// A `tools/call` forwarded for the host: its answer goes straight upstream.
+    Call(Call),
+    /// A request whose answer nobody needs (`logging/setLevel`).
+    Discard,
+}
+
+/// A forwarded call's bookkeeping.
+pub struct Call {
+    pub upstream_id: RequestId,
+    pub tool: String,
+    /// Restarted by each progress notification, never past `cap`.
+    pub deadline: Instant,
+    /// The call's start plus `maxCallTimeoutMs`: progress cannot defer it.
+    pub cap: Instant,
+    /// The host's progress token; the child gets this call's own id instead.
+    pub progress_token: Option<Value>,
+}
+
+impl Call {
+    pub fn new(
+        upstream_id: RequestId,
+        tool: &str,
+        progress_token: Option<Value>,
+        timeout: Duration,
+        max: Duration,
+    ) -> Call {
+        let now = Instant::now();
+        let cap = now + max.max(timeout);
+        Call {
+            upstream_id,
+            tool: tool.to_string(),
+            deadline: (now + timeout).min(cap),
+            cap,
+            progress_token,
+        }
+    }
+
+    /// Whether the call ran into its cap rather than a quiet period.
+    pub fn hit_cap(&self) -> bool {
+        self.deadline >= self.cap
+    }
+}
+
+#[derive(Default)]
+pub struct Pending {
+    next_id: i64,
+    entries: HashMap<i64, Entry>,
+    /// Why the table is closed, once it is.
+    closed: Option<String>,
+}
+
+impl Pending {
+    /// Registers `entry` under a new id; refused with the reason once closed.
+    pub fn register(&mut self, entry: Entry) -> Result<i64, String> {
+        if let Some(why) = &self.closed {
+            return Err(why.clone());
+        }
+        self.next_id += 1;
+        self.entries.insert(self.next_id, entry);
+        Ok(self.next_id)
+    }
+
+    /// Takes the entry answered by the child's response `id`.
+    pub fn complete(&mut self, id: i64) -> Option<Entry> {
+        self.entries.remove(&id)
+    }
+
+    /// Forgets the forwarded call the host knows as `upstream`; its child id.
+    pub fn cancel(&mut self, upstream: &RequestId) -> Option<i64> {
+        let id = self.entries.iter().find_map(|(id, e)| match e {
+            Entry::Call(call) if call.upstream_id == *upstream => Some(*id),
+            _ => None,
+        })?;
+        self.entries.remove(&id);
+        Some(id)
+    }
+
+    /// A progress notification for call `id`: restarts its deadline (never
+    /// past its cap) and returns the host's token, if the host gave one.
+    pub fn progress(&mut self, id: i64, timeout: Duration) -> Option<Value> {
+        match self.entries.get_mut(&id) {
+            Some(Entry::Call(call)) => {
+                call.deadline = (Instant::now() + timeout).min(call.cap);
+                call.progress_token.clone()
+            }
+            _ => None,
+        }
+    }
+
+    /// Removes and returns the calls whose deadline is at or before `now`.
+    pub fn take_expired(&mut self, now: Instant) -> Vec<(i64, Call)> {
+        let ids: Vec<i64> = self
+            .entries
+            .iter()
+            .filter_map(|(id, e)| match e {
+                Entry::Call(call) if call.deadline <= now => Some(*id),
+                _ => None,
+            })
+            .collect();
+        ids.into_iter()
+            .filter_map(|id| match self.entries.remove(&id) {
+                Some(Entry::Call(call)) => Some((id, call)),
+                _ => None,
+            })
+            .collect()
+    }
+
+    /// The earliest deadline of a forwarded call.
+    pub fn next_deadline(&self) -> Option<Instant> {
+        self.entries
+            .values()
+            .filter_map(|e| match e {
+                Entry::Call(call) => Some(call.deadline),
+                Entry::Wait(_) | Entry::Discard => None,
+            })
+            .min()
+    }
+
+    /// Closes the table with `why` (the first reason wins) and returns every
+    /// entry, each to be answered once by the caller. Later calls return nothing.
+    pub fn fail_all(&mut self, why: &str) -> Vec<Entry> {
+        self.closed.get_or_insert_with(|| why.to_string());
+        self.entries.drain().map(|(_, e)| e).collect()
+    }
+
+    /// Why the table is closed, if it is.
+    pub fn closed(&self) -> Option<&str> {
+        self.closed.as_deref()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn call(upstream: i64, timeout_ms: u64, max_ms: u64) -> Entry {
+        Entry::Call(Call::new(
+            RequestId::Int(upstream),
+            "t",
+            Some(Value::from("tok")),
+            Duration::from_millis(timeout_ms),
+            Duration::from_millis(max_ms),
+        ))
+    }
+
+    #[test]
+    fn ids_are_fresh_and_entries_complete_once() {
+        let mut p = Pending::default();
+        let a = p.register(Entry::Discard).unwrap();
+        let b = p.register(call(7, 1000, 1000)).unwrap();
+        assert_ne!(a, b);
+        assert!(matches!(p.complete(b), Some(Entry::Call(_))));
+        assert!(p.complete(b).is_none(), "a second answer finds nothing");
+        assert!(matches!(p.complete(a), Some(Entry::Discard)));
+    }
+
+    #[test]
+    fn cancel_finds_a_call_by_the_hosts_id() {
+        let mut p = Pending::default();
+        let id = p.register(call(7, 1000, 1000)).unwrap();
+        assert_eq!(p.cancel(&RequestId::Int(8)), None);
+        assert_eq!(p.cancel(&RequestId::Int(7)), Some(id));
+        assert!(p.complete(id).is_none(), "a cancelled call gets no answer");
+    }
+
+    #[test]
+    fn expiry_and_the_cap_on_progress() {
+        let mut p = Pending::default();
+        let quick = p.register(call(1, 0, 0)).unwrap();
+        let slow = p.register(call(2, 60_000, 60_000)).unwrap();
+        let capped = p.register(call(3, 10, 20)).unwrap();
+        // Progress restarts the deadline, but never past the cap.
+        assert_eq!(
+            p.progress(capped, Duration::from_secs(60)),
+            Some(Value::from("tok"))
+        );
+        let expired = p.take_expired(Instant::now() + Duration::from_millis(50));
+        let mut ids: Vec<i64> = expired.iter().map(|(id, _)| *id).collect();
+        ids.sort();
+        assert_eq!(ids, [quick, capped]);
+        let capped_call = &expired.iter().find(|(id, _)| *id == capped).unwrap().1;
+        assert!(capped_call.hit_cap());
+        assert!(p.next_deadline().is_some());
+        assert!(p.complete(slow).is_some());
+        assert_eq!(p.next_deadline(), None);
+    }
+
+    #[test]
+    fn a_closed_table_refuses_and_fails_everything_once() {
+        let mut p = Pending::default();
+        p.register(call(1, 1000, 1000)).unwrap();
+        p.register(Entry::Discard).unwrap();
+        assert_eq!(p.fail_all("crashed").len(), 2);
+        assert_eq!(p.fail_all("stopped").len(), 0);
+        assert_eq!(p.closed(), Some("crashed"), "the first reason stays");
+        assert_eq!(p.register(Entry::Discard), Err("crashed".to_string()));
+    }
+}

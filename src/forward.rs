@@ -1,0 +1,94 @@
+//! The hot path of `use_tool` and of dynamic mode's native tools: resolve the
+//! identifier, write the call to the child, return. The child's reader thread
+//! answers the host; nothing here waits for a child.
+//!
+//! A call whose server died (whether the workbench had noticed yet or not)
+//! joins its toolbox's lifecycle queue for one restart of that server.
+
+use crate::downstream::{Downstream, Refused};
+use crate::jsonrpc::RequestId;
+use crate::lifecycle::{self, Op, Workbench};
+use crate::meta_tools::Outcome;
+use crate::toolbox::ToolId;
+use serde_json::value::RawValue;
+use serde_json::{Map, Value};
+use std::sync::Arc;
+
+/// A validated call on its way to a child.
+pub struct ForwardedCall {
+    pub id: RequestId,
+    pub tool_id: ToolId,
+    /// The tool's input as the host's own bytes.
+    pub arguments: Box<RawValue>,
+    /// The host's `_meta` without its progress token.
+    pub meta: Map<String, Value>,
+    pub progress_token: Option<Value>,
+}
+
+/// Forwards `call` (on the main thread).
+pub fn forward(wb: &Arc<Workbench>, call: ForwardedCall) {
+    let route = match wb.registry.resolve(&call.tool_id) {
+        Ok(route) => route,
+        Err(text) => return wb.send_outcome(&call.id, &Outcome::error(text)),
+    };
+    let refused = match &route.conn {
+        Some(conn) => match send(call, conn) {
+            Ok(()) => return,
+            Err((call, Refused::Down(_))) => call,
+            Err((call, Refused::Busy(why))) => return busy(wb, &call, &why),
+        },
+        None => call,
+    };
+    let op = Op::Restart {
+        server: route.server,
+        calls: vec![refused],
+    };
+    lifecycle::submit(wb, route.toolbox, op);
+}
+
+/// Forwards `call` to `conn` after a restart: a server that is down again
+/// is reported, not restarted once more.
+pub fn send_once(wb: &Workbench, call: ForwardedCall, conn: &Downstream) {
+    match send(call, conn) {
+        Ok(()) => {}
+        Err((call, Refused::Busy(why))) => busy(wb, &call, &why),
+        Err((call, Refused::Down(why))) => {
+            let ToolId {
+                toolbox, server, ..
+            } = &call.tool_id;
+            let text = format!(
+                "Server '{server}' in toolbox '{toolbox}' is not running ({why}); call \
+                 open_toolbox with toolbox_name '{toolbox}' to start it again"
+            );
+            wb.send_outcome(&call.id, &Outcome::error(text));
+        }
+    }
+}
+
+/// Writes the call to the child; a refused call comes back to the caller.
+fn send(call: ForwardedCall, conn: &Downstream) -> Result<(), (ForwardedCall, Refused)> {
+    let token = call.progress_token.as_ref();
+    match conn.forward_call(
+        call.id.clone(),
+        &call.tool_id.tool,
+        &call.arguments,
+        &call.meta,
+        token,
+    ) {
+        Ok(()) => Ok(()),
+        Err(refused) => Err((call, refused)),
+    }
+}
+
+fn busy(wb: &Workbench, call: &ForwardedCall, why: &str) {
+    let ToolId {
+        toolbox,
+        server,
+        tool,
+    } = &call.tool_id;
+    let text = format!(
+        "Tool '{tool}' in server '{server}' (toolbox '{toolbox}') was not called: the server \
+         is not keeping up ({why}). Try again later, or close and reopen toolbox '{toolbox}'"
+    );
+    wb.send_outcome(&call.id, &Outcome::error(text));
+}
