@@ -31,17 +31,16 @@ pub fn forward(wb: &Arc<Workbench>, call: ForwardedCall) {
         Ok(route) => route,
         Err(text) => return wb.send_outcome(&call.id, &Outcome::error(text)),
     };
-    let refused = match &route.conn {
-        Some(conn) => match send(call, conn) {
+    if let Some(conn) = &route.conn {
+        match send(&call, conn) {
             Ok(()) => return,
-            Err((call, Refused::Down(_))) => call,
-            Err((call, Refused::Busy(why))) => return busy(wb, &call, &why),
-        },
-        None => call,
-    };
+            Err(Refused::Down(_)) => {} // it died: restart it, as below
+            Err(Refused::Busy(why)) => return busy(wb, &call, &why),
+        }
+    }
     let op = Op::Restart {
         server: route.server,
-        calls: vec![refused],
+        calls: vec![call],
     };
     lifecycle::submit(wb, route.toolbox, op);
 }
@@ -49,10 +48,10 @@ pub fn forward(wb: &Arc<Workbench>, call: ForwardedCall) {
 /// Forwards `call` to `conn` after a restart: a server that is down again
 /// is reported, not restarted once more.
 pub fn send_once(wb: &Workbench, call: ForwardedCall, conn: &Downstream) {
-    match send(call, conn) {
+    match send(&call, conn) {
         Ok(()) => {}
-        Err((call, Refused::Busy(why))) => busy(wb, &call, &why),
-        Err((call, Refused::Down(why))) => {
+        Err(Refused::Busy(why)) => busy(wb, &call, &why),
+        Err(Refused::Down(why)) => {
             let ToolId {
                 toolbox, server, ..
             } = &call.tool_id;
@@ -65,21 +64,17 @@ pub fn send_once(wb: &Workbench, call: ForwardedCall, conn: &Downstream) {
     }
 }
 
-/// Writes the call to the child; a refused call comes back to the caller.
-fn send(call: ForwardedCall, conn: &Downstream) -> Result<(), (ForwardedCall, Refused)> {
+/// Writes the call to the child; a refused call is the caller's to answer.
+fn send(call: &ForwardedCall, conn: &Downstream) -> Result<(), Refused> {
     let token = call.progress_token.as_ref();
-    match conn.forward_call(
+    conn.forward_call(
         call.id.clone(),
         &call.tool_id.tool,
         &call.arguments,
         &call.meta,
         token,
-    ) {
-        Ok(()) => Ok(()),
-        Err(refused) => Err((call, refused)),
-    }
+    )
 }
-
 fn busy(wb: &Workbench, call: &ForwardedCall, why: &str) {
     let ToolId {
         toolbox,

@@ -104,12 +104,8 @@ pub enum Refused {
 struct CallParams<'a> {
     name: &'a str,
     arguments: &'a RawValue,
-    #[serde(rename = "_meta", skip_serializing_if = "is_empty")]
-    meta: Cow<'a, Map<String, Value>>,
-}
-
-fn is_empty(meta: &Cow<'_, Map<String, Value>>) -> bool {
-    meta.is_empty()
+    #[serde(rename = "_meta", skip_serializing_if = "Option::is_none")]
+    meta: Option<Cow<'a, Map<String, Value>>>,
 }
 
 #[derive(Default)]
@@ -441,9 +437,9 @@ impl Downstream {
         let meta = if has_token {
             let mut meta = meta.clone();
             meta.insert("progressToken".into(), Value::from(id));
-            Cow::Owned(meta)
+            Some(Cow::Owned(meta))
         } else {
-            Cow::Borrowed(meta)
+            (!meta.is_empty()).then_some(Cow::Borrowed(meta))
         };
         let params = CallParams {
             name: tool,
