@@ -25,6 +25,9 @@
 //!                            each after progressIntervalMs
 //!                            addTools [..]: tool definitions listed from now on
 //!                            (they answer with the echo; send list_changed via stdout)
+//!                            stallStdin true: stop reading stdin for good (no answer)
+//!                            listChangedEveryMs n: from now on, a
+//!                            notifications/tools/list_changed every n ms
 //! inbox                      responses, notifications (not initialized) and requests
 //!                            of unknown methods received
 //! ```
@@ -103,6 +106,8 @@ struct Action {
     progress: Vec<Raw>,
     progress_interval_ms: u64,
     add_tools: Vec<Raw>,
+    stall_stdin: bool,
+    list_changed_every_ms: u64,
 }
 
 enum InitMode {
@@ -485,6 +490,19 @@ impl Fake {
         }
         if let Some(code) = a.exit {
             exit(code);
+        }
+        if a.list_changed_every_ms > 0 {
+            let every = a.list_changed_every_ms;
+            thread::spawn(move || loop {
+                send(r#"{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}"#.into());
+                sleep_ms(every);
+            });
+        }
+        if a.stall_stdin {
+            // Runs inline (no delay), so the loop that reads stdin never resumes.
+            loop {
+                thread::sleep(Duration::from_secs(3600));
+            }
         }
         if a.no_reply {
             return;

@@ -32,3 +32,5 @@ pub fn leftover_processes(dir: &Path) -> Vec<String> {
         thread::sleep(Duration::from_millis(20));
     }
 }
+
+pub mod workbench;
