@@ -23,6 +23,9 @@ pub struct ForwardedCall {
     /// The host's `_meta` without its progress token.
     pub meta: Map<String, Value>,
     pub progress_token: Option<Value>,
+    /// Restarts this call has waited for: a server that dies again before
+    /// taking it gets one more, then the call fails.
+    pub restarts: u8,
 }
 
 /// Forwards `call` (on the main thread).
@@ -38,26 +41,38 @@ pub fn forward(wb: &Arc<Workbench>, call: ForwardedCall) {
             Err(Refused::Busy(why)) => return busy(wb, &call, &why),
         }
     }
-    let op = Op::Restart {
-        server: route.server,
-        calls: vec![call],
-    };
-    lifecycle::submit(wb, route.toolbox, op);
+    restart(wb, route.toolbox, route.server, call);
 }
 
-/// Forwards `call` to `conn` after a restart: a server that is down again
-/// is reported, not restarted once more.
-pub fn send_once(wb: &Workbench, call: ForwardedCall, conn: &Downstream) {
+fn restart(wb: &Arc<Workbench>, toolbox: usize, server: usize, mut call: ForwardedCall) {
+    call.restarts += 1;
+    let op = Op::Restart {
+        server,
+        calls: vec![call],
+    };
+    lifecycle::submit(wb, toolbox, op);
+}
+
+/// Forwards `call` to `conn`, which was just (re)started for it. A server
+/// that is down again already (another queued call may have ended it) gets
+/// one more restart for this call; after that the call fails.
+pub fn after_restart(
+    wb: &Arc<Workbench>,
+    (toolbox, server): (usize, usize),
+    call: ForwardedCall,
+    conn: &Downstream,
+) {
     match send(&call, conn) {
         Ok(()) => {}
         Err(Refused::Busy(why)) => busy(wb, &call, &why),
+        Err(Refused::Down(_)) if call.restarts < 2 => restart(wb, toolbox, server, call),
         Err(Refused::Down(why)) => {
             let ToolId {
                 toolbox, server, ..
             } = &call.tool_id;
             let text = format!(
-                "Server '{server}' in toolbox '{toolbox}' is not running ({why}); call \
-                 open_toolbox with toolbox_name '{toolbox}' to start it again"
+                "Server '{server}' in toolbox '{toolbox}' stopped again right after it was \
+                 restarted ({why}); the next call starts it again"
             );
             wb.send_outcome(&call.id, &Outcome::error(text));
         }

@@ -348,7 +348,7 @@ fn restart_then_forward(
             continue; // cancelled while it waited
         }
         match &restarted {
-            Ok(conn) => forward::send_once(wb, call, conn),
+            Ok(conn) => forward::after_restart(wb, (toolbox, server), call, conn),
             Err(text) => wb.send_outcome(&call.id, &Outcome::error(text.clone())),
         }
     }

@@ -414,6 +414,7 @@ impl Server {
             arguments,
             meta,
             progress_token,
+            restarts: 0,
         };
         forward::forward(&self.wb, call);
     }

@@ -42,7 +42,8 @@ fn open(wb: &mut Workbench, id: i64, toolbox: &str) -> Value {
 
 #[test]
 fn a_child_that_stops_reading_its_stdin_blocks_nothing_else() {
-    let script = json!({"tools": [tool("stall", json!({"stallStdin": true})), tool("echo", json!({}))]});
+    let script =
+        json!({"tools": [tool("stall", json!({"stallStdin": true})), tool("echo", json!({}))]});
     let config = json!({"toolboxes": {
         "stuck": toolbox(json!({"s": fake("s.json")})),
         "fine": toolbox(json!({"s": fake("s.json")}))}});
@@ -70,7 +71,10 @@ fn a_child_that_stops_reading_its_stdin_blocks_nothing_else() {
     // Closing the stuck toolbox answers every call still in flight once.
     wb.call(6, "close_toolbox", json!({"toolbox_name": "stuck"}));
     let closed = wb.answer(6, &mut others);
-    assert!(text(&closed).starts_with("Toolbox 'stuck' closed"), "{closed}");
+    assert!(
+        text(&closed).starts_with("Toolbox 'stuck' closed"),
+        "{closed}"
+    );
     let mut answered: HashMap<i64, usize> = HashMap::new();
     for line in &others {
         if let Some(id) = line["id"].as_i64() {
@@ -101,7 +105,10 @@ fn a_crash_is_noticed_while_a_helper_keeps_stdout_open() {
         text(&died).contains("the server process ended (exit status 3)"),
         "{died}"
     );
-    assert!(began.elapsed() < Duration::from_secs(10), "noticed only by a timeout");
+    assert!(
+        began.elapsed() < Duration::from_secs(10),
+        "noticed only by a timeout"
+    );
     // The next call restarts it.
     wb.use_tool(3, "box", "s", "echo", json!({}));
     assert_eq!(text(&wb.recv()), "echo {}");
@@ -111,7 +118,8 @@ fn a_crash_is_noticed_while_a_helper_keeps_stdout_open() {
 #[test]
 fn a_failed_open_is_answered_at_its_deadline_not_after_the_stop() {
     let script = json!({"initialize": "ignore", "ignoreStdinEof": true, "ignoreSigterm": true});
-    let server = json!({"command": "${FAKE_MCP_SERVER}", "args": ["s.json"], "startupTimeoutMs": 1000});
+    let server =
+        json!({"command": "${FAKE_MCP_SERVER}", "args": ["s.json"], "startupTimeoutMs": 1000});
     let config = json!({"toolboxes": {"box": toolbox(json!({"s": server}))}});
     let mut wb = Workbench::start("failed-open", config, &[("s.json", script)], &[]);
     let began = Instant::now();
@@ -120,7 +128,10 @@ fn a_failed_open_is_answered_at_its_deadline_not_after_the_stop() {
     let took = began.elapsed();
     assert!(text(&line).contains("no answer within 1000 ms"), "{line}");
     // The stop sequence of this child takes 4 s (it ignores EOF and SIGTERM).
-    assert!(took < Duration::from_millis(3500), "answered after {took:?}");
+    assert!(
+        took < Duration::from_millis(3500),
+        "answered after {took:?}"
+    );
     drop(wb.stdin.take());
     assert_eq!(wb.wait_exit(Duration::from_secs(10)), Some(Some(0)));
     let left = common::leftover_processes(&wb.dir);
@@ -150,7 +161,11 @@ fn calls_to_a_dead_server_queue_for_one_restart_and_each_gets_one_answer() {
     }
     // Every call was forwarded to the restarted server (none told to reopen).
     for (id, line) in &answers {
-        assert_eq!(text(line), format!(r#"echo {{"i":{}}}"#, id - 1000), "{line}");
+        assert_eq!(
+            text(line),
+            format!(r#"echo {{"i":{}}}"#, id - 1000),
+            "{line}"
+        );
     }
     assert!(most_threads < 50, "{most_threads} threads");
     assert_eq!(wb.finish().0, Some(0));
@@ -166,8 +181,14 @@ fn pipelined_open_and_close_of_one_toolbox_run_in_order() {
         wb.call(id + 1, "open_toolbox", json!({"toolbox_name": "box"}));
         wb.call(id + 2, "close_toolbox", json!({"toolbox_name": "box"}));
         let (first, second) = (wb.recv(), wb.recv());
-        assert_eq!((first["id"].as_i64(), second["id"].as_i64()), (Some(id + 1), Some(id + 2)));
-        assert!(text(&second).starts_with("Toolbox 'box' closed"), "{second}");
+        assert_eq!(
+            (first["id"].as_i64(), second["id"].as_i64()),
+            (Some(id + 1), Some(id + 2))
+        );
+        assert!(
+            text(&second).starts_with("Toolbox 'box' closed"),
+            "{second}"
+        );
         wb.use_tool(id + 3, "box", "s", "echo", json!({}));
         assert!(text(&wb.recv()).contains("is not open"));
     }
@@ -183,13 +204,17 @@ fn cancelled_requests_that_wait_in_the_workbench_get_no_answer() {
     let mut wb = Workbench::start("cancel-waiting", config, &[("s.json", slow)], &[]);
     // An open cancelled while its server starts.
     wb.call(1, "open_toolbox", json!({"toolbox_name": "slow"}));
-    wb.send(json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 1}}));
+    wb.send(
+        json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 1}}),
+    );
     // A call cancelled while it waits for its server's restart.
     open(&mut wb, 2, "other");
     wb.use_tool(3, "other", "s", "die", json!({}));
     assert_eq!(wb.recv()["id"], 3);
     wb.use_tool(4, "other", "s", "echo", json!({}));
-    wb.send(json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 4}}));
+    wb.send(
+        json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 4}}),
+    );
     wb.use_tool(5, "other", "s", "echo", json!({"after": true}));
     let mut others = Vec::new();
     let after = wb.answer(5, &mut others);
@@ -198,7 +223,10 @@ fn cancelled_requests_that_wait_in_the_workbench_get_no_answer() {
     while let Some(line) = wb.recv_within(Duration::from_millis(1500)) {
         others.push(line);
     }
-    assert!(others.is_empty(), "answered a cancelled request: {others:?}");
+    assert!(
+        others.is_empty(),
+        "answered a cancelled request: {others:?}"
+    );
     assert_eq!(wb.finish().0, Some(0));
 }
 
@@ -279,8 +307,10 @@ fn shutdown_completes_when_the_host_stops_reading_stdout() {
 fn sigterm_after_stdin_eof_hurries_the_stop_but_kills_every_group() {
     // The server runs behind `sh -c`, ignores EOF and SIGTERM: only the group
     // SIGKILL ends it. The SIGTERM that follows EOF must not cut that short.
-    let script = json!({"ignoreStdinEof": true, "ignoreSigterm": true, "tools": [tool("echo", json!({}))]});
-    let server = json!({"command": "sh", "args": ["-c", "\"$0\" s.json; echo done", "${FAKE_MCP_SERVER}"]});
+    let script =
+        json!({"ignoreStdinEof": true, "ignoreSigterm": true, "tools": [tool("echo", json!({}))]});
+    let server =
+        json!({"command": "sh", "args": ["-c", "\"$0\" s.json; echo done", "${FAKE_MCP_SERVER}"]});
     let config = json!({"toolboxes": {"box": toolbox(json!({"s": server}))}});
     let mut wb = Workbench::start("eof-then-sigterm", config, &[("s.json", script)], &[]);
     open(&mut wb, 1, "box");
@@ -291,4 +321,132 @@ fn sigterm_after_stdin_eof_hurries_the_stop_but_kills_every_group() {
     assert_eq!(code, Some(Some(0)));
     let left = common::leftover_processes(&wb.dir);
     assert!(left.is_empty(), "left behind: {left:?}");
+}
+
+#[test]
+fn a_call_right_after_a_crash_is_never_told_to_reopen_the_toolbox() {
+    let script = json!({"tools": [tool("die", json!({"exit": 1})), tool("echo", json!({}))]});
+    let config = json!({"toolboxes": {"box": toolbox(json!({"s": fake("s.json")}))}});
+    let mut wb = Workbench::start("restart-race", config, &[("s.json", script)], &[]);
+    open(&mut wb, 1, "box");
+    for round in 0..20 {
+        let id = 10 * (round + 1);
+        wb.use_tool(id, "box", "s", "die", json!({}));
+        wb.use_tool(id + 1, "box", "s", "echo", json!({}));
+        let mut others = Vec::new();
+        let echo = wb.answer(id + 1, &mut others);
+        // In flight when the server died, or forwarded after a restart.
+        assert!(
+            text(&echo) == "echo {}" || text(&echo).contains("failed while running tool 'echo'"),
+            "{echo}"
+        );
+        if others.is_empty() {
+            wb.answer(id, &mut others);
+        }
+    }
+    assert_eq!(wb.finish().0, Some(0));
+}
+
+#[test]
+fn a_helper_in_its_own_session_holding_the_pipes_leaks_no_thread_or_fd() {
+    let script = json!({"tools": [tool("echo", json!({}))]});
+    // `setsid` puts the helper out of the server's process group: the stop
+    // sequence cannot kill it, and it keeps stdout and stderr open for 3 s.
+    let server = json!({"command": "sh", "args": ["-c", "setsid sleep 3 & exec \"$0\" s.json", "${FAKE_MCP_SERVER}"]});
+    let config = json!({"toolboxes": {"box": toolbox(json!({"s": server}))}});
+    let mut wb = Workbench::start("setsid-helper", config, &[("s.json", script)], &[]);
+    let pid = wb.pid();
+    let mut counts = Vec::new();
+    for round in 0..5 {
+        open(&mut wb, 2 * round + 1, "box");
+        wb.call(
+            2 * round + 2,
+            "close_toolbox",
+            json!({"toolbox_name": "box"}),
+        );
+        assert!(text(&wb.recv()).starts_with("Toolbox 'box' closed"));
+        counts.push((workbench::threads(pid), workbench::fds(pid)));
+    }
+    let (first, last) = (counts[0], counts[4]);
+    assert!(
+        last.0 <= first.0 + 1 && last.1 <= first.1,
+        "threads and fds after each cycle: {counts:?}"
+    );
+    assert_eq!(wb.finish().0, Some(0));
+}
+
+#[test]
+fn dynamic_mode_a_flooding_child_starves_no_other_relist() {
+    let flood = json!({"tools": [tool("flood", json!({"listChangedEveryMs": 20}))]});
+    let grow = json!({"tools": [tool("grow", json!({
+        "addTools": [{"name": "grown", "inputSchema": {"type": "object"}}],
+        "stdout": [{"jsonrpc": "2.0", "method": "notifications/tools/list_changed"}]}))]});
+    let config = json!({"mode": "dynamic", "toolboxes": {
+        "a": toolbox(json!({"flood": fake("flood.json")})),
+        "b": toolbox(json!({"grow": fake("grow.json")}))}});
+    let files = [("flood.json", flood), ("grow.json", grow)];
+    let mut wb = Workbench::start("relist-flood", config, &files, &[]);
+    let mut others = Vec::new();
+    open(&mut wb, 1, "a");
+    open(&mut wb, 2, "b");
+    wb.use_tool(3, "a", "flood", "flood", json!({}));
+    wb.answer(3, &mut others);
+    wb.use_tool(4, "b", "grow", "grow", json!({}));
+    wb.answer(4, &mut others);
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let mut id = 100;
+    loop {
+        id += 1;
+        let list = wb.answer_to(id, "tools/list", json!({}), &mut others);
+        let names: Vec<&str> = list["result"]["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(|t| t["name"].as_str())
+            .collect();
+        if names.iter().any(|n| n.contains("grown")) {
+            break;
+        }
+        assert!(Instant::now() < deadline, "never re-listed: {names:?}");
+        thread::sleep(Duration::from_millis(100));
+    }
+    assert_eq!(wb.finish().0, Some(0));
+}
+
+#[test]
+fn dynamic_mode_an_unanswered_relist_delays_no_close() {
+    let mute =
+        json!({"tools": [tool("mute", json!({"listChangedEveryMs": 500, "stallStdin": true}))]});
+    let server =
+        json!({"command": "${FAKE_MCP_SERVER}", "args": ["mute.json"], "startupTimeoutMs": 60000});
+    let config = json!({"mode": "dynamic", "toolboxes": {
+        "a": toolbox(json!({"mute": server})),
+        "b": toolbox(json!({"mute": server}))}});
+    let mut wb = Workbench::start("relist-unanswered", config, &[("mute.json", mute)], &[]);
+    let mut others = Vec::new();
+    open(&mut wb, 1, "a");
+    open(&mut wb, 2, "b");
+    wb.use_tool(3, "a", "mute", "mute", json!({}));
+    // The re-list of a/mute is sent and never answered.
+    thread::sleep(Duration::from_millis(1500));
+    let began = Instant::now();
+    wb.call(4, "close_toolbox", json!({"toolbox_name": "b"}));
+    wb.call(5, "close_toolbox", json!({"toolbox_name": "a"}));
+    let closed_b = wb.answer(4, &mut others);
+    let closed_a = wb.answer(5, &mut others);
+    assert!(
+        text(&closed_b).starts_with("Toolbox 'b' closed"),
+        "{closed_b}"
+    );
+    assert!(
+        text(&closed_a).starts_with("Toolbox 'a' closed"),
+        "{closed_a}"
+    );
+    // Closing stops each child (up to 2 s for EOF); the re-list's 60 s never counts.
+    assert!(
+        began.elapsed() < Duration::from_secs(10),
+        "{:?}",
+        began.elapsed()
+    );
+    assert_eq!(wb.finish().0, Some(0));
 }

@@ -112,6 +112,11 @@ impl Input {
         Ok(())
     }
 
+    /// Whether a write failed: the child closed its stdin, or died.
+    pub fn is_broken(&self) -> bool {
+        super::lock(&self.state).broken.is_some()
+    }
+
     /// Closes stdin (the child reads EOF after what it was sent); queued lines
     /// are dropped. Safe to call more than once.
     pub fn close(&self) {

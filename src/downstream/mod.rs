@@ -496,9 +496,9 @@ impl Downstream {
         true
     }
 
-    /// Whether the child is still serving.
+    /// Whether the child is still serving: not gone, and still taking input.
     pub fn is_up(&self) -> bool {
-        lock(&self.shared).pending.closed().is_none()
+        lock(&self.shared).pending.closed().is_none() && !self.input.is_broken()
     }
 
     /// Why the child is not serving, if it is not.
@@ -526,7 +526,7 @@ impl Downstream {
     /// The child died or closed its stdout: fail what is in flight, once, with
     /// `why` and its last stderr lines. A stop in progress has done it already.
     fn went_down(&self, why: String) {
-        if !self.is_up() {
+        if self.down_reason().is_some() {
             return;
         }
         // Let the drain catch the last words the child wrote to stderr.

@@ -180,7 +180,7 @@ impl Downstream {
 
     /// Stdout reached EOF: the process ended, or it closed its stdout.
     fn on_stdout_closed(&self) {
-        if !self.is_up() {
+        if self.down_reason().is_some() {
             return; // being stopped, or the exit watcher was first
         }
         let why = match process::wait_exit(self.owner.pid(), Duration::from_millis(500)) {

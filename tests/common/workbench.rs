@@ -8,7 +8,7 @@ use std::fs;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::path::PathBuf;
 use std::process::{Child, ChildStdin, Command, Stdio};
-use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
+use std::sync::mpsc::{self, Receiver};
 use std::thread;
 use std::time::{Duration, Instant};
 
@@ -121,7 +121,11 @@ impl Workbench {
 
     pub fn use_tool(&mut self, id: i64, toolbox: &str, server: &str, tool: &str, arguments: Value) {
         let identifier = json!({"toolbox": toolbox, "server": server, "tool": tool});
-        self.call(id, "use_tool", json!({"tool": identifier, "arguments": arguments}));
+        self.call(
+            id,
+            "use_tool",
+            json!({"tool": identifier, "arguments": arguments}),
+        );
     }
 
     pub fn recv(&mut self) -> Value {
@@ -132,10 +136,7 @@ impl Workbench {
 
     /// The next line within `limit`, if any.
     pub fn recv_within(&mut self, limit: Duration) -> Option<Value> {
-        match self.lines.recv_timeout(limit) {
-            Ok(line) => Some(line),
-            Err(RecvTimeoutError::Timeout | RecvTimeoutError::Disconnected) => None,
-        }
+        self.lines.recv_timeout(limit).ok()
     }
 
     pub fn request(&mut self, id: i64, method: &str, params: Value) -> Value {
@@ -154,6 +155,18 @@ impl Workbench {
             }
             others.push(line);
         }
+    }
+
+    /// Sends request `id` and waits for its answer, keeping other lines.
+    pub fn answer_to(
+        &mut self,
+        id: i64,
+        method: &str,
+        params: Value,
+        others: &mut Vec<Value>,
+    ) -> Value {
+        self.send(json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
+        self.answer(id, others)
     }
 
     /// Waits up to `limit` for the workbench to exit; its exit code.
