@@ -1,5 +1,6 @@
-//! The only module with `unsafe`: process groups, the parent-death signal, and
-//! exit-status polls that leave the child unreaped.
+//! The only module with `unsafe` (with its `watchdog` submodule): process
+//! groups, the parent-death signal, exit-status polls that leave the child
+//! unreaped, and the shutdown signals.
 //!
 //! Every child runs in its own process group, so signalling the group also
 //! reaches what an `npx` or `sh -c` wrapper started. Each child asks the kernel
@@ -7,7 +8,11 @@
 //! also covers the workbench being killed with SIGKILL. Exit polls use
 //! `waitid(.., WNOWAIT)`: the child stays a zombie until its owner reaps it, so
 //! its pid, which is also its group id, cannot be reused while we may still
-//! signal the group.
+//! signal the group. Children start with an empty signal mask and default
+//! dispositions, whatever the workbench blocks or ignores. The `watchdog`
+//! kills every group when the workbench dies, grandchildren included.
+
+pub mod watchdog;
 
 use std::io;
 use std::os::fd::{AsRawFd, RawFd};
