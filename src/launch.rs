@@ -2,7 +2,8 @@
 //! that shutdown reaches all of them, including ones still in their handshake.
 //!
 //! Servers of one toolbox start in parallel (one scoped thread each), so an open
-//! takes about as long as the slowest server. Stops also run in parallel.
+//! takes about as long as the slowest server. Stops also run in parallel. A
+//! missing working directory is reported by its config path before the spawn.
 //!
 //! Shutdown runs once: the first trigger (stdin EOF or a signal) runs it; a
 //! later one makes it hurry (`process::hurry`) and waits for it to finish, so

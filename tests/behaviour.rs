@@ -1,9 +1,11 @@
 //! Behaviour that a byte-for-byte transcript cannot show: ordering under
 //! concurrency, parallel start-up, single-flight opens, what reaches the logs,
-//! and the instructions' example used as a real call.
+//! the instructions' example used as a real call, the signals children get, and
+//! what is left after a signal or a kill.
 //!
-//! Assertions are about order and counts, not speed; the one time bound
-//! (parallel start) has a margin of several seconds.
+//! Assertions are about order and counts, not speed; the time bounds (parallel
+//! start, the ends of processes after a signal or a kill) have margins of
+//! seconds.
 
 mod common;
 
