@@ -33,6 +33,9 @@ const RECORD: usize = 5;
 /// covered only by the parent-death signal.
 const CAPACITY: usize = 4096;
 
+/// Where closing descriptors one by one stops, when `close_range` is missing.
+const CLOSE_LIMIT: libc::c_int = 1 << 16;
+
 /// The workbench's end: the write end of the pipe and the watchdog's pid.
 struct Link {
     pipe: File,
@@ -247,13 +250,13 @@ unsafe fn close_from(first: libc::c_int) {
     {
         return;
     }
-    // Older kernels and other systems: every possible descriptor, one by one.
+    // Older kernels and other systems: every possible descriptor, one by one,
+    // up to a cap (some systems allow a billion, which would take minutes).
     let max = libc::sysconf(libc::_SC_OPEN_MAX);
-    let max = if max > 0 {
-        libc::c_int::try_from(max).unwrap_or(libc::c_int::MAX)
-    } else {
-        1024
-    };
+    let max = libc::c_int::try_from(max)
+        .ok()
+        .filter(|&m| m > 0)
+        .map_or(1024, |m| m.min(CLOSE_LIMIT));
     for fd in first..max {
         libc::close(fd);
     }
