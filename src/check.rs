@@ -82,9 +82,12 @@ pub fn run(config: Config, json: bool, out: &mut impl Write) -> ExitCode {
     ));
     let interrupt = Interrupt::watch(&launcher);
     let report = examine(&config, &launcher);
+    // After a signal the watcher stops the servers; a second `shutdown` here
+    // would count as a second trigger and cut their grace periods short.
     if let Some(code) = interrupt.finish() {
         return code;
     }
+    launcher.shutdown();
     let printed = if json {
         serde_json::to_writer_pretty(&mut *out, &report)
             .map_err(io::Error::from)
@@ -238,7 +241,6 @@ fn examine(config: &Config, launcher: &Launcher) -> Report {
             ));
         }
     }
-    launcher.shutdown();
     let mut total = Totals::default();
     for toolbox in &toolboxes {
         total.tools += toolbox.total.tools;
