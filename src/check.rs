@@ -5,17 +5,22 @@
 //! Totals per toolbox and for the config; warnings for filters that name no
 //! tool, unset variables, shortened dynamic-mode names and toolboxes over 40
 //! tools. `--json` prints the same as JSON. Stops every child before returning.
-//! Exit 0 when every enabled server started, 1 otherwise.
+//! Exit 0 when every enabled server started, 1 otherwise. SIGTERM, SIGINT or
+//! SIGHUP stops every child at once and ends `check` without a report, with
+//! the shell's code for that signal: 128 + its number (143, 130, 129).
 
 use crate::config::{Config, Mode};
 use crate::launch::{self, Launcher};
 use crate::naming;
 use crate::outbox::Outbox;
+use crate::process;
 use crate::toolbox::apply_filter;
 use serde::Serialize;
 use std::io::{self, Write};
 use std::process::ExitCode;
+use std::sync::atomic::{AtomicI32, Ordering};
 use std::sync::Arc;
+use std::thread::{self, JoinHandle};
 
 /// Some hosts refuse or truncate tool lists longer than this.
 const TOOLS_PER_TOOLBOX_LIMIT: usize = 40;
@@ -70,7 +75,19 @@ impl Totals {
 }
 
 pub fn run(config: Config, json: bool, out: &mut impl Write) -> ExitCode {
-    let report = examine(&config);
+    // Children of `check` talk to no host: their forwarded output has nowhere to go.
+    let launcher = Arc::new(Launcher::new(
+        Arc::new(Outbox::new(Box::new(io::sink()))),
+        None,
+    ));
+    let interrupt = Interrupt::watch(&launcher);
+    let report = examine(&config, &launcher);
+    // After a signal the watcher stops the servers; a second `shutdown` here
+    // would count as a second trigger and cut their grace periods short.
+    if let Some(code) = interrupt.finish() {
+        return code;
+    }
+    launcher.shutdown();
     let printed = if json {
         serde_json::to_writer_pretty(&mut *out, &report)
             .map_err(io::Error::from)
@@ -93,9 +110,50 @@ pub fn run(config: Config, json: bool, out: &mut impl Write) -> ExitCode {
     }
 }
 
-fn examine(config: &Config) -> Report {
-    // Children of `check` talk to no host: their forwarded output has nowhere to go.
-    let launcher = Launcher::new(Arc::new(Outbox::new(Box::new(io::sink()))), None);
+/// The `signals` thread of `check`: on a shutdown signal it stops every
+/// server, which ends the handshakes still running, so `examine` returns.
+struct Interrupt {
+    /// The signal received; 0 while none was.
+    signal: Arc<AtomicI32>,
+    watcher: Option<JoinHandle<()>>,
+}
+
+impl Interrupt {
+    fn watch(launcher: &Arc<Launcher>) -> Interrupt {
+        let signal = Arc::new(AtomicI32::new(0));
+        let (received, launcher) = (Arc::clone(&signal), Arc::clone(launcher));
+        let watcher = thread::Builder::new()
+            .name("signals".into())
+            .stack_size(64 * 1024)
+            .spawn(move || {
+                let number = process::wait_for_shutdown_signal();
+                log::info!("received signal {number}; stopping every server");
+                received.store(number, Ordering::SeqCst);
+                launcher.shutdown();
+            })
+            .inspect_err(|e| log::warn!("cannot watch for signals: {e}"))
+            .ok();
+        Interrupt { signal, watcher }
+    }
+
+    /// If a signal came, waits until every server is stopped and returns the
+    /// exit code for it. A signal that comes later finds `check` finishing.
+    fn finish(self) -> Option<ExitCode> {
+        let number = self.signal.load(Ordering::SeqCst);
+        if number == 0 {
+            return None; // the watcher stays blocked in sigwait until exit
+        }
+        if let Some(watcher) = self.watcher {
+            if let Err(panic) = watcher.join() {
+                std::panic::resume_unwind(panic);
+            }
+        }
+        log::error!("interrupted by signal {number}: every server was stopped, no report");
+        Some(ExitCode::from(u8::try_from(128 + number).unwrap_or(1)))
+    }
+}
+
+fn examine(config: &Config, launcher: &Launcher) -> Report {
     let mut warnings = Vec::new();
     let mut specs = Vec::new();
     let mut toolboxes: Vec<ToolboxReport> = Vec::new();
@@ -183,7 +241,6 @@ fn examine(config: &Config) -> Report {
             ));
         }
     }
-    launcher.shutdown();
     let mut total = Totals::default();
     for toolbox in &toolboxes {
         total.tools += toolbox.total.tools;

@@ -2,7 +2,8 @@
 //! that shutdown reaches all of them, including ones still in their handshake.
 //!
 //! Servers of one toolbox start in parallel (one scoped thread each), so an open
-//! takes about as long as the slowest server. Stops also run in parallel.
+//! takes about as long as the slowest server. Stops also run in parallel. A
+//! missing working directory is reported by its config path before the spawn.
 //!
 //! Shutdown runs once: the first trigger (stdin EOF or a signal) runs it; a
 //! later one makes it hurry (`process::hurry`) and waits for it to finish, so
@@ -71,6 +72,9 @@ impl Launcher {
     }
 
     fn start(&self, spec: Spec) -> Result<Started, String> {
+        if let Some(problem) = cwd_problem(&spec) {
+            return Err(problem);
+        }
         let changes = self.changes.clone();
         let started = Downstream::start(spec, Arc::clone(&self.outbox), changes, |conn| {
             let mut live = self.live.lock().unwrap_or_else(|p| p.into_inner());
@@ -134,6 +138,21 @@ pub fn stop_all(conns: &[Arc<Downstream>], in_flight: &str) {
     });
 }
 
+/// Why the spec's working directory cannot be used, if it cannot: otherwise
+/// the spawn would fail as if the command were missing ("No such file or
+/// directory").
+fn cwd_problem(spec: &Spec) -> Option<String> {
+    let (cwd, display) = (spec.cwd.as_ref()?, spec.cwd_display.as_deref()?);
+    match std::fs::metadata(cwd) {
+        Ok(meta) if meta.is_dir() => None,
+        Ok(_) => Some(format!("working directory {display} is not a directory")),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            Some(format!("working directory {display} does not exist"))
+        }
+        Err(e) => Some(format!("working directory {display} cannot be used: {e}")),
+    }
+}
+
 /// Resolves a server's config into a start spec; the errors name every unset
 /// variable with its JSON path.
 pub fn resolve(toolbox: &str, server: &ServerConfig) -> Result<Spec, Vec<String>> {
@@ -172,6 +191,10 @@ pub fn resolve(toolbox: &str, server: &ServerConfig) -> Result<Spec, Vec<String>
         env: expand::child_env(&lookup, std::env::vars(), server.inherit_env, &own),
         cwd,
         command_display: server.command.source().to_string(),
+        cwd_display: server
+            .cwd
+            .as_ref()
+            .map(|c| format!("'{}' ({}.cwd)", c.source(), server.json_path)),
         startup_timeout: server.startup_timeout,
         call_timeout: server.call_timeout,
         max_call_timeout: server.max_call_timeout,

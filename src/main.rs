@@ -40,6 +40,10 @@ fn main() -> ExitCode {
     for warning in &loaded.warnings {
         log::warn!("{warning}");
     }
+    // Still before any thread exists, and before any file is opened.
+    if let Err(e) = mcp_workbench::process::watchdog::start() {
+        log::warn!("cannot start the watchdog ({e}): if the workbench is killed, processes its servers started may survive it");
+    }
     match command {
         Command::Check { json, .. } => check::run(loaded.config, json, &mut io::stdout()),
         Command::Serve { trace, .. } => {

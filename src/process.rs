@@ -1,5 +1,6 @@
-//! The only module with `unsafe`: process groups, the parent-death signal, and
-//! exit-status polls that leave the child unreaped.
+//! The only module with `unsafe` (with its `watchdog` submodule): process
+//! groups, the parent-death signal, exit-status polls that leave the child
+//! unreaped, and the shutdown signals.
 //!
 //! Every child runs in its own process group, so signalling the group also
 //! reaches what an `npx` or `sh -c` wrapper started. Each child asks the kernel
@@ -7,7 +8,11 @@
 //! also covers the workbench being killed with SIGKILL. Exit polls use
 //! `waitid(.., WNOWAIT)`: the child stays a zombie until its owner reaps it, so
 //! its pid, which is also its group id, cannot be reused while we may still
-//! signal the group.
+//! signal the group. Children start with an empty signal mask and default
+//! dispositions, whatever the workbench blocks or ignores. The `watchdog`
+//! kills every group when the workbench dies, grandchildren included.
+
+pub mod watchdog;
 
 use std::io;
 use std::os::fd::{AsRawFd, RawFd};
@@ -36,16 +41,35 @@ impl std::fmt::Display for Exit {
     }
 }
 
-/// Puts the child in a new process group and arranges SIGKILL on the death of
-/// the spawning thread. Spawn from a thread that lives as long as the child.
+/// The signals whose disposition the workbench changes (std ignores SIGPIPE)
+/// or that it blocks in every thread (the shutdown signals).
+const RESET_SIGNALS: [i32; 4] = [libc::SIGHUP, libc::SIGINT, libc::SIGTERM, libc::SIGPIPE];
+
+/// Puts the child in a new process group, gives it an empty signal mask and
+/// default dispositions (the workbench blocks the shutdown signals in every
+/// thread, and a blocked mask survives exec), and arranges SIGKILL on the death
+/// of the spawning thread. Spawn from a thread that lives as long as the child.
 pub fn configure(cmd: &mut Command) {
     cmd.process_group(0);
-    // SAFETY: getpid before fork is async-signal-safe plumbing; the closure runs
-    // between fork and exec and only calls the async-signal-safe prctl, getppid
-    // and _exit.
+    // SAFETY: getpid and sigemptyset run before fork on locals we own; the
+    // closure runs between fork and exec and only calls the async-signal-safe
+    // sigprocmask, signal, prctl, getppid and _exit.
     let parent = unsafe { libc::getpid() };
+    let empty = unsafe {
+        let mut set: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut set);
+        set
+    };
     unsafe {
         cmd.pre_exec(move || {
+            if libc::sigprocmask(libc::SIG_SETMASK, &empty, std::ptr::null_mut()) != 0 {
+                return Err(io::Error::last_os_error());
+            }
+            for signal in RESET_SIGNALS {
+                if libc::signal(signal, libc::SIG_DFL) == libc::SIG_ERR {
+                    return Err(io::Error::last_os_error());
+                }
+            }
             if libc::prctl(
                 libc::PR_SET_PDEATHSIG,
                 libc::SIGKILL as libc::c_ulong,
@@ -180,8 +204,8 @@ const SHUTDOWN_SIGNALS: [i32; 3] = [libc::SIGTERM, libc::SIGINT, libc::SIGHUP];
 
 /// Blocks the shutdown signals in the calling thread. Call it first thing in
 /// `main`, before any thread exists, so that every thread inherits the mask and
-/// the signals wait for `wait_for_shutdown_signal` (children get a clean mask:
-/// std resets it between fork and exec).
+/// the signals wait for `wait_for_shutdown_signal` (children get an empty mask
+/// from `configure`).
 pub fn block_shutdown_signals() {
     // SAFETY: the set is a local we initialise with sigemptyset before use.
     unsafe {

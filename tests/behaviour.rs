@@ -1,16 +1,18 @@
 //! Behaviour that a byte-for-byte transcript cannot show: ordering under
 //! concurrency, parallel start-up, single-flight opens, what reaches the logs,
-//! and the instructions' example used as a real call.
+//! the instructions' example used as a real call, the signals children get, and
+//! what is left after a signal or a kill.
 //!
-//! Assertions are about order and counts, not speed; the one time bound
-//! (parallel start) has a margin of several seconds.
+//! Assertions are about order and counts, not speed; the time bounds (parallel
+//! start, the ends of processes after a signal or a kill) have margins of
+//! seconds.
 
 mod common;
 
 use serde_json::{json, Value};
 use std::fs;
 use std::io::{BufRead, BufReader, Read, Write};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::mpsc::{self, Receiver};
 use std::thread;
@@ -328,32 +330,228 @@ fn shutdown_signals_stop_every_child() {
     }
 }
 
+/// Processes of the test in `dir` whose command line contains `marker`.
+fn processes_with(dir: &Path, marker: &str) -> Vec<String> {
+    common::leftover_processes(dir)
+        .into_iter()
+        .filter(|p| p.contains(marker))
+        .collect()
+}
+
+/// Waits up to `limit` for every process of the test in `dir` whose command
+/// line contains `marker` to be gone.
+fn assert_gone(dir: &Path, marker: &str, limit: Duration, what: &str) {
+    let deadline = Instant::now() + limit;
+    loop {
+        let left = processes_with(dir, marker);
+        if left.is_empty() {
+            return;
+        }
+        assert!(Instant::now() < deadline, "{what} left {left:?}");
+        thread::sleep(Duration::from_millis(50));
+    }
+}
+
 #[test]
-fn children_die_with_a_killed_workbench() {
-    let (config, files) = stubborn_config();
+fn children_and_grandchildren_die_with_a_killed_workbench() {
+    let (mut config, files) = stubborn_config();
+    // A grandchild behind `sh -c` that ignores stdin EOF and SIGTERM: the
+    // parent-death signal reaches only the shell.
+    config["toolboxes"]["box"]["mcpServers"]["wrapped_stubborn"] = json!({"command": "sh",
+        "args": ["-c", "${FAKE_MCP_SERVER} stubborn.json grandchild-marker; echo wrapper done >&2"]});
     let mut wb = Workbench::start("sigkill", config, &files, &[]);
     wb.call(1, "open_toolbox", json!({"toolbox_name": "box"}));
     let opened = wb.recv();
     assert_eq!(
-        opened["result"]["structuredContent"]["servers_connected"], 3,
+        opened["result"]["structuredContent"]["servers_connected"], 4,
         "{opened}"
     );
+    assert_eq!(processes_with(&wb.dir, "grandchild-marker").len(), 2);
     wb.child.kill().unwrap();
     wb.child.wait().unwrap();
-    // The direct children get SIGKILL from the kernel (parent-death signal);
-    // the shell's own child is not the workbench's child and is not covered.
-    let deadline = Instant::now() + Duration::from_secs(5);
-    loop {
-        let left: Vec<String> = common::leftover_processes(&wb.dir)
-            .into_iter()
-            .filter(|p| p.contains("stubborn.json") || p.contains("sh -c"))
-            .collect();
-        if left.is_empty() {
-            break;
-        }
-        assert!(Instant::now() < deadline, "left after SIGKILL: {left:?}");
-        thread::sleep(Duration::from_millis(50));
+    assert_gone(
+        &wb.dir,
+        "",
+        Duration::from_secs(5),
+        "SIGKILL of the workbench",
+    );
+}
+
+#[test]
+fn children_start_with_an_empty_signal_mask() {
+    let config = json!({"toolboxes": {"box": {"description": "d", "mcpServers": {
+        "direct": {"command": "${FAKE_MCP_SERVER}", "args": ["plain.json", "mask-marker"]},
+        "wrapped": {"command": "sh", "args": ["-c", "${FAKE_MCP_SERVER} plain.json mask-marker; true"]}
+    }}}});
+    let mut wb = Workbench::start(
+        "sigmask",
+        config,
+        &[("plain.json", json!({"tools": []}))],
+        &[],
+    );
+    wb.call(1, "open_toolbox", json!({"toolbox_name": "box"}));
+    let opened = wb.recv();
+    assert_eq!(
+        opened["result"]["structuredContent"]["servers_connected"], 2,
+        "{opened}"
+    );
+    let found = processes_with(&wb.dir, "mask-marker");
+    assert_eq!(found.len(), 3, "{found:?}"); // the direct fake, the shell, its fake
+                                             // SIGHUP, SIGINT and SIGTERM: the signals the workbench blocks for sigwait.
+    let shutdown_signals = (1u64 << 0) | (1 << 1) | (1 << 14);
+    for process in found {
+        let pid = process.split_whitespace().next().unwrap();
+        let status = fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+        let field = |name: &str| {
+            let line = status
+                .lines()
+                .find_map(|l| l.strip_prefix(name))
+                .unwrap_or_else(|| panic!("no {name} in {status}"));
+            u64::from_str_radix(line.trim(), 16).unwrap()
+        };
+        assert_eq!(field("SigBlk:"), 0, "blocked signals of {process}");
+        assert_eq!(
+            field("SigIgn:") & shutdown_signals,
+            0,
+            "ignored signals of {process}"
+        );
     }
+    assert_eq!(wb.finish().0, Some(0));
+}
+
+#[test]
+fn close_toolbox_sigterm_reaches_a_child_that_ignores_stdin_eof() {
+    // The child ignores stdin EOF but not SIGTERM: the SIGTERM sent to its group
+    // 2 s after stdin closed must end it. Were SIGTERM blocked in the child, only
+    // the SIGKILL 2 s later would, and its exit would say signal 9.
+    let config = json!({"toolboxes": {"box": {"description": "d", "mcpServers": {
+        "eof": {"command": "${FAKE_MCP_SERVER}", "args": ["eof.json", "term-marker"]}}}}});
+    let files = [(
+        "eof.json",
+        json!({"ignoreStdinEof": true, "tools": [{"tool": {"name": "t", "inputSchema": {"type": "object"}}}]}),
+    )];
+    let mut wb = Workbench::start("sigterm-reaches", config, &files, &[]);
+    wb.call(1, "open_toolbox", json!({"toolbox_name": "box"}));
+    let opened = wb.recv();
+    assert_eq!(
+        opened["result"]["structuredContent"]["servers_connected"], 1,
+        "{opened}"
+    );
+    wb.call(2, "close_toolbox", json!({"toolbox_name": "box"}));
+    let closed = wb.recv();
+    assert_eq!(closed["id"], 2, "{closed}");
+    assert_gone(
+        &wb.dir,
+        "term-marker",
+        Duration::from_secs(10),
+        "close_toolbox",
+    );
+    let (code, stderr) = wb.finish();
+    assert_eq!(code, Some(0));
+    assert!(
+        stderr.contains("[box/eof] stopped (killed by signal 15)"),
+        "{stderr}"
+    );
+}
+
+/// A fresh folder holding `config` and the `files`, for `check` runs.
+fn check_dir(name: &str, config: &Value, files: &[(&str, Value)]) -> PathBuf {
+    let dir =
+        std::env::temp_dir().join(format!("mcp-workbench-check-{name}-{}", std::process::id()));
+    let _ = fs::remove_dir_all(&dir);
+    fs::create_dir_all(&dir).unwrap();
+    fs::write(dir.join("config.json"), config.to_string()).unwrap();
+    for (file, content) in files {
+        fs::write(dir.join(file), content.to_string()).unwrap();
+    }
+    dir
+}
+
+fn spawn_check(dir: &Path) -> Child {
+    Command::new(WORKBENCH)
+        .args(["check", "--config", "config.json"])
+        .current_dir(dir)
+        .env("FAKE_MCP_SERVER", FAKE)
+        .env("RUST_LOG", "info")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
+/// The exit code of `child` if it exits within `limit`; kills it otherwise.
+fn exit_within(child: &mut Child, limit: Duration) -> Option<Option<i32>> {
+    let deadline = Instant::now() + limit;
+    loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            return Some(status.code());
+        }
+        if Instant::now() >= deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            return None;
+        }
+        thread::sleep(Duration::from_millis(10));
+    }
+}
+
+#[test]
+fn check_stops_its_children_and_exits_on_a_signal() {
+    let mut silent = fake("silent.json");
+    silent["startupTimeoutMs"] = json!(30000);
+    let config =
+        json!({"toolboxes": {"box": {"description": "d", "mcpServers": {"silent": silent}}}});
+    let files = [("silent.json", json!({"initialize": "ignore"}))];
+    for (signal, expected) in [("TERM", 143), ("INT", 130), ("HUP", 129)] {
+        let dir = check_dir(&format!("signal-{signal}"), &config, &files);
+        let mut check = spawn_check(&dir);
+        thread::sleep(Duration::from_millis(500));
+        let sent = Command::new("kill")
+            .args([format!("-{signal}"), check.id().to_string()])
+            .status()
+            .unwrap();
+        assert!(sent.success());
+        let code = exit_within(&mut check, Duration::from_secs(5));
+        assert_eq!(code, Some(Some(expected)), "check after SIG{signal}");
+        assert_gone(&dir, "", Duration::from_secs(1), "check");
+        let _ = fs::remove_dir_all(&dir);
+    }
+}
+
+#[test]
+fn a_killed_check_leaves_no_grandchild() {
+    let script = json!({"initialize": "ignore", "ignoreStdinEof": true, "ignoreSigterm": true});
+    let config = json!({"toolboxes": {"box": {"description": "d", "mcpServers": {
+        "wrapped": {"command": "sh", "startupTimeoutMs": 30000,
+            "args": ["-c", "${FAKE_MCP_SERVER} stubborn.json check-marker; true"]}}}}});
+    let dir = check_dir("sigkill", &config, &[("stubborn.json", script)]);
+    let mut check = spawn_check(&dir);
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while processes_with(&dir, "check-marker").len() < 2 {
+        assert!(Instant::now() < deadline, "the server never started");
+        thread::sleep(Duration::from_millis(20));
+    }
+    check.kill().unwrap();
+    check.wait().unwrap();
+    assert_gone(&dir, "", Duration::from_secs(5), "SIGKILL of check");
+    let _ = fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn check_names_a_missing_working_directory() {
+    let mut lost = fake("plain.json");
+    lost["cwd"] = json!("no-such-dir");
+    let config = json!({"toolboxes": {"box": {"description": "d", "mcpServers": {"lost": lost}}}});
+    let dir = check_dir("cwd", &config, &[("plain.json", json!({"tools": []}))]);
+    let out = spawn_check(&dir).wait_with_output().unwrap();
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert_eq!(out.status.code(), Some(1), "{text}");
+    assert!(
+        text.contains("box/lost: working directory 'no-such-dir' (toolboxes.box.mcpServers.lost.cwd) does not exist"),
+        "{text}"
+    );
+    let _ = fs::remove_dir_all(&dir);
 }
 
 #[test]

@@ -73,6 +73,8 @@ pub struct Spec {
     pub cwd: Option<String>,
     /// The command as written in the config (unexpanded, so safe to show).
     pub command_display: String,
+    /// `cwd` as written in the config, with its JSON path (safe to show).
+    pub cwd_display: Option<String>,
     pub startup_timeout: Duration,
     pub call_timeout: Duration,
     /// The longest a call may run, however much progress it reports.

@@ -6,6 +6,9 @@
 //! caller runs it; a concurrent caller waits until it is done, so a shutdown
 //! that finds a stop already running does not exit before the kill.
 //! `process::hurry` cuts the waits short, never the kill.
+//!
+//! Each group is registered with the watchdog (`process::watchdog`) right
+//! after the spawn and unregistered just before its leader is reaped.
 
 use crate::process::{self, Exit};
 use std::io;
@@ -43,9 +46,11 @@ impl Owner {
     pub fn spawn(mut cmd: Command) -> io::Result<Spawned> {
         process::configure(&mut cmd);
         let mut child = cmd.spawn()?;
+        process::watchdog::watch(child.id());
         let pipes = (child.stdin.take(), child.stdout.take(), child.stderr.take());
         let (Some(stdin), Some(stdout), Some(stderr)) = pipes else {
             process::signal_group(child.id(), libc::SIGKILL);
+            process::watchdog::forget(child.id());
             let _ = child.wait();
             return Err(io::Error::other("the child's stdio is not piped"));
         };
@@ -84,6 +89,8 @@ impl Owner {
         drop(state);
         close_stdin();
         let exit = process::stop_group(self.pid, STOP_GRACE);
+        // While the leader is a zombie, its pid (the group id) is not reused.
+        process::watchdog::forget(self.pid);
         let _ = child.wait();
         *super::lock(&self.state) = State::Stopped(exit);
         self.stopped.notify_all();
@@ -96,6 +103,7 @@ impl Drop for Owner {
     fn drop(&mut self) {
         if let State::Running(child) = &mut *super::lock(&self.state) {
             process::signal_group(self.pid, libc::SIGKILL);
+            process::watchdog::forget(self.pid);
             let _ = child.wait();
         }
     }

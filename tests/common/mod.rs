@@ -6,6 +6,7 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 /// Processes (other than zombies) whose working directory is inside `dir`.
+/// The workbench's watchdog works in `/`, so it is never among them.
 pub fn leftover_processes(dir: &Path) -> Vec<String> {
     let deadline = Instant::now() + Duration::from_millis(500);
     loop {
