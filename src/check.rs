@@ -148,17 +148,26 @@ fn examine(config: &Config) -> Report {
                         ));
                     }
                     if config.mode == Mode::Dynamic {
+                        let budget = config.dynamic_name_max_length;
                         for tool in &tools {
-                            let native =
-                                naming::native_name(&toolbox.name, &server.name, &tool.name);
-                            if naming::was_shortened(
-                                &native,
+                            let plain = format!("{}__{}_{}", toolbox.name, server.name, tool.name);
+                            let native = naming::native_name(
                                 &toolbox.name,
                                 &server.name,
                                 &tool.name,
-                            ) {
+                                budget,
+                            );
+                            if native != plain {
+                                let why = if plain.len() > budget {
+                                    format!(
+                                        "'{plain}' has {} characters, more than dynamicNameMaxLength ({budget}), which leaves room for a host's prefix such as mcp__workbench__",
+                                        plain.len()
+                                    )
+                                } else {
+                                    format!("'{plain}' has characters other than A-Z a-z 0-9 _ -")
+                                };
                                 warnings.push(format!(
-                                    "dynamic mode: tool '{}' of {}/{} is listed as '{native}' (a safe name has at most 64 characters of A-Z a-z 0-9 _ -)",
+                                    "dynamic mode: tool '{}' of {}/{} is listed as '{native}': {why}",
                                     tool.name, toolbox.name, server.name
                                 ));
                             }

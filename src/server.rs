@@ -52,7 +52,8 @@ struct InitializeResult<'a> {
 impl Server {
     pub fn new(config: Config, output: Box<dyn Write + Send>) -> Server {
         let outbox = Arc::new(Outbox::new(output));
-        let registry = Registry::new(config.toolboxes);
+        let registry =
+            Registry::new(config.toolboxes).with_native_name_max(config.dynamic_name_max_length);
         let meta_tools = [false, true].map(|structured| {
             let list = meta_tools::tools_list(&registry, structured);
             let text = list["tools"].to_string();

@@ -9,6 +9,7 @@
 use crate::config::{ToolFilter, ToolboxConfig};
 use crate::downstream::Downstream;
 use crate::mcp::ToolEntry;
+use crate::naming;
 use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -17,6 +18,8 @@ use std::time::{Duration, Instant};
 /// Every configured toolbox, in config order.
 pub struct Registry {
     slots: Vec<Slot>,
+    /// Dynamic mode's budget for native tool names (`dynamicNameMaxLength`).
+    native_name_max: usize,
 }
 
 pub struct Slot {
@@ -138,7 +141,18 @@ impl Registry {
                     restarts: Mutex::new(HashMap::new()),
                 })
                 .collect(),
+            native_name_max: naming::DEFAULT_MAX_LEN,
         }
+    }
+
+    /// Sets dynamic mode's budget for native tool names.
+    pub fn with_native_name_max(mut self, max: usize) -> Registry {
+        self.native_name_max = max;
+        self
+    }
+
+    pub fn native_name_max(&self) -> usize {
+        self.native_name_max
     }
 
     pub fn slots(&self) -> &[Slot] {

@@ -456,11 +456,19 @@ fn check_warns_about_filters_long_names_and_big_toolboxes() {
         .map(|i| json!({"tool": {"name": format!("tool.{i}"), "inputSchema": {"type": "object"}}}))
         .collect();
     fs::write(dir.join("many.json"), json!({"tools": tools}).to_string()).unwrap();
+    // Safe, and 52 characters as a native name: under 64, over the default 48.
+    let long = "safe_but_long_tool_name_for_the_budget_xx";
+    fs::write(
+        dir.join("long.json"),
+        json!({"tools": [{"tool": {"name": long, "inputSchema": {"type": "object"}}}]}).to_string(),
+    )
+    .unwrap();
     let mut filtered = fake("many.json");
     filtered["toolFilters"] = json!(["tool.1", "no_such_tool"]);
     let config = json!({"mode": "dynamic", "toolboxes": {
         "big": {"description": "d", "mcpServers": {"many": fake("many.json")}},
-        "small": {"description": "d", "mcpServers": {"few": filtered}}}});
+        "small": {"description": "d", "mcpServers": {"few": filtered}},
+        "named": {"description": "d", "mcpServers": {"srv": fake("long.json")}}}});
     fs::write(dir.join("config.json"), config.to_string()).unwrap();
     let out = Command::new(WORKBENCH)
         .args(["check", "--config", "config.json", "--json"])
@@ -491,6 +499,12 @@ fn check_warns_about_filters_long_names_and_big_toolboxes() {
         warnings
             .iter()
             .any(|w| w.contains("tool 'tool.1' of small/few is listed as 'small__few_tool_1_")),
+        "{warnings:#?}"
+    );
+    assert!(
+        warnings.iter().any(|w| w
+            .contains(&format!("tool '{long}' of named/srv is listed as 'named__"))
+            && w.contains("has 52 characters, more than dynamicNameMaxLength (48)")),
         "{warnings:#?}"
     );
     let _ = fs::remove_dir_all(&dir);
