@@ -70,7 +70,47 @@ pub fn use_tool(args: &Map<String, Value>) -> Result<ToolId, String> {
         problems.push(format!("arguments: {}", expected("object", other)));
     }
     unknown_keys(args, &["tool", "arguments"], "", &mut problems);
-    finish(problems, id)
+    let result = finish(problems, id);
+    match result {
+        Err(text) if is_flattened(args) => Err(format!("{text}. {}", flattened_hint(args))),
+        other => other,
+    }
+}
+
+/// Keys that show the identifier was written at the top level (the flattened
+/// `{toolbox, server, tool}` form, or the old `toolbox_name` / `tool_name` one).
+const FLAT_KEYS: [&str; 4] = ["toolbox", "server", "toolbox_name", "server_name"];
+
+fn is_flattened(args: &Map<String, Value>) -> bool {
+    FLAT_KEYS.iter().any(|k| args.contains_key(*k))
+}
+
+/// The right shape, filled with the caller's own names where they are usable.
+fn flattened_hint(args: &Map<String, Value>) -> String {
+    let pick = |keys: &[&str], max: usize, placeholder: &str| {
+        keys.iter()
+            .find_map(|k| match args.get(*k) {
+                Some(Value::String(s)) if !s.trim().is_empty() && s.chars().count() <= max => {
+                    Some(s.clone())
+                }
+                _ => None,
+            })
+            .unwrap_or_else(|| placeholder.to_string())
+    };
+    let example = format!(
+        r#"{{"tool":{{"toolbox":{},"server":{},"tool":{}}},"arguments":{{}}}}"#,
+        Value::from(pick(&["toolbox", "toolbox_name"], MAX_NAME, "<toolbox>")),
+        Value::from(pick(&["server", "server_name"], MAX_NAME, "<server>")),
+        Value::from(pick(
+            &["tool", "tool_name", "name"],
+            MAX_TOOL_NAME,
+            "<tool>"
+        )),
+    );
+    format!(
+        "The toolbox, server and tool names go together in one object under \"tool\", \
+         and the tool's input under \"arguments\", for example: {example}"
+    )
 }
 
 fn field(
@@ -204,6 +244,29 @@ mod tests {
         assert_eq!(
             use_tool(&map(json!({"tool":"dev/fs/read"}))).unwrap_err(),
             "Invalid parameters: tool: Expected object, received string"
+        );
+    }
+
+    #[test]
+    fn the_flattened_form_gets_an_example_of_the_right_shape() {
+        let err = use_tool(&map(json!({
+            "toolbox": "dev", "server": "fs", "tool": "read_file", "arguments": {"path": "a"}
+        })))
+        .unwrap_err();
+        assert_eq!(
+            err,
+            "Invalid parameters: tool: Expected object, received string; \
+             Unrecognized key: 'server'; Unrecognized key: 'toolbox'. \
+             The toolbox, server and tool names go together in one object under \"tool\", \
+             and the tool's input under \"arguments\", for example: \
+             {\"tool\":{\"toolbox\":\"dev\",\"server\":\"fs\",\"tool\":\"read_file\"},\"arguments\":{}}"
+        );
+        let err = use_tool(&map(json!({"toolbox_name": "dev", "tool_name": 3}))).unwrap_err();
+        assert!(
+            err.ends_with(
+                r#"{"tool":{"toolbox":"dev","server":"<server>","tool":"<tool>"},"arguments":{}}"#
+            ),
+            "{err}"
         );
     }
 }
