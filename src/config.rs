@@ -8,6 +8,7 @@
 
 use crate::expand::Template;
 use crate::naming;
+use crate::open_result;
 use crate::ordered_json::Node;
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -32,6 +33,8 @@ pub struct Config {
     pub mode: Mode,
     /// `dynamicNameMaxLength`: dynamic mode's budget for native tool names.
     pub dynamic_name_max_length: usize,
+    /// `openToolboxResult`: the form of `open_toolbox` results.
+    pub open_toolbox_result: open_result::Setting,
     /// In the order of the config file.
     pub toolboxes: Vec<ToolboxConfig>,
 }
@@ -260,9 +263,15 @@ impl Checker {
         let mut config = Config {
             mode: Mode::Proxy,
             dynamic_name_max_length: naming::DEFAULT_MAX_LEN,
+            open_toolbox_result: open_result::Setting::Auto,
             toolboxes: Vec::new(),
         };
-        let known = ["mode", "toolboxes", "dynamicNameMaxLength"];
+        let known = [
+            "mode",
+            "toolboxes",
+            "dynamicNameMaxLength",
+            "openToolboxResult",
+        ];
         let Some(entries) = self.object(root, "", &known) else {
             return config;
         };
@@ -296,6 +305,19 @@ impl Checker {
                                 Node::Number(n) => n.to_string(),
                                 _ => other.kind().to_string(),
                             }
+                        ),
+                    ),
+                },
+                "openToolboxResult" => match value {
+                    Node::String(s) if open_result::Setting::parse(s).is_some() => {
+                        config.open_toolbox_result =
+                            open_result::Setting::parse(s).unwrap_or_default();
+                    }
+                    other => self.error(
+                        key,
+                        format!(
+                            "expected \"auto\", \"full\" or \"compact\", found {}",
+                            show(other)
                         ),
                     ),
                 },
@@ -637,6 +659,30 @@ mod tests {
                 "{errors:?}"
             );
         }
+    }
+
+    #[test]
+    fn open_toolbox_result() {
+        let config = |extra: &str| {
+            check(&format!(
+                r#"{{{extra}"toolboxes":{{"t":{{"description":"d","mcpServers":{{}}}}}}}}"#
+            ))
+        };
+        let setting = |extra: &str| config(extra).unwrap().0.open_toolbox_result;
+        assert_eq!(setting(""), open_result::Setting::Auto);
+        assert_eq!(
+            setting(r#""openToolboxResult":"compact","#),
+            open_result::Setting::Compact
+        );
+        assert_eq!(
+            setting(r#""openToolboxResult":"full","#),
+            open_result::Setting::Full
+        );
+        let errors = config(r#""openToolboxResult":"short","#).unwrap_err();
+        assert_eq!(
+            errors,
+            ["openToolboxResult: expected \"auto\", \"full\" or \"compact\", found \"short\""]
+        );
     }
 
     #[test]

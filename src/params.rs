@@ -6,10 +6,49 @@
 use crate::toolbox::ToolId;
 use serde_json::{Map, Value};
 
-/// The `toolbox_name` of `open_toolbox` and `close_toolbox`.
+/// The `toolbox_name` of `close_toolbox`.
 pub fn toolbox_name(args: &Map<String, Value>) -> Result<String, String> {
     let mut problems = Vec::new();
-    let name = match args.get("toolbox_name") {
+    let name = toolbox_name_field(args, &mut problems);
+    unknown_keys(args, &["toolbox_name"], "", &mut problems);
+    finish(problems, name)
+}
+
+/// The arguments of `open_toolbox`: `toolbox_name`, and optionally `tools`,
+/// the names of the tools whose full definitions to return.
+pub fn open_toolbox(args: &Map<String, Value>) -> Result<(String, Option<Vec<String>>), String> {
+    let mut problems = Vec::new();
+    let name = toolbox_name_field(args, &mut problems);
+    let tools = match args.get("tools") {
+        None | Some(Value::Null) => None,
+        Some(Value::Array(items)) if items.is_empty() => {
+            problems.push("tools: Array must contain at least 1 element(s)".to_string());
+            None
+        }
+        Some(Value::Array(items)) => {
+            let mut names = Vec::new();
+            for (i, item) in items.iter().enumerate() {
+                match item {
+                    Value::String(s) if s.chars().count() <= MAX_TOOL_NAME => names.push(s.clone()),
+                    Value::String(_) => {
+                        problems.push(format!("tools[{i}]: {}", too_long(MAX_TOOL_NAME)))
+                    }
+                    other => problems.push(format!("tools[{i}]: {}", expected("string", other))),
+                }
+            }
+            Some(names)
+        }
+        Some(other) => {
+            problems.push(format!("tools: {}", expected("array", other)));
+            None
+        }
+    };
+    unknown_keys(args, &["toolbox_name", "tools"], "", &mut problems);
+    finish(problems, name.map(|name| (name, tools)))
+}
+
+fn toolbox_name_field(args: &Map<String, Value>, problems: &mut Vec<String>) -> Option<String> {
+    match args.get("toolbox_name") {
         None => {
             problems.push("toolbox_name: Required".to_string());
             None
@@ -27,9 +66,7 @@ pub fn toolbox_name(args: &Map<String, Value>) -> Result<String, String> {
             problems.push(format!("toolbox_name: {}", expected("string", other)));
             None
         }
-    };
-    unknown_keys(args, &["toolbox_name"], "", &mut problems);
-    finish(problems, name)
+    }
 }
 
 /// The identifier of a `use_tool` call, after checking its whole shape
@@ -220,6 +257,34 @@ mod tests {
         for (input, message) in cases {
             assert_eq!(toolbox_name(&map(input)).unwrap_err(), message);
         }
+    }
+
+    #[test]
+    fn open_toolbox_takes_optional_tool_names() {
+        assert_eq!(
+            open_toolbox(&map(json!({"toolbox_name":"dev"}))).unwrap(),
+            ("dev".to_string(), None)
+        );
+        assert_eq!(
+            open_toolbox(&map(json!({"toolbox_name":"dev","tools":["a","b"]}))).unwrap(),
+            (
+                "dev".to_string(),
+                Some(vec!["a".to_string(), "b".to_string()])
+            )
+        );
+        assert_eq!(
+            open_toolbox(&map(json!({"toolbox_name":"dev","tools":"a"}))).unwrap_err(),
+            "Invalid parameters: tools: Expected array, received string"
+        );
+        assert_eq!(
+            open_toolbox(&map(json!({"tools":[1],"x":0}))).unwrap_err(),
+            "Invalid parameters: toolbox_name: Required; tools[0]: Expected string, received number; \
+             Unrecognized key: 'x'"
+        );
+        assert_eq!(
+            toolbox_name(&map(json!({"toolbox_name":"dev","tools":["a"]}))).unwrap_err(),
+            "Invalid parameters: Unrecognized key: 'tools'"
+        );
     }
 
     #[test]

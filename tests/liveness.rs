@@ -42,7 +42,8 @@ fn open(wb: &mut Workbench, id: i64, toolbox: &str) -> Value {
 
 #[test]
 fn a_child_that_stops_reading_its_stdin_blocks_nothing_else() {
-    let script = json!({"tools": [tool("stall", json!({"stallStdin": true})), tool("echo", json!({}))]});
+    let script =
+        json!({"tools": [tool("stall", json!({"stallStdin": true})), tool("echo", json!({}))]});
     let config = json!({"toolboxes": {
         "stuck": toolbox(json!({"s": fake("s.json")})),
         "fine": toolbox(json!({"s": fake("s.json")}))}});
@@ -70,7 +71,10 @@ fn a_child_that_stops_reading_its_stdin_blocks_nothing_else() {
     // Closing the stuck toolbox answers every call still in flight once.
     wb.call(6, "close_toolbox", json!({"toolbox_name": "stuck"}));
     let closed = wb.answer(6, &mut others);
-    assert!(text(&closed).starts_with("Toolbox 'stuck' closed"), "{closed}");
+    assert!(
+        text(&closed).starts_with("Toolbox 'stuck' closed"),
+        "{closed}"
+    );
     let mut answered: HashMap<i64, usize> = HashMap::new();
     for line in &others {
         if let Some(id) = line["id"].as_i64() {
@@ -101,7 +105,10 @@ fn a_crash_is_noticed_while_a_helper_keeps_stdout_open() {
         text(&died).contains("the server process ended (exit status 3)"),
         "{died}"
     );
-    assert!(began.elapsed() < Duration::from_secs(10), "noticed only by a timeout");
+    assert!(
+        began.elapsed() < Duration::from_secs(10),
+        "noticed only by a timeout"
+    );
     // The next call restarts it.
     wb.use_tool(3, "box", "s", "echo", json!({}));
     assert_eq!(text(&wb.recv()), "echo {}");
@@ -111,7 +118,8 @@ fn a_crash_is_noticed_while_a_helper_keeps_stdout_open() {
 #[test]
 fn a_failed_open_is_answered_at_its_deadline_not_after_the_stop() {
     let script = json!({"initialize": "ignore", "ignoreStdinEof": true, "ignoreSigterm": true});
-    let server = json!({"command": "${FAKE_MCP_SERVER}", "args": ["s.json"], "startupTimeoutMs": 1000});
+    let server =
+        json!({"command": "${FAKE_MCP_SERVER}", "args": ["s.json"], "startupTimeoutMs": 1000});
     let config = json!({"toolboxes": {"box": toolbox(json!({"s": server}))}});
     let mut wb = Workbench::start("failed-open", config, &[("s.json", script)], &[]);
     let began = Instant::now();
@@ -120,7 +128,10 @@ fn a_failed_open_is_answered_at_its_deadline_not_after_the_stop() {
     let took = began.elapsed();
     assert!(text(&line).contains("no answer within 1000 ms"), "{line}");
     // The stop sequence of this child takes 4 s (it ignores EOF and SIGTERM).
-    assert!(took < Duration::from_millis(3500), "answered after {took:?}");
+    assert!(
+        took < Duration::from_millis(3500),
+        "answered after {took:?}"
+    );
     drop(wb.stdin.take());
     assert_eq!(wb.wait_exit(Duration::from_secs(10)), Some(Some(0)));
     let left = common::leftover_processes(&wb.dir);
@@ -150,7 +161,11 @@ fn calls_to_a_dead_server_queue_for_one_restart_and_each_gets_one_answer() {
     }
     // Every call was forwarded to the restarted server (none told to reopen).
     for (id, line) in &answers {
-        assert_eq!(text(line), format!(r#"echo {{"i":{}}}"#, id - 1000), "{line}");
+        assert_eq!(
+            text(line),
+            format!(r#"echo {{"i":{}}}"#, id - 1000),
+            "{line}"
+        );
     }
     assert!(most_threads < 50, "{most_threads} threads");
     assert_eq!(wb.finish().0, Some(0));
@@ -166,8 +181,14 @@ fn pipelined_open_and_close_of_one_toolbox_run_in_order() {
         wb.call(id + 1, "open_toolbox", json!({"toolbox_name": "box"}));
         wb.call(id + 2, "close_toolbox", json!({"toolbox_name": "box"}));
         let (first, second) = (wb.recv(), wb.recv());
-        assert_eq!((first["id"].as_i64(), second["id"].as_i64()), (Some(id + 1), Some(id + 2)));
-        assert!(text(&second).starts_with("Toolbox 'box' closed"), "{second}");
+        assert_eq!(
+            (first["id"].as_i64(), second["id"].as_i64()),
+            (Some(id + 1), Some(id + 2))
+        );
+        assert!(
+            text(&second).starts_with("Toolbox 'box' closed"),
+            "{second}"
+        );
         wb.use_tool(id + 3, "box", "s", "echo", json!({}));
         assert!(text(&wb.recv()).contains("is not open"));
     }
@@ -183,13 +204,17 @@ fn cancelled_requests_that_wait_in_the_workbench_get_no_answer() {
     let mut wb = Workbench::start("cancel-waiting", config, &[("s.json", slow)], &[]);
     // An open cancelled while its server starts.
     wb.call(1, "open_toolbox", json!({"toolbox_name": "slow"}));
-    wb.send(json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 1}}));
+    wb.send(
+        json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 1}}),
+    );
     // A call cancelled while it waits for its server's restart.
     open(&mut wb, 2, "other");
     wb.use_tool(3, "other", "s", "die", json!({}));
     assert_eq!(wb.recv()["id"], 3);
     wb.use_tool(4, "other", "s", "echo", json!({}));
-    wb.send(json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 4}}));
+    wb.send(
+        json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 4}}),
+    );
     wb.use_tool(5, "other", "s", "echo", json!({"after": true}));
     let mut others = Vec::new();
     let after = wb.answer(5, &mut others);
@@ -198,7 +223,10 @@ fn cancelled_requests_that_wait_in_the_workbench_get_no_answer() {
     while let Some(line) = wb.recv_within(Duration::from_millis(1500)) {
         others.push(line);
     }
-    assert!(others.is_empty(), "answered a cancelled request: {others:?}");
+    assert!(
+        others.is_empty(),
+        "answered a cancelled request: {others:?}"
+    );
     assert_eq!(wb.finish().0, Some(0));
 }
 
@@ -279,8 +307,10 @@ fn shutdown_completes_when_the_host_stops_reading_stdout() {
 fn sigterm_after_stdin_eof_hurries_the_stop_but_kills_every_group() {
     // The server runs behind `sh -c`, ignores EOF and SIGTERM: only the group
     // SIGKILL ends it. The SIGTERM that follows EOF must not cut that short.
-    let script = json!({"ignoreStdinEof": true, "ignoreSigterm": true, "tools": [tool("echo", json!({}))]});
-    let server = json!({"command": "sh", "args": ["-c", "\"$0\" s.json; echo done", "${FAKE_MCP_SERVER}"]});
+    let script =
+        json!({"ignoreStdinEof": true, "ignoreSigterm": true, "tools": [tool("echo", json!({}))]});
+    let server =
+        json!({"command": "sh", "args": ["-c", "\"$0\" s.json; echo done", "${FAKE_MCP_SERVER}"]});
     let config = json!({"toolboxes": {"box": toolbox(json!({"s": server}))}});
     let mut wb = Workbench::start("eof-then-sigterm", config, &[("s.json", script)], &[]);
     open(&mut wb, 1, "box");

@@ -121,7 +121,11 @@ impl Workbench {
 
     pub fn use_tool(&mut self, id: i64, toolbox: &str, server: &str, tool: &str, arguments: Value) {
         let identifier = json!({"toolbox": toolbox, "server": server, "tool": tool});
-        self.call(id, "use_tool", json!({"tool": identifier, "arguments": arguments}));
+        self.call(
+            id,
+            "use_tool",
+            json!({"tool": identifier, "arguments": arguments}),
+        );
     }
 
     pub fn recv(&mut self) -> Value {
