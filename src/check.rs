@@ -4,14 +4,17 @@
 //! filters, and the approximate context cost of its tool schemas (bytes / 4).
 //! Totals per toolbox and for the config; warnings for filters that name no
 //! tool, unset variables, shortened dynamic-mode names and toolboxes over 40
-//! tools. `--json` prints the same as JSON. Stops every child before returning.
+//! tools. Then what the host's `tools/list` costs with the workbench (its
+//! meta-tools) versus with every server listed directly. `--json` prints the
+//! same as JSON. Stops every child before returning.
 //! Exit 0 when every enabled server started, 1 otherwise.
 
 use crate::config::{Config, Mode};
 use crate::launch::{self, Launcher};
+use crate::meta_tools;
 use crate::naming;
 use crate::outbox::Outbox;
-use crate::toolbox::apply_filter;
+use crate::toolbox::{apply_filter, Registry};
 use serde::Serialize;
 use std::io::{self, Write};
 use std::process::ExitCode;
@@ -24,7 +27,16 @@ const TOOLS_PER_TOOLBOX_LIMIT: usize = 40;
 struct Report {
     toolboxes: Vec<ToolboxReport>,
     total: Totals,
+    /// What the host's `tools/list` costs: the workbench's meta-tools, versus
+    /// every server of every toolbox listed directly (the total above).
+    host_tools_list: HostToolsList,
     warnings: Vec<String>,
+}
+
+#[derive(Serialize)]
+struct HostToolsList {
+    workbench: Totals,
+    direct: Totals,
 }
 
 #[derive(Serialize)]
@@ -201,7 +213,23 @@ fn examine(config: &Config) -> Report {
     Report {
         toolboxes,
         total,
+        host_tools_list: HostToolsList {
+            workbench: meta_tools_cost(config),
+            direct: total,
+        },
         warnings,
+    }
+}
+
+/// The workbench's own `tools/list` entries (the meta-tools, with
+/// `outputSchema`), counted like the servers' tools.
+fn meta_tools_cost(config: &Config) -> Totals {
+    let registry = Registry::new(config.toolboxes.clone());
+    let list = meta_tools::tools_list(&registry, true);
+    let tools = list["tools"].as_array().map_or(&[][..], Vec::as_slice);
+    Totals {
+        tools: tools.len(),
+        tokens: tools.iter().map(|t| t.to_string().len()).sum::<usize>() / 4,
     }
 }
 
@@ -270,9 +298,19 @@ fn print_text(out: &mut impl Write, report: &Report) -> io::Result<()> {
             writeln!(out, "  {warning}")?;
         }
     }
+    let (wb, direct) = (
+        report.host_tools_list.workbench,
+        report.host_tools_list.direct,
+    );
     writeln!(
         out,
-        "\ntokens: tool schema bytes / 4, roughly what opening the toolbox costs in context"
+        "\nthe host's tools/list: {} tools, ~{} tokens with the workbench; {} tools, ~{} tokens \
+         with every server listed directly",
+        wb.tools, wb.tokens, direct.tools, direct.tokens
+    )?;
+    writeln!(
+        out,
+        "tokens: tool schema bytes / 4, roughly what opening the toolbox costs in context"
     )?;
     out.flush()
 }
