@@ -8,7 +8,7 @@ use std::fs;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::path::PathBuf;
 use std::process::{Child, ChildStdin, Command, Stdio};
-use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
+use std::sync::mpsc::{self, Receiver};
 use std::thread;
 use std::time::{Duration, Instant};
 
@@ -136,10 +136,7 @@ impl Workbench {
 
     /// The next line within `limit`, if any.
     pub fn recv_within(&mut self, limit: Duration) -> Option<Value> {
-        match self.lines.recv_timeout(limit) {
-            Ok(line) => Some(line),
-            Err(RecvTimeoutError::Timeout | RecvTimeoutError::Disconnected) => None,
-        }
+        self.lines.recv_timeout(limit).ok()
     }
 
     pub fn request(&mut self, id: i64, method: &str, params: Value) -> Value {
