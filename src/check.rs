@@ -4,17 +4,20 @@
 //! filters, and the approximate context cost of its tool schemas (bytes / 4).
 //! Totals per toolbox and for the config; warnings for filters that name no
 //! tool, unset variables, shortened dynamic-mode names and toolboxes over 40
-//! tools. `--json` prints the same as JSON. Stops every child before returning.
+//! tools. Then what the host's `tools/list` costs with the workbench (its
+//! meta-tools) versus with every server listed directly. `--json` prints the
+//! same as JSON. Stops every child before returning.
 //! Exit 0 when every enabled server started, 1 otherwise. SIGTERM, SIGINT or
 //! SIGHUP stops every child at once and ends `check` without a report, with
 //! the shell's code for that signal: 128 + its number (143, 130, 129).
 
 use crate::config::{Config, Mode};
 use crate::launch::{self, Launcher};
+use crate::meta_tools;
 use crate::naming;
 use crate::outbox::Outbox;
 use crate::process;
-use crate::toolbox::apply_filter;
+use crate::toolbox::{apply_filter, Registry};
 use serde::Serialize;
 use std::io::{self, Write};
 use std::process::ExitCode;
@@ -29,7 +32,16 @@ const TOOLS_PER_TOOLBOX_LIMIT: usize = 40;
 struct Report {
     toolboxes: Vec<ToolboxReport>,
     total: Totals,
+    /// What the host's `tools/list` costs: the workbench's meta-tools, versus
+    /// every server of every toolbox listed directly (the total above).
+    host_tools_list: HostToolsList,
     warnings: Vec<String>,
+}
+
+#[derive(Serialize)]
+struct HostToolsList {
+    workbench: Totals,
+    direct: Totals,
 }
 
 #[derive(Serialize)]
@@ -206,17 +218,26 @@ fn examine(config: &Config, launcher: &Launcher) -> Report {
                         ));
                     }
                     if config.mode == Mode::Dynamic {
+                        let budget = config.dynamic_name_max_length;
                         for tool in &tools {
-                            let native =
-                                naming::native_name(&toolbox.name, &server.name, &tool.name);
-                            if naming::was_shortened(
-                                &native,
+                            let plain = format!("{}__{}_{}", toolbox.name, server.name, tool.name);
+                            let native = naming::native_name(
                                 &toolbox.name,
                                 &server.name,
                                 &tool.name,
-                            ) {
+                                budget,
+                            );
+                            if native != plain {
+                                let why = if plain.len() > budget {
+                                    format!(
+                                        "'{plain}' has {} characters, more than dynamicNameMaxLength ({budget}), which leaves room for a host's prefix such as mcp__workbench__",
+                                        plain.len()
+                                    )
+                                } else {
+                                    format!("'{plain}' has characters other than A-Z a-z 0-9 _ -")
+                                };
                                 warnings.push(format!(
-                                    "dynamic mode: tool '{}' of {}/{} is listed as '{native}' (a safe name has at most 64 characters of A-Z a-z 0-9 _ -)",
+                                    "dynamic mode: tool '{}' of {}/{} is listed as '{native}': {why}",
                                     tool.name, toolbox.name, server.name
                                 ));
                             }
@@ -249,7 +270,23 @@ fn examine(config: &Config, launcher: &Launcher) -> Report {
     Report {
         toolboxes,
         total,
+        host_tools_list: HostToolsList {
+            workbench: meta_tools_cost(config),
+            direct: total,
+        },
         warnings,
+    }
+}
+
+/// The workbench's own `tools/list` entries (the meta-tools, with
+/// `outputSchema`), counted like the servers' tools.
+fn meta_tools_cost(config: &Config) -> Totals {
+    let registry = Registry::new(config.toolboxes.clone());
+    let list = meta_tools::tools_list(&registry, true);
+    let tools = list["tools"].as_array().map_or(&[][..], Vec::as_slice);
+    Totals {
+        tools: tools.len(),
+        tokens: tools.iter().map(|t| t.to_string().len()).sum::<usize>() / 4,
     }
 }
 
@@ -318,9 +355,19 @@ fn print_text(out: &mut impl Write, report: &Report) -> io::Result<()> {
             writeln!(out, "  {warning}")?;
         }
     }
+    let (wb, direct) = (
+        report.host_tools_list.workbench,
+        report.host_tools_list.direct,
+    );
     writeln!(
         out,
-        "\ntokens: tool schema bytes / 4, roughly what opening the toolbox costs in context"
+        "\nthe host's tools/list: {} tools, ~{} tokens with the workbench; {} tools, ~{} tokens \
+         with every server listed directly",
+        wb.tools, wb.tokens, direct.tools, direct.tokens
+    )?;
+    writeln!(
+        out,
+        "tokens: tool schema bytes / 4, roughly what opening the toolbox costs in context"
     )?;
     out.flush()
 }

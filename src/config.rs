@@ -7,6 +7,8 @@
 //! This module does no process work and never logs expanded values.
 
 use crate::expand::Template;
+use crate::naming;
+use crate::open_result;
 use crate::ordered_json::Node;
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -29,6 +31,10 @@ pub enum Mode {
 #[derive(Debug, Clone)]
 pub struct Config {
     pub mode: Mode,
+    /// `dynamicNameMaxLength`: dynamic mode's budget for native tool names.
+    pub dynamic_name_max_length: usize,
+    /// `openToolboxResult`: the form of `open_toolbox` results.
+    pub open_toolbox_result: open_result::Setting,
     /// In the order of the config file.
     pub toolboxes: Vec<ToolboxConfig>,
 }
@@ -256,9 +262,17 @@ impl Checker {
     fn config(&mut self, root: &Node) -> Config {
         let mut config = Config {
             mode: Mode::Proxy,
+            dynamic_name_max_length: naming::DEFAULT_MAX_LEN,
+            open_toolbox_result: open_result::Setting::Auto,
             toolboxes: Vec::new(),
         };
-        let Some(entries) = self.object(root, "", &["mode", "toolboxes"]) else {
+        let known = [
+            "mode",
+            "toolboxes",
+            "dynamicNameMaxLength",
+            "openToolboxResult",
+        ];
+        let Some(entries) = self.object(root, "", &known) else {
             return config;
         };
         let mut saw_toolboxes = false;
@@ -270,6 +284,41 @@ impl Checker {
                     other => self.error(
                         "mode",
                         format!("expected \"proxy\" or \"dynamic\", found {}", show(other)),
+                    ),
+                },
+                "dynamicNameMaxLength" => match value {
+                    Node::Number(n)
+                        if n.as_u64().is_some_and(|v| {
+                            (naming::MIN_LEN as u64..=naming::MAX_LEN as u64).contains(&v)
+                        }) =>
+                    {
+                        config.dynamic_name_max_length =
+                            n.as_u64().map_or(naming::DEFAULT_MAX_LEN, |v| v as usize);
+                    }
+                    other => self.error(
+                        key,
+                        format!(
+                            "expected a whole number from {} to {}, found {}",
+                            naming::MIN_LEN,
+                            naming::MAX_LEN,
+                            match other {
+                                Node::Number(n) => n.to_string(),
+                                _ => other.kind().to_string(),
+                            }
+                        ),
+                    ),
+                },
+                "openToolboxResult" => match value {
+                    Node::String(s) if open_result::Setting::parse(s).is_some() => {
+                        config.open_toolbox_result =
+                            open_result::Setting::parse(s).unwrap_or_default();
+                    }
+                    other => self.error(
+                        key,
+                        format!(
+                            "expected \"auto\", \"full\" or \"compact\", found {}",
+                            show(other)
+                        ),
                     ),
                 },
                 "toolboxes" => {
@@ -582,6 +631,58 @@ mod tests {
         for (got, want) in errors.iter().zip(expected) {
             assert!(got.starts_with(want), "{got:?} should start with {want:?}");
         }
+    }
+
+    #[test]
+    fn dynamic_name_max_length() {
+        let config = |extra: &str| {
+            check(&format!(
+                r#"{{{extra}"toolboxes":{{"t":{{"description":"d","mcpServers":{{}}}}}}}}"#
+            ))
+        };
+        assert_eq!(
+            config("").unwrap().0.dynamic_name_max_length,
+            naming::DEFAULT_MAX_LEN
+        );
+        assert_eq!(
+            config(r#""dynamicNameMaxLength":64,"#)
+                .unwrap()
+                .0
+                .dynamic_name_max_length,
+            64
+        );
+        for bad in ["23", "65", "40.5", "\"48\""] {
+            let errors = config(&format!(r#""dynamicNameMaxLength":{bad},"#)).unwrap_err();
+            assert!(
+                errors[0]
+                    .starts_with("dynamicNameMaxLength: expected a whole number from 24 to 64"),
+                "{errors:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn open_toolbox_result() {
+        let config = |extra: &str| {
+            check(&format!(
+                r#"{{{extra}"toolboxes":{{"t":{{"description":"d","mcpServers":{{}}}}}}}}"#
+            ))
+        };
+        let setting = |extra: &str| config(extra).unwrap().0.open_toolbox_result;
+        assert_eq!(setting(""), open_result::Setting::Auto);
+        assert_eq!(
+            setting(r#""openToolboxResult":"compact","#),
+            open_result::Setting::Compact
+        );
+        assert_eq!(
+            setting(r#""openToolboxResult":"full","#),
+            open_result::Setting::Full
+        );
+        let errors = config(r#""openToolboxResult":"short","#).unwrap_err();
+        assert_eq!(
+            errors,
+            ["openToolboxResult: expected \"auto\", \"full\" or \"compact\", found \"short\""]
+        );
     }
 
     #[test]

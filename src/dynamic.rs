@@ -63,6 +63,7 @@ impl NativeTable {
             entries
                 .iter()
                 .map(|(id, _)| (id.toolbox.as_str(), id.server.as_str(), id.tool.as_str())),
+            registry.native_name_max(),
         );
         let mut table = NativeTable::default();
         for ((id, raw), name) in entries.into_iter().zip(names) {

@@ -19,6 +19,7 @@ pub mod lifecycle;
 pub mod mcp;
 pub mod meta_tools;
 pub mod naming;
+pub mod open_result;
 pub mod ordered_json;
 pub mod outbox;
 pub mod params;

@@ -22,6 +22,7 @@ use crate::jsonrpc::{self, RequestId};
 use crate::launch::{self, Launcher};
 use crate::mcp::{self, method};
 use crate::meta_tools::{self, Outcome};
+use crate::open_result;
 use crate::outbox::Outbox;
 use crate::toolbox::{self, OpenToolbox, Registry, RunningServer, ServerState, Slot};
 use std::collections::{HashMap, VecDeque};
@@ -58,7 +59,13 @@ struct Queue {
 
 /// A lifecycle operation on one toolbox.
 pub enum Op {
-    Open(RequestId),
+    /// `form`: the host's form of the result; `requested`: the tools whose
+    /// full definitions the call asked for, if any (see `open_result`).
+    Open {
+        id: RequestId,
+        form: open_result::Form,
+        requested: Option<Vec<String>>,
+    },
     Close(RequestId),
     /// Start server `server` again, then forward `calls` to it.
     Restart {
@@ -188,7 +195,7 @@ pub fn submit(wb: &Arc<Workbench>, toolbox: usize, op: Op) {
 impl Op {
     fn request_ids(&self) -> Vec<&RequestId> {
         match self {
-            Op::Open(id) | Op::Close(id) => vec![id],
+            Op::Open { id, .. } | Op::Close(id) => vec![id],
             Op::Restart { calls, .. } => calls.iter().map(|c| &c.id).collect(),
         }
     }
@@ -207,15 +214,22 @@ fn run_queue(wb: &Arc<Workbench>, toolbox: usize) {
             }
         };
         match op {
-            Op::Open(id) if wb.finish(&id) => {
-                let outcome = open_toolbox(wb, toolbox);
+            Op::Open {
+                id,
+                form,
+                requested,
+            } if wb.finish(&id) => {
+                let mut outcome = open_toolbox(wb, toolbox);
+                if outcome.json && !outcome.is_error {
+                    outcome.text = open_result::reshape(outcome.text, form, requested.as_deref());
+                }
                 wb.send_outcome(&id, &outcome);
             }
             Op::Close(id) if wb.finish(&id) => {
                 let outcome = close_toolbox(wb, toolbox);
                 wb.send_outcome(&id, &outcome);
             }
-            Op::Open(_) | Op::Close(_) => {} // cancelled while queued
+            Op::Open { .. } | Op::Close(_) => {} // cancelled while queued
             Op::Restart { server, calls } => restart_then_forward(wb, toolbox, server, calls),
         }
     }

@@ -70,12 +70,22 @@ pub fn tools_list(registry: &Registry, structured: bool) -> Value {
         "description": format!(
             "Open a toolbox: start its MCP servers and list their tools (name, description, \
              inputSchema, toolbox_name, source_server). Then call use_tool to run one. \
-             Toolboxes: {}.",
+             If the tools come without inputSchema, call it again with \"tools\" naming \
+             the ones you need. Toolboxes: {}.",
             toolboxes.join("; ")
         ),
         "inputSchema": {
             "type": "object",
-            "properties": {"toolbox_name": toolbox_name("Name of the toolbox to open")},
+            "properties": {
+                "toolbox_name": toolbox_name("Name of the toolbox to open"),
+                "tools": {
+                    "type": "array",
+                    "items": {"type": "string"},
+                    "minItems": 1,
+                    "description": "Optional: return only these tools, with their full \
+                        definitions (for hosts that get a shortened list)",
+                },
+            },
             "required": ["toolbox_name"],
             "additionalProperties": false,
         },
@@ -87,6 +97,7 @@ pub fn tools_list(registry: &Registry, structured: bool) -> Value {
                 "toolbox": {"type": "string"},
                 "description": {"type": "string"},
                 "servers_connected": {"type": "integer"},
+                "_note": {"type": "string"},
                 "tools": {"type": "array", "items": {"type": "object"}},
                 "_errors": {"type": "array", "items": {"type": "string"}},
                 "_warnings": {"type": "array", "items": {"type": "string"}},

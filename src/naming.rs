@@ -1,28 +1,40 @@
 //! Names of dynamic-mode native tools: `{toolbox}__{server}_{tool}` (seed 000),
 //! made safe for every common host: `^[A-Za-z0-9_-]{1,64}$` (Claude Desktop's
-//! rule, the strictest in use; mcp-protocol.md §11.6).
+//! rule, the strictest in use; mcp-protocol.md §11.6), and short enough to
+//! stay under 64 after the host's own prefix. Claude Code calls a tool
+//! `mcp__<server key>__<tool>` and does not shorten it, so with the key
+//! `workbench` 16 characters are taken: the default budget is 48
+//! (`dynamicNameMaxLength` in the config changes it).
 //!
-//! A name that is already safe is used as it is. Otherwise every other
-//! character becomes `_`, and the name gets a hash suffix of its original text;
-//! to fit 64 characters the toolbox and server part is cut first, so the start
-//! of the tool's own name stays readable. The same input always gives the same name;
+//! A name that is already safe and within the budget is used as it is.
+//! Otherwise every other character becomes `_`, and the name gets a hash
+//! suffix of its original text; to fit the budget the toolbox and server part
+//! is cut first, so the start of the tool's own name stays readable. The same input always gives the same name;
 //! distinct inputs get distinct names (`unique_names` settles the astronomically
 //! rare hash collision deterministically). Calls are routed by a lookup table,
 //! never by taking a name apart. No IO here.
 
 use std::collections::HashSet;
 
+/// The longest name any host accepts.
 pub const MAX_LEN: usize = 64;
+/// The default budget: 64 minus Claude Code's `mcp__workbench__`.
+pub const DEFAULT_MAX_LEN: usize = 48;
+/// The smallest budget that still leaves a readable name: a cut toolbox and
+/// server part, some of the tool's name, and the hash suffix.
+pub const MIN_LEN: usize = 24;
 /// `_` plus 8 hex digits.
 const SUFFIX_LEN: usize = 9;
 
-/// The safe native name of one downstream tool.
-pub fn native_name(toolbox: &str, server: &str, tool: &str) -> String {
+/// The safe native name of one downstream tool, at most `max_len`
+/// characters (`MIN_LEN..=MAX_LEN`; values outside are clamped).
+pub fn native_name(toolbox: &str, server: &str, tool: &str, max_len: usize) -> String {
+    let max_len = max_len.clamp(MIN_LEN, MAX_LEN);
     let raw = format!("{toolbox}__{server}_{tool}");
-    if raw.len() <= MAX_LEN && raw.bytes().all(safe) {
+    if raw.len() <= max_len && raw.bytes().all(safe) {
         return raw;
     }
-    with_suffix(toolbox, server, tool, fnv1a(raw.as_bytes()))
+    with_suffix(toolbox, server, tool, fnv1a(raw.as_bytes()), max_len)
 }
 
 /// Whether `native_name` had to change the plain name.
@@ -32,11 +44,15 @@ pub fn was_shortened(name: &str, toolbox: &str, server: &str, tool: &str) -> boo
 
 /// Names for every `(toolbox, server, tool)`, in order; a clash (only possible
 /// through a hash collision) is settled by rehashing the later entry.
-pub fn unique_names<'a>(tools: impl Iterator<Item = (&'a str, &'a str, &'a str)>) -> Vec<String> {
+pub fn unique_names<'a>(
+    tools: impl Iterator<Item = (&'a str, &'a str, &'a str)>,
+    max_len: usize,
+) -> Vec<String> {
+    let max_len = max_len.clamp(MIN_LEN, MAX_LEN);
     let mut taken = HashSet::new();
     tools
         .map(|(toolbox, server, tool)| {
-            let mut name = native_name(toolbox, server, tool);
+            let mut name = native_name(toolbox, server, tool, max_len);
             let raw = format!("{toolbox}__{server}_{tool}");
             let mut salt = 0u64;
             while !taken.insert(name.clone()) {
@@ -46,6 +62,7 @@ pub fn unique_names<'a>(tools: impl Iterator<Item = (&'a str, &'a str, &'a str)>
                     server,
                     tool,
                     fnv1a(format!("{salt}:{raw}").as_bytes()),
+                    max_len,
                 );
             }
             name
@@ -60,7 +77,8 @@ fn safe(b: u8) -> bool {
 /// The longest part of the tool's own name kept in a shortened name.
 const TOOL_KEEP: usize = 32;
 
-fn with_suffix(toolbox: &str, server: &str, tool: &str, hash: u64) -> String {
+/// A shortened name of at most `max_len` (`MIN_LEN..=MAX_LEN`) characters.
+fn with_suffix(toolbox: &str, server: &str, tool: &str, hash: u64, max_len: usize) -> String {
     let clean = |text: &str| -> String {
         text.chars()
             .map(|c| {
@@ -72,8 +90,10 @@ fn with_suffix(toolbox: &str, server: &str, tool: &str, hash: u64) -> String {
             })
             .collect()
     };
-    let tool: String = clean(tool).chars().take(TOOL_KEEP).collect();
-    let room = MAX_LEN - SUFFIX_LEN - tool.len();
+    // At least two characters of the toolbox and server part stay.
+    let keep = TOOL_KEEP.min(max_len - SUFFIX_LEN - 2);
+    let tool: String = clean(tool).chars().take(keep).collect();
+    let room = max_len - SUFFIX_LEN - tool.len();
     let mut head = clean(&format!("{toolbox}__{server}_"));
     if head.len() > room {
         head.truncate(room - 1);
@@ -94,12 +114,15 @@ mod tests {
     use super::*;
 
     fn valid(name: &str) -> bool {
-        (1..=MAX_LEN).contains(&name.len()) && name.bytes().all(safe)
+        (1..=DEFAULT_MAX_LEN).contains(&name.len()) && name.bytes().all(safe)
     }
 
     #[test]
     fn safe_names_are_kept() {
-        assert_eq!(native_name("dev", "fs", "read_file"), "dev__fs_read_file");
+        assert_eq!(
+            native_name("dev", "fs", "read_file", DEFAULT_MAX_LEN),
+            "dev__fs_read_file"
+        );
         assert!(!was_shortened(
             "dev__fs_read_file",
             "dev",
@@ -122,14 +145,20 @@ mod tests {
             format!("{long}_two"),
             format!("{long}.one"),
         ];
-        let names = unique_names(tools.iter().map(|t| ("toolbox", "server", t.as_str())));
+        let names = unique_names(
+            tools.iter().map(|t| ("toolbox", "server", t.as_str())),
+            DEFAULT_MAX_LEN,
+        );
         for name in &names {
             assert!(valid(name), "{name:?}");
         }
         let distinct: HashSet<_> = names.iter().collect();
         assert_eq!(distinct.len(), names.len(), "{names:#?}");
         assert_eq!(names[1], "toolbox__server_read_file");
-        let again = unique_names(tools.iter().map(|t| ("toolbox", "server", t.as_str())));
+        let again = unique_names(
+            tools.iter().map(|t| ("toolbox", "server", t.as_str())),
+            DEFAULT_MAX_LEN,
+        );
         assert_eq!(names, again);
         assert!(was_shortened(&names[0], "toolbox", "server", "read.file"));
         assert!(
@@ -138,14 +167,46 @@ mod tests {
             names[0]
         );
         let long_box = "b".repeat(60);
-        let name = native_name(&long_box, "s", "query");
+        let name = native_name(&long_box, "s", "query", DEFAULT_MAX_LEN);
         assert!(valid(&name) && name.contains("_query_"), "{name}");
     }
 
     #[test]
     fn hash_collisions_are_settled() {
-        let names = unique_names([("t", "s", "x.y"), ("t", "s", "x.y")].into_iter());
+        let names = unique_names(
+            [("t", "s", "x.y"), ("t", "s", "x.y")].into_iter(),
+            DEFAULT_MAX_LEN,
+        );
         assert_ne!(names[0], names[1]);
         assert!(names.iter().all(|n| valid(n)));
+    }
+
+    #[test]
+    fn names_leave_room_for_the_host_prefix() {
+        // The example: 73 characters once Claude Code adds its prefix.
+        let name = native_name(
+            "analytics-warehouse-production-eu",
+            "everything",
+            "get-sum",
+            DEFAULT_MAX_LEN,
+        );
+        assert!(valid(&name), "{name}");
+        assert!(name.contains("_get-sum_"), "{name}");
+        assert!(format!("mcp__workbench__{name}").len() <= MAX_LEN);
+        // 59 characters, safe, but over the budget: shortened too.
+        let tool = "t".repeat(59 - "dev__fs_".len());
+        let name = native_name("dev", "fs", &tool, DEFAULT_MAX_LEN);
+        assert!(name.len() <= DEFAULT_MAX_LEN && was_shortened(&name, "dev", "fs", &tool));
+        // The whole 64 when configured so, and the smallest budget still works.
+        assert_eq!(native_name("dev", "fs", &tool, MAX_LEN).len(), 59);
+        for budget in [MIN_LEN, 30, MAX_LEN] {
+            let long = "x".repeat(100);
+            let name = native_name(&"b".repeat(60), &"s".repeat(60), &long, budget);
+            assert!(
+                name.len() <= budget && name.len() >= budget - 1,
+                "{budget}: {name}"
+            );
+            assert!(name.bytes().all(safe), "{name}");
+        }
     }
 }

@@ -6,10 +6,49 @@
 use crate::toolbox::ToolId;
 use serde_json::{Map, Value};
 
-/// The `toolbox_name` of `open_toolbox` and `close_toolbox`.
+/// The `toolbox_name` of `close_toolbox`.
 pub fn toolbox_name(args: &Map<String, Value>) -> Result<String, String> {
     let mut problems = Vec::new();
-    let name = match args.get("toolbox_name") {
+    let name = toolbox_name_field(args, &mut problems);
+    unknown_keys(args, &["toolbox_name"], "", &mut problems);
+    finish(problems, name)
+}
+
+/// The arguments of `open_toolbox`: `toolbox_name`, and optionally `tools`,
+/// the names of the tools whose full definitions to return.
+pub fn open_toolbox(args: &Map<String, Value>) -> Result<(String, Option<Vec<String>>), String> {
+    let mut problems = Vec::new();
+    let name = toolbox_name_field(args, &mut problems);
+    let tools = match args.get("tools") {
+        None | Some(Value::Null) => None,
+        Some(Value::Array(items)) if items.is_empty() => {
+            problems.push("tools: Array must contain at least 1 element(s)".to_string());
+            None
+        }
+        Some(Value::Array(items)) => {
+            let mut names = Vec::new();
+            for (i, item) in items.iter().enumerate() {
+                match item {
+                    Value::String(s) if s.chars().count() <= MAX_TOOL_NAME => names.push(s.clone()),
+                    Value::String(_) => {
+                        problems.push(format!("tools[{i}]: {}", too_long(MAX_TOOL_NAME)))
+                    }
+                    other => problems.push(format!("tools[{i}]: {}", expected("string", other))),
+                }
+            }
+            Some(names)
+        }
+        Some(other) => {
+            problems.push(format!("tools: {}", expected("array", other)));
+            None
+        }
+    };
+    unknown_keys(args, &["toolbox_name", "tools"], "", &mut problems);
+    finish(problems, name.map(|name| (name, tools)))
+}
+
+fn toolbox_name_field(args: &Map<String, Value>, problems: &mut Vec<String>) -> Option<String> {
+    match args.get("toolbox_name") {
         None => {
             problems.push("toolbox_name: Required".to_string());
             None
@@ -27,9 +66,7 @@ pub fn toolbox_name(args: &Map<String, Value>) -> Result<String, String> {
             problems.push(format!("toolbox_name: {}", expected("string", other)));
             None
         }
-    };
-    unknown_keys(args, &["toolbox_name"], "", &mut problems);
-    finish(problems, name)
+    }
 }
 
 /// The identifier of a `use_tool` call, after checking its whole shape
@@ -70,7 +107,47 @@ pub fn use_tool(args: &Map<String, Value>) -> Result<ToolId, String> {
         problems.push(format!("arguments: {}", expected("object", other)));
     }
     unknown_keys(args, &["tool", "arguments"], "", &mut problems);
-    finish(problems, id)
+    let result = finish(problems, id);
+    match result {
+        Err(text) if is_flattened(args) => Err(format!("{text}. {}", flattened_hint(args))),
+        other => other,
+    }
+}
+
+/// Keys that show the identifier was written at the top level (the flattened
+/// `{toolbox, server, tool}` form, or the old `toolbox_name` / `tool_name` one).
+const FLAT_KEYS: [&str; 4] = ["toolbox", "server", "toolbox_name", "server_name"];
+
+fn is_flattened(args: &Map<String, Value>) -> bool {
+    FLAT_KEYS.iter().any(|k| args.contains_key(*k))
+}
+
+/// The right shape, filled with the caller's own names where they are usable.
+fn flattened_hint(args: &Map<String, Value>) -> String {
+    let pick = |keys: &[&str], max: usize, placeholder: &str| {
+        keys.iter()
+            .find_map(|k| match args.get(*k) {
+                Some(Value::String(s)) if !s.trim().is_empty() && s.chars().count() <= max => {
+                    Some(s.clone())
+                }
+                _ => None,
+            })
+            .unwrap_or_else(|| placeholder.to_string())
+    };
+    let example = format!(
+        r#"{{"tool":{{"toolbox":{},"server":{},"tool":{}}},"arguments":{{}}}}"#,
+        Value::from(pick(&["toolbox", "toolbox_name"], MAX_NAME, "<toolbox>")),
+        Value::from(pick(&["server", "server_name"], MAX_NAME, "<server>")),
+        Value::from(pick(
+            &["tool", "tool_name", "name"],
+            MAX_TOOL_NAME,
+            "<tool>"
+        )),
+    );
+    format!(
+        "The toolbox, server and tool names go together in one object under \"tool\", \
+         and the tool's input under \"arguments\", for example: {example}"
+    )
 }
 
 fn field(
@@ -183,6 +260,34 @@ mod tests {
     }
 
     #[test]
+    fn open_toolbox_takes_optional_tool_names() {
+        assert_eq!(
+            open_toolbox(&map(json!({"toolbox_name":"dev"}))).unwrap(),
+            ("dev".to_string(), None)
+        );
+        assert_eq!(
+            open_toolbox(&map(json!({"toolbox_name":"dev","tools":["a","b"]}))).unwrap(),
+            (
+                "dev".to_string(),
+                Some(vec!["a".to_string(), "b".to_string()])
+            )
+        );
+        assert_eq!(
+            open_toolbox(&map(json!({"toolbox_name":"dev","tools":"a"}))).unwrap_err(),
+            "Invalid parameters: tools: Expected array, received string"
+        );
+        assert_eq!(
+            open_toolbox(&map(json!({"tools":[1],"x":0}))).unwrap_err(),
+            "Invalid parameters: toolbox_name: Required; tools[0]: Expected string, received number; \
+             Unrecognized key: 'x'"
+        );
+        assert_eq!(
+            toolbox_name(&map(json!({"toolbox_name":"dev","tools":["a"]}))).unwrap_err(),
+            "Invalid parameters: Unrecognized key: 'tools'"
+        );
+    }
+
+    #[test]
     fn use_tool_messages() {
         let ok = use_tool(&map(
             json!({"tool":{"toolbox":"a","server":"b","tool":"c"}}),
@@ -204,6 +309,29 @@ mod tests {
         assert_eq!(
             use_tool(&map(json!({"tool":"dev/fs/read"}))).unwrap_err(),
             "Invalid parameters: tool: Expected object, received string"
+        );
+    }
+
+    #[test]
+    fn the_flattened_form_gets_an_example_of_the_right_shape() {
+        let err = use_tool(&map(json!({
+            "toolbox": "dev", "server": "fs", "tool": "read_file", "arguments": {"path": "a"}
+        })))
+        .unwrap_err();
+        assert_eq!(
+            err,
+            "Invalid parameters: tool: Expected object, received string; \
+             Unrecognized key: 'server'; Unrecognized key: 'toolbox'. \
+             The toolbox, server and tool names go together in one object under \"tool\", \
+             and the tool's input under \"arguments\", for example: \
+             {\"tool\":{\"toolbox\":\"dev\",\"server\":\"fs\",\"tool\":\"read_file\"},\"arguments\":{}}"
+        );
+        let err = use_tool(&map(json!({"toolbox_name": "dev", "tool_name": 3}))).unwrap_err();
+        assert!(
+            err.ends_with(
+                r#"{"tool":{"toolbox":"dev","server":"<server>","tool":"<tool>"},"arguments":{}}"#
+            ),
+            "{err}"
         );
     }
 }

@@ -20,7 +20,7 @@ use crate::mcp::{self, method};
 use crate::meta_tools::{self, Outcome};
 use crate::outbox::Outbox;
 use crate::toolbox::{Registry, ToolId};
-use crate::{params, process, trace};
+use crate::{open_result, params, process, trace};
 use crossbeam_channel::{Receiver, RecvTimeoutError};
 use serde::Serialize;
 use serde_json::value::RawValue;
@@ -37,6 +37,10 @@ pub struct Server {
     /// The meta-tools' `tools/list` entries, comma-separated, built once:
     /// [without, with] `outputSchema`.
     meta_tools: [String; 2],
+    /// `openToolboxResult` from the config, and the form it gave for this
+    /// host at `initialize` (from `clientInfo.name`).
+    open_setting: open_result::Setting,
+    open_form: Option<open_result::Form>,
 }
 
 #[derive(Serialize)]
@@ -52,7 +56,9 @@ struct InitializeResult<'a> {
 impl Server {
     pub fn new(config: Config, output: Box<dyn Write + Send>) -> Server {
         let outbox = Arc::new(Outbox::new(output));
-        let registry = Registry::new(config.toolboxes);
+        let config_open_setting = config.open_toolbox_result;
+        let registry =
+            Registry::new(config.toolboxes).with_native_name_max(config.dynamic_name_max_length);
         let meta_tools = [false, true].map(|structured| {
             let list = meta_tools::tools_list(&registry, structured);
             let text = list["tools"].to_string();
@@ -76,6 +82,8 @@ impl Server {
             wb,
             outbox,
             meta_tools,
+            open_setting: config_open_setting,
+            open_form: None,
         }
     }
 
@@ -285,6 +293,13 @@ impl Server {
                 "Invalid Request: initialize was already received in this session",
             ));
         }
+        let client = params
+            .get("clientInfo")
+            .and_then(|info| info.get("name"))
+            .and_then(Value::as_str);
+        let form = open_result::form_for(self.open_setting, client);
+        log::debug!("open_toolbox results in the {form:?} form for client {client:?}");
+        self.open_form = Some(form);
         let result = InitializeResult {
             protocol_version: version,
             capabilities: serde_json::json!({
@@ -366,8 +381,12 @@ impl Server {
                 Err(text) => self.send_outcome(&id, &Outcome::error(text)),
             },
             meta_tools::OPEN_TOOLBOX | meta_tools::CLOSE_TOOLBOX => {
-                let toolbox = match params::toolbox_name(args) {
-                    Ok(toolbox) => toolbox,
+                let parsed = match name {
+                    meta_tools::OPEN_TOOLBOX => params::open_toolbox(args),
+                    _ => params::toolbox_name(args).map(|toolbox| (toolbox, None)),
+                };
+                let (toolbox, requested) = match parsed {
+                    Ok(parsed) => parsed,
                     Err(text) => return self.send_outcome(&id, &Outcome::error(text)),
                 };
                 let Some(index) = self.wb.registry.position(&toolbox) else {
@@ -375,7 +394,13 @@ impl Server {
                     return self.send_outcome(&id, &Outcome::error(text));
                 };
                 let op = match name {
-                    meta_tools::OPEN_TOOLBOX => Op::Open(id),
+                    meta_tools::OPEN_TOOLBOX => Op::Open {
+                        id,
+                        form: self
+                            .open_form
+                            .unwrap_or_else(|| open_result::form_for(self.open_setting, None)),
+                        requested,
+                    },
                     _ => Op::Close(id),
                 };
                 lifecycle::submit(&self.wb, index, op);

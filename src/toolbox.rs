@@ -9,6 +9,7 @@
 use crate::config::{ToolFilter, ToolboxConfig};
 use crate::downstream::Downstream;
 use crate::mcp::ToolEntry;
+use crate::naming;
 use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -17,6 +18,8 @@ use std::time::{Duration, Instant};
 /// Every configured toolbox, in config order.
 pub struct Registry {
     slots: Vec<Slot>,
+    /// Dynamic mode's budget for native tool names (`dynamicNameMaxLength`).
+    native_name_max: usize,
 }
 
 pub struct Slot {
@@ -45,6 +48,8 @@ pub struct RunningServer {
     /// After `toolFilters`, in the server's order.
     pub tools: Vec<ToolEntry>,
     names: HashSet<String>,
+    /// Tools the server has that `toolFilters` removed (for error messages).
+    filtered_out: HashSet<String>,
     /// Filter entries that named no tool of the server.
     pub unknown_filters: Vec<String>,
     /// Increases with every listing, so the newer of two states of one
@@ -61,12 +66,21 @@ impl RunningServer {
         all_tools: Vec<ToolEntry>,
         filter: &ToolFilter,
     ) -> ServerState {
+        let all_names: Vec<String> = match filter {
+            ToolFilter::All => Vec::new(),
+            ToolFilter::Only(_) => all_tools.iter().map(|t| t.name.clone()).collect(),
+        };
         let (tools, unknown_filters) = apply_filter(all_tools, filter);
-        let names = tools.iter().map(|t| t.name.clone()).collect();
+        let names: HashSet<String> = tools.iter().map(|t| t.name.clone()).collect();
+        let filtered_out = all_names
+            .into_iter()
+            .filter(|n| !names.contains(n))
+            .collect();
         ServerState::Running(Arc::new(RunningServer {
             conn,
             tools,
             names,
+            filtered_out,
             unknown_filters,
             listing: LISTINGS.fetch_add(1, Ordering::Relaxed),
         }))
@@ -74,6 +88,22 @@ impl RunningServer {
 
     pub fn has_tool(&self, name: &str) -> bool {
         self.names.contains(name)
+    }
+
+    /// The `use_tool` error for a tool this server does not offer.
+    fn missing_tool(&self, id: &ToolId) -> String {
+        let base = format!(
+            "Tool '{}' not found in server '{}' (toolbox '{}')",
+            id.tool, id.server, id.toolbox
+        );
+        if self.filtered_out.contains(&id.tool) {
+            format!(
+                "{base}: the server has it, but it is filtered out by the workbench config \
+                 (toolFilters of this server); use one of the tools open_toolbox listed"
+            )
+        } else {
+            base
+        }
     }
 }
 
@@ -138,7 +168,18 @@ impl Registry {
                     restarts: Mutex::new(HashMap::new()),
                 })
                 .collect(),
+            native_name_max: naming::DEFAULT_MAX_LEN,
         }
+    }
+
+    /// Sets dynamic mode's budget for native tool names.
+    pub fn with_native_name_max(mut self, max: usize) -> Registry {
+        self.native_name_max = max;
+        self
+    }
+
+    pub fn native_name_max(&self) -> usize {
+        self.native_name_max
     }
 
     pub fn slots(&self) -> &[Slot] {
@@ -168,18 +209,12 @@ impl Registry {
             .servers
             .iter()
             .position(|s| s.name == id.server)
-            .ok_or_else(|| {
-                format!(
-                    "Server '{}' not found in toolbox '{}'",
-                    id.server, id.toolbox
-                )
-            })?;
+            .ok_or_else(|| unknown_server(&slot.config, id))?;
 
         match &open.servers[index] {
-            ServerState::Running(running) if !running.has_tool(&id.tool) => Err(format!(
-                "Tool '{}' not found in server '{}' (toolbox '{}')",
-                id.tool, id.server, id.toolbox
-            )),
+            ServerState::Running(running) if !running.has_tool(&id.tool) => {
+                Err(running.missing_tool(id))
+            }
             ServerState::Running(running) => Ok(Route {
                 toolbox,
                 server: index,
@@ -302,6 +337,21 @@ impl Slot {
     }
 }
 
+/// The `use_tool` error for a server the toolbox does not have: it lists the
+/// servers it has.
+fn unknown_server(config: &ToolboxConfig, id: &ToolId) -> String {
+    let servers: Vec<&str> = config.servers.iter().map(|s| s.name.as_str()).collect();
+    let available = if servers.is_empty() {
+        "it has no servers".to_string()
+    } else {
+        format!("its servers are: {}", servers.join(", "))
+    };
+    format!(
+        "Server '{}' not found in toolbox '{}'; {available}",
+        id.server, id.toolbox
+    )
+}
+
 /// The `use_tool` error for a configured toolbox that is not open.
 pub fn not_open(toolbox: &str) -> String {
     format!(
@@ -338,6 +388,36 @@ mod tests {
         assert_eq!(unknown, ["zz"]);
         let (kept, _) = apply_filter(all(), &ToolFilter::Only(vec![]));
         assert!(kept.is_empty());
+    }
+
+    #[test]
+    fn an_unknown_server_lists_the_toolboxs_servers() {
+        let registry = Registry::new(vec![ToolboxConfig {
+            name: "t".into(),
+            description: "d".into(),
+            servers: Vec::new(),
+        }]);
+        let id = ToolId {
+            toolbox: "t".into(),
+            server: "db".into(),
+            tool: "q".into(),
+        };
+        let mut config = registry.slots()[0].config.clone();
+        assert_eq!(
+            unknown_server(&config, &id),
+            "Server 'db' not found in toolbox 't'; it has no servers"
+        );
+        let root: serde_json::Value = serde_json::json!({"toolboxes": {"t": {"description": "d",
+            "mcpServers": {"files": {"command": "x"}, "git": {"command": "y"}}}}});
+        let file = std::env::temp_dir().join(format!("toolbox-test-{}.json", std::process::id()));
+        std::fs::write(&file, root.to_string()).unwrap();
+        let loaded = crate::config::load(&file);
+        let _ = std::fs::remove_file(&file);
+        config.servers = loaded.unwrap().config.toolboxes.remove(0).servers;
+        assert_eq!(
+            unknown_server(&config, &id),
+            "Server 'db' not found in toolbox 't'; its servers are: files, git"
+        );
     }
 
     #[test]

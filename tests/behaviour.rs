@@ -616,6 +616,15 @@ fn check_reports_every_server_and_sets_the_exit_code() {
         .unwrap()
         .contains("'CHECK_UNSET_VARIABLE' is not set"));
     assert_eq!(report["total"]["tools"], 3);
+    // The host's tools/list: three meta-tools with the workbench, versus the
+    // servers' own tools listed directly.
+    let host = &report["host_tools_list"];
+    assert_eq!(host["workbench"]["tools"], 3);
+    assert!(
+        host["workbench"]["tokens"].as_u64().unwrap() > 300,
+        "{host}"
+    );
+    assert_eq!(host["direct"], report["total"]);
     let warnings = report["warnings"].to_string();
     assert!(warnings.contains("CHECK_UNSET_VARIABLE"), "{warnings}");
     let (code, text) = run(config, false);
@@ -629,12 +638,61 @@ fn check_reports_every_server_and_sets_the_exit_code() {
         text.contains("failures:") && text.contains("two/bad:"),
         "{text}"
     );
+    assert!(
+        text.contains("the host's tools/list: 3 tools, ~")
+            && text.contains("tokens with the workbench; 3 tools, ~"),
+        "{text}"
+    );
     let (code, text) = run(
         json!({"toolboxes": {"one": {"description": "d", "mcpServers": {"good": fake("good.json")}}}}),
         false,
     );
     assert_eq!(code, Some(0), "{text}");
     assert!(common::leftover_processes(&dir).is_empty());
+    let _ = fs::remove_dir_all(&dir);
+}
+
+/// The bundled example shows the value: `check` on it finds every server
+/// healthy, and the host's `tools/list` costs less with the workbench than with
+/// every server listed directly.
+#[test]
+fn check_on_the_example_config_shows_the_workbench_is_cheaper() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let dir = std::env::temp_dir().join(format!("mcp-workbench-example-{}", std::process::id()));
+    let _ = fs::remove_dir_all(&dir);
+    fs::create_dir_all(&dir).unwrap();
+    // The example names the release build of the fake; use the test's own.
+    let text = fs::read_to_string(root.join("testdata/example/workbench-config.json")).unwrap();
+    let mut config: Value = serde_json::from_str(&text).unwrap();
+    for toolbox in config["toolboxes"].as_object_mut().unwrap().values_mut() {
+        for server in toolbox["mcpServers"].as_object_mut().unwrap().values_mut() {
+            server["command"] = json!(FAKE);
+            let script = server["args"][0].as_str().unwrap().to_string();
+            server["args"][0] = json!(root.join(script));
+        }
+    }
+    fs::write(dir.join("config.json"), config.to_string()).unwrap();
+    let out = Command::new(WORKBENCH)
+        .args(["check", "--config", "config.json", "--json"])
+        .current_dir(&dir)
+        .env("RUST_LOG", "off")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let host = &report["host_tools_list"];
+    let (workbench, direct) = (
+        host["workbench"]["tokens"].as_u64().unwrap(),
+        host["direct"]["tokens"].as_u64().unwrap(),
+    );
+    assert!(
+        workbench * 2 < direct,
+        "the example should show the saving: {host}"
+    );
+    assert!(
+        report["warnings"].as_array().unwrap().is_empty(),
+        "{report}"
+    );
     let _ = fs::remove_dir_all(&dir);
 }
 
@@ -654,11 +712,19 @@ fn check_warns_about_filters_long_names_and_big_toolboxes() {
         .map(|i| json!({"tool": {"name": format!("tool.{i}"), "inputSchema": {"type": "object"}}}))
         .collect();
     fs::write(dir.join("many.json"), json!({"tools": tools}).to_string()).unwrap();
+    // Safe, and 52 characters as a native name: under 64, over the default 48.
+    let long = "safe_but_long_tool_name_for_the_budget_xx";
+    fs::write(
+        dir.join("long.json"),
+        json!({"tools": [{"tool": {"name": long, "inputSchema": {"type": "object"}}}]}).to_string(),
+    )
+    .unwrap();
     let mut filtered = fake("many.json");
     filtered["toolFilters"] = json!(["tool.1", "no_such_tool"]);
     let config = json!({"mode": "dynamic", "toolboxes": {
         "big": {"description": "d", "mcpServers": {"many": fake("many.json")}},
-        "small": {"description": "d", "mcpServers": {"few": filtered}}}});
+        "small": {"description": "d", "mcpServers": {"few": filtered}},
+        "named": {"description": "d", "mcpServers": {"srv": fake("long.json")}}}});
     fs::write(dir.join("config.json"), config.to_string()).unwrap();
     let out = Command::new(WORKBENCH)
         .args(["check", "--config", "config.json", "--json"])
@@ -689,6 +755,12 @@ fn check_warns_about_filters_long_names_and_big_toolboxes() {
         warnings
             .iter()
             .any(|w| w.contains("tool 'tool.1' of small/few is listed as 'small__few_tool_1_")),
+        "{warnings:#?}"
+    );
+    assert!(
+        warnings.iter().any(|w| w
+            .contains(&format!("tool '{long}' of named/srv is listed as 'named__"))
+            && w.contains("has 52 characters, more than dynamicNameMaxLength (48)")),
         "{warnings:#?}"
     );
     let _ = fs::remove_dir_all(&dir);

@@ -21,6 +21,11 @@
 //! After the run no process may be left whose working directory is inside the
 //! case folder: that covers children and their grandchildren.
 //! `UPDATE_TRANSCRIPTS=1 cargo test --test transcripts` rewrites the expected files.
+//!
+//! Expected files write the crate version as `{{VERSION}}`, and may write the
+//! `initialize` instructions as `{{INSTRUCTIONS}}` (see `normalise`), so a new
+//! version or a reworded instruction does not touch every case. A line that
+//! differs is reported from its first differing byte, with some context.
 
 mod common;
 
@@ -324,26 +329,181 @@ fn order_block(block: &mut [String], ids: &[Value]) {
 }
 
 fn compare(expected_file: &Path, actual: &str, problems: &mut Vec<String>) {
+    let expected = fs::read_to_string(expected_file).ok();
+    let actual = normalise(actual, expected.as_deref());
     if std::env::var_os("UPDATE_TRANSCRIPTS").is_some() {
-        fs::write(expected_file, actual).expect("expected file is writable");
+        fs::write(expected_file, &actual).expect("expected file is writable");
         return;
     }
-    let expected = fs::read_to_string(expected_file).unwrap_or_default();
-    if expected == actual {
-        return;
+    let expected = expected.unwrap_or_default();
+    if expected != actual {
+        problems.push(format!(
+            "{} differs:\n{}",
+            expected_file.display(),
+            line_diff(&expected, &actual)
+        ));
     }
-    let mut report = format!("{} differs:\n", expected_file.display());
+}
+
+/// What may change without a transcript being wrong: the crate version is
+/// always written as `{{VERSION}}`, and the `initialize` instructions as
+/// `{{INSTRUCTIONS}}` in every case whose expected file says so (a new case
+/// does; the cases that check the instructions themselves keep the text).
+fn normalise(actual: &str, expected: Option<&str>) -> String {
+    let version = env!("CARGO_PKG_VERSION");
+    let mut text = actual
+        .replace(
+            &format!("\"name\":\"mcp-workbench\",\"version\":\"{version}\""),
+            &format!("\"name\":\"mcp-workbench\",\"version\":\"{VERSION}\""),
+        )
+        .replace(
+            &format!("mcp-workbench {version}\n"),
+            &format!("mcp-workbench {VERSION}\n"),
+        );
+    if expected.is_none_or(|e| e.contains(INSTRUCTIONS_FIELD)) {
+        text = hide_instructions(&text);
+    }
+    text
+}
+
+const VERSION: &str = "{{VERSION}}";
+const INSTRUCTIONS_FIELD: &str = "\"instructions\":\"{{INSTRUCTIONS}}\"";
+
+/// Replaces the value of every `"instructions"` string by the placeholder.
+fn hide_instructions(text: &str) -> String {
+    const KEY: &str = "\"instructions\":\"";
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(start) = rest.find(KEY) {
+        out.push_str(&rest[..start]);
+        let value = &rest[start + KEY.len()..];
+        let mut end = None;
+        let mut escaped = false;
+        for (i, c) in value.char_indices() {
+            match c {
+                _ if escaped => escaped = false,
+                '\\' => escaped = true,
+                '"' => {
+                    end = Some(i);
+                    break;
+                }
+                _ => {}
+            }
+        }
+        let Some(end) = end else {
+            rest = &rest[start..];
+            break;
+        };
+        out.push_str(INSTRUCTIONS_FIELD);
+        rest = &value[end + 1..];
+    }
+    out.push_str(rest);
+    out
+}
+
+/// Expected and actual line by line: equal lines once, and for a line that
+/// differs, where: the first differing byte with some context on both sides,
+/// not two whole lines of maybe thousands of characters.
+fn line_diff(expected: &str, actual: &str) -> String {
     let (e, a): (Vec<&str>, Vec<&str>) = (expected.lines().collect(), actual.lines().collect());
+    let mut report = String::new();
     for i in 0..e.len().max(a.len()) {
-        let (el, al) = (e.get(i).copied(), a.get(i).copied());
-        if el == al {
-            report.push_str(&format!("  {i:>3}   {}\n", el.unwrap_or_default()));
-        } else {
-            report.push_str(&format!("  {i:>3} expected: {}\n", el.unwrap_or("<none>")));
-            report.push_str(&format!("  {i:>3} actual:   {}\n", al.unwrap_or("<none>")));
+        match (e.get(i).copied(), a.get(i).copied()) {
+            (Some(el), Some(al)) if el == al => {
+                report.push_str(&format!("  {i:>3}   {}\n", excerpt(el, 0, 120)));
+            }
+            (Some(el), Some(al)) => {
+                let at = first_difference(el, al);
+                report.push_str(&format!(
+                    "  {i:>3} differs at byte {at} (lengths {} and {}):\n",
+                    el.len(),
+                    al.len()
+                ));
+                report.push_str(&format!("      expected: {}\n", excerpt(el, at, CONTEXT)));
+                report.push_str(&format!("      actual:   {}\n", excerpt(al, at, CONTEXT)));
+            }
+            (el, al) => {
+                report.push_str(&format!(
+                    "  {i:>3} expected: {}\n",
+                    el.map_or("<none>".into(), |l| excerpt(l, 0, 2 * CONTEXT))
+                ));
+                report.push_str(&format!(
+                    "  {i:>3} actual:   {}\n",
+                    al.map_or("<none>".into(), |l| excerpt(l, 0, 2 * CONTEXT))
+                ));
+            }
         }
     }
-    problems.push(report);
+    report
+}
+
+/// Bytes of context shown on each side of a difference.
+const CONTEXT: usize = 80;
+
+/// The index of the first byte where `a` and `b` differ (the shorter length
+/// when one is a prefix of the other).
+fn first_difference(a: &str, b: &str) -> usize {
+    a.bytes()
+        .zip(b.bytes())
+        .position(|(x, y)| x != y)
+        .unwrap_or(a.len().min(b.len()))
+}
+
+/// `line` around byte `at`: `context` bytes before and after it, widened to
+/// character boundaries, with `...` where the line was cut.
+fn excerpt(line: &str, at: usize, context: usize) -> String {
+    let mut start = at.saturating_sub(context).min(line.len());
+    while !line.is_char_boundary(start) {
+        start -= 1;
+    }
+    let mut end = (at + context).min(line.len());
+    while !line.is_char_boundary(end) {
+        end += 1;
+    }
+    format!(
+        "{}{}{}",
+        if start > 0 { "..." } else { "" },
+        &line[start..end],
+        if end < line.len() { "..." } else { "" }
+    )
+}
+
+#[test]
+fn placeholders_replace_the_version_and_instructions() {
+    let version = env!("CARGO_PKG_VERSION");
+    let line = format!(
+        "{{\"serverInfo\":{{\"name\":\"mcp-workbench\",\"version\":\"{version}\"}},\"instructions\":\"a \\\"b\\\" \\\\\",\"x\":1}}\nmcp-workbench {version}\n"
+    );
+    let kept = normalise(&line, Some("no placeholder here"));
+    assert_eq!(
+        kept,
+        "{\"serverInfo\":{\"name\":\"mcp-workbench\",\"version\":\"{{VERSION}}\"},\"instructions\":\"a \\\"b\\\" \\\\\",\"x\":1}\nmcp-workbench {{VERSION}}\n"
+    );
+    let hidden = normalise(&line, None);
+    assert_eq!(
+        hidden,
+        "{\"serverInfo\":{\"name\":\"mcp-workbench\",\"version\":\"{{VERSION}}\"},\"instructions\":\"{{INSTRUCTIONS}}\",\"x\":1}\nmcp-workbench {{VERSION}}\n"
+    );
+    assert_eq!(normalise(&line, Some(&hidden)), hidden);
+}
+
+#[test]
+fn a_long_line_diff_shows_where_it_differs() {
+    let expected = format!("same\n{}X{}\n", "a".repeat(5000), "b".repeat(5000));
+    let actual = format!("same\n{}Y{}\n", "a".repeat(5000), "b".repeat(5000));
+    let report = line_diff(&expected, &actual);
+    assert!(report.contains("1 differs at byte 5000"), "{report}");
+    assert!(
+        report.contains(&format!(
+            "expected: ...{}X{}...",
+            "a".repeat(80),
+            "b".repeat(79)
+        )),
+        "{report}"
+    );
+    assert!(report.len() < 600, "{report}");
+    assert_eq!(first_difference("abc", "ab"), 2);
+    assert_eq!(excerpt("héllo", 2, 1), "...é...");
 }
 
 fn wait_with_timeout(child: &mut Child, limit: Duration) -> Option<i32> {
