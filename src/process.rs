@@ -15,7 +15,7 @@
 pub mod watchdog;
 
 use std::io;
-use std::os::fd::{AsRawFd, RawFd};
+use std::os::fd::AsRawFd;
 use std::os::unix::process::CommandExt;
 use std::process::Command;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -247,48 +247,51 @@ pub fn set_nonblocking(fd: &impl AsRawFd) -> io::Result<()> {
     Ok(())
 }
 
-/// What `wait_ready` saw.
-#[derive(Debug, PartialEq, Eq)]
-pub enum Ready {
-    /// The descriptor can be read (or written), or it reached EOF or an error:
-    /// the next read or write says which.
-    Io,
-    /// The wake pipe was closed: the owner is stopping; give up.
-    Stop,
+/// The signal that interrupts a thread blocked in `read` or `poll` on a
+/// child's pipe (`interrupt`). Its handler does nothing; what matters is that
+/// it is installed without `SA_RESTART`, so the call fails with `EINTR`.
+const INTERRUPT: i32 = libc::SIGUSR2;
+
+extern "C" fn on_interrupt(_: libc::c_int) {}
+
+/// Installs the `INTERRUPT` handler (once per process). Children start with
+/// default dispositions: exec resets handled signals.
+pub fn install_interrupt() {
+    static INSTALLED: std::sync::Once = std::sync::Once::new();
+    INSTALLED.call_once(|| {
+        // SAFETY: a zeroed sigaction with an empty mask and a handler that
+        // touches nothing is valid; sigaction copies it.
+        unsafe {
+            let mut action: libc::sigaction = std::mem::zeroed();
+            action.sa_sigaction = on_interrupt as extern "C" fn(libc::c_int) as usize;
+            libc::sigemptyset(&mut action.sa_mask);
+            action.sa_flags = 0; // no SA_RESTART
+            libc::sigaction(INTERRUPT, &action, std::ptr::null_mut());
+        }
+    });
 }
 
-/// Blocks until `fd` is readable (or writable, with `write`), or until the
-/// write end of the `wake` pipe is closed. This is how a thread that waits on a
-/// child's pipe can be released even when a grandchild keeps the pipe open.
-pub fn wait_ready(fd: RawFd, write: bool, wake: RawFd) -> io::Result<Ready> {
-    let events = if write { libc::POLLOUT } else { libc::POLLIN };
-    let mut fds = [
-        libc::pollfd {
-            fd,
-            events,
-            revents: 0,
-        },
-        libc::pollfd {
-            fd: wake,
-            events: libc::POLLIN,
-            revents: 0,
-        },
-    ];
-    loop {
-        // SAFETY: poll reads and writes the two pollfd records we own.
-        let n = unsafe { libc::poll(fds.as_mut_ptr(), 2, -1) };
-        if n < 0 {
-            let e = io::Error::last_os_error();
-            if e.kind() == io::ErrorKind::Interrupted {
-                continue;
-            }
-            return Err(e);
-        }
-        if fds[1].revents != 0 {
-            return Ok(Ready::Stop);
-        }
-        if fds[0].revents != 0 {
-            return Ok(Ready::Io);
-        }
+/// Makes `thread`'s blocking system call, if any, return `EINTR`. A thread
+/// not yet in one is unaffected, so callers repeat until the thread ends.
+pub fn interrupt(thread: &std::thread::JoinHandle<()>) {
+    use std::os::unix::thread::JoinHandleExt;
+    // SAFETY: the handle is not joined, so the pthread_t is still valid.
+    unsafe {
+        libc::pthread_kill(thread.as_pthread_t(), INTERRUPT);
     }
+}
+
+/// Blocks until `fd` can be written. `EINTR` (from `interrupt`) is returned
+/// to the caller, which decides whether to give up.
+pub fn wait_writable(fd: &impl AsRawFd) -> io::Result<()> {
+    let mut pollfd = libc::pollfd {
+        fd: fd.as_raw_fd(),
+        events: libc::POLLOUT,
+        revents: 0,
+    };
+    // SAFETY: poll reads and writes the one pollfd record we own.
+    if unsafe { libc::poll(&mut pollfd, 1, -1) } < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(())
 }

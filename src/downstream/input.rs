@@ -8,11 +8,11 @@
 //! past it, lines are refused at once with `Full`, and the calls that carried
 //! them fail fast instead of freezing the workbench.
 
-use crate::process::{self, Ready};
+use crate::process;
 use std::collections::VecDeque;
-use std::io::{self, PipeReader, Write};
-use std::os::fd::AsRawFd;
+use std::io::{self, Write};
 use std::process::ChildStdin;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
 
 /// Bytes a child may leave unread before further lines to it are refused. A
@@ -128,8 +128,8 @@ impl Input {
     }
 
     /// The writer thread: drains the queue as the child reads, until stdin is
-    /// closed or the `wake` pipe says the owner is stopping.
-    pub fn run_writer(&self, label: &str, wake: &PipeReader) {
+    /// closed, or the owner is `stopping` and interrupts its wait for room.
+    pub fn run_writer(&self, label: &str, stopping: &AtomicBool) {
         let mut state = super::lock(&self.state);
         loop {
             while state.queue.is_empty() && state.pipe.is_some() {
@@ -152,10 +152,16 @@ impl Input {
                 continue;
             }
             drop(state);
-            let ready = process::wait_ready(pipe.as_raw_fd(), true, wake.as_raw_fd());
+            let ready = process::wait_writable(&*pipe);
             drop(pipe);
-            if !matches!(ready, Ok(Ready::Io)) {
+            if stopping.load(Ordering::SeqCst) {
                 return;
+            }
+            if let Err(e) = ready {
+                if e.kind() != io::ErrorKind::Interrupted {
+                    log::warn!("[{label}] cannot wait for room in stdin: {e}");
+                    return;
+                }
             }
             state = super::lock(&self.state);
         }

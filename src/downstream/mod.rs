@@ -7,7 +7,8 @@
 //! - `pending.rs`, the requests in flight, with no IO;
 //! - `input.rs`, the child's stdin: non-blocking writes, a bounded queue and the
 //!   *writer* thread that drains it, so no caller ever blocks on a child;
-//! - `output.rs`, reads of stdout and stderr that stopping can always release;
+//! - `output.rs`, reads of stdout and stderr that stopping can always release
+//!   (`process::interrupt`);
 //! - the threads, all named `[toolbox/server] ...`: the *reader* (`reader.rs`)
 //!   spawns the child, then reads its stdout, answers its pings, and writes
 //!   forwarded results straight to the host; the *stderr drain* (`stderr.rs`);
@@ -44,7 +45,7 @@ use serde_json::value::RawValue;
 use serde_json::{json, Map, Value};
 use std::borrow::Cow;
 use std::collections::{BTreeMap, VecDeque};
-use std::io::{self, BufRead, BufReader, PipeReader, PipeWriter, Read};
+use std::io::{self, BufRead, BufReader, Read};
 use std::process::{ChildStdout, Command, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, OnceLock};
@@ -126,8 +127,8 @@ pub struct Downstream {
     input: Input,
     shared: Mutex<Shared>,
     timer_wake: Condvar,
-    /// Dropped by `stop`: its closing releases every thread waiting on a pipe.
-    wake: Mutex<Option<PipeWriter>>,
+    /// Set by `stop` before it interrupts the threads that wait on a pipe.
+    stopping: Arc<AtomicBool>,
     tail: Mutex<VecDeque<String>>,
     /// Disconnects when the stderr drain ends.
     stderr_done: Receiver<()>,
@@ -200,12 +201,12 @@ impl Downstream {
         if let Some(cwd) = &spec.cwd {
             cmd.current_dir(cwd);
         }
-        let (wake_rx, wake_tx) = io::pipe().map_err(|e| format!("cannot create a pipe: {e}"))?;
-        let wake_rx = Arc::new(wake_rx);
+        process::install_interrupt();
+        let stopping = Arc::new(AtomicBool::new(false));
 
         let (spawned_tx, spawned_rx) = bounded::<io::Result<owner::Spawned>>(1);
         let (conn_tx, conn_rx) = bounded::<(Arc<Downstream>, ChildStdout)>(1);
-        let reader_wake = Arc::clone(&wake_rx);
+        let reader_stopping = Arc::clone(&stopping);
         let reader = thread::Builder::new()
             .name(format!("[{label}] reader"))
             .stack_size(READER_STACK)
@@ -213,7 +214,7 @@ impl Downstream {
                 // Spawned here so that PR_SET_PDEATHSIG follows this thread's life.
                 let _ = spawned_tx.send(Owner::spawn(cmd));
                 if let Ok((conn, stdout)) = conn_rx.recv() {
-                    conn.read_stdout(stdout, reader_wake);
+                    conn.read_stdout(output::Output::new(stdout, reader_stopping));
                 }
             })
             .map_err(|e| format!("cannot create a thread: {e}"))?;
@@ -233,18 +234,16 @@ impl Downstream {
             stderr,
         } = spawned;
         let pid = owner.pid();
-        // Without non-blocking pipes no thread could be released: give up now.
-        let input = Input::new(stdin);
-        let stderr = output::Output::new(stderr, Arc::clone(&wake_rx));
-        let (input, stderr) = match (input, stderr) {
-            (Ok(input), Ok(stderr)) => (input, stderr),
-            (Err(e), _) | (_, Err(e)) => {
+        let input = match Input::new(stdin) {
+            Ok(input) => input,
+            Err(e) => {
                 drop(conn_tx);
                 owner.stop(|| ());
                 let _ = reader.join();
-                return Err(format!("cannot set up the pipes: {e}"));
+                return Err(format!("cannot set up its stdin: {e}"));
             }
         };
+        let stderr = output::Output::new(stderr, Arc::clone(&stopping));
         let (done_tx, stderr_done) = bounded::<()>(0);
         let conn = Arc::new(Downstream {
             label: label.clone(),
@@ -253,7 +252,7 @@ impl Downstream {
             input,
             shared: Mutex::new(Shared::default()),
             timer_wake: Condvar::new(),
-            wake: Mutex::new(Some(wake_tx)),
+            stopping,
             tail: Mutex::new(VecDeque::new()),
             stderr_done,
             threads: Mutex::new(Vec::new()),
@@ -275,9 +274,8 @@ impl Downstream {
             let c = Arc::clone(&conn);
             threads.push(named(&label, "timer", move || c.run_timer())?);
             let c = Arc::clone(&conn);
-            let w = Arc::clone(&wake_rx);
             threads.push(named(&label, "writer", move || {
-                c.input.run_writer(&c.label, &w)
+                c.input.run_writer(&c.label, &c.stopping)
             })?);
             let c = Arc::clone(&conn);
             threads.push(named(&label, "exit", move || c.watch_exit())?);
@@ -579,19 +577,24 @@ impl Downstream {
             self.fail(entry, Failure::Down("stopped".into()), &text);
         }
         let exit = self.owner.stop(|| self.input.close());
-        // Closing the wake pipe releases the reader, the drain and the writer,
-        // even when a helper outside the group still holds the child's pipes.
-        let Some(wake) = lock(&self.wake).take() else {
-            return;
-        };
-        drop(wake);
+        if self.stopping.swap(true, Ordering::SeqCst) {
+            return; // another caller releases the threads
+        }
         log::info!("[{}] stopped ({exit})", self.label);
+        // The reader, the drain and the writer may wait on a pipe that a
+        // helper outside the group still holds: interrupt them until they
+        // end (a thread about to block when the first signal comes gets the
+        // next one).
         let mut threads = std::mem::take(&mut *lock(&self.threads));
         let deadline = Instant::now() + THREAD_GRACE;
         let me = thread::current().id();
         threads.retain(|t| t.thread().id() != me);
+        thread::sleep(Duration::from_millis(1));
         while threads.iter().any(|t| !t.is_finished()) && Instant::now() < deadline {
-            thread::sleep(Duration::from_millis(2));
+            for t in threads.iter().filter(|t| !t.is_finished()) {
+                process::interrupt(t);
+            }
+            thread::sleep(Duration::from_millis(5));
         }
         for t in threads {
             if t.is_finished() {

@@ -7,11 +7,7 @@
 use super::*;
 
 impl Downstream {
-    pub(super) fn read_stdout(&self, stdout: ChildStdout, wake: Arc<PipeReader>) {
-        let stdout = match output::Output::new(stdout, wake) {
-            Ok(stdout) => stdout,
-            Err(e) => return self.went_down(format!("cannot read its stdout: {e}")),
-        };
+    pub(super) fn read_stdout(&self, stdout: output::Output<ChildStdout>) {
         let mut reader = framing::LineReader::new(BufReader::with_capacity(64 * 1024, stdout));
         let mut noise = LogBudget::new("stdout");
         loop {
