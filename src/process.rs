@@ -100,6 +100,11 @@ pub fn signal_group(pgid: u32, signal: i32) {
     }
 }
 
+/// SIGKILLs the process group `pgid`.
+pub fn kill_group(pgid: u32) {
+    signal_group(pgid, libc::SIGKILL);
+}
+
 /// The exit of `pid` if it has exited, without reaping it.
 pub fn exited(pid: u32) -> Option<Exit> {
     // SAFETY: waitid writes into the zeroed siginfo we own; the accessors read

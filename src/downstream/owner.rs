@@ -49,7 +49,7 @@ impl Owner {
         process::watchdog::watch(child.id());
         let pipes = (child.stdin.take(), child.stdout.take(), child.stderr.take());
         let (Some(stdin), Some(stdout), Some(stderr)) = pipes else {
-            process::signal_group(child.id(), libc::SIGKILL);
+            process::kill_group(child.id());
             process::watchdog::forget(child.id());
             let _ = child.wait();
             return Err(io::Error::other("the child's stdio is not piped"));
@@ -102,7 +102,7 @@ impl Drop for Owner {
     /// A last resort: every owner of a connection stops it first.
     fn drop(&mut self) {
         if let State::Running(child) = &mut *super::lock(&self.state) {
-            process::signal_group(self.pid, libc::SIGKILL);
+            process::kill_group(self.pid);
             process::watchdog::forget(self.pid);
             let _ = child.wait();
         }
