@@ -189,3 +189,78 @@ impl State {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::process::{Command, Stdio};
+
+    /// A child that never reads its stdin: writes must still return at once,
+    /// queue up to the limit, then be refused whole.
+    #[test]
+    fn a_child_that_does_not_read_fills_the_queue_then_refuses() {
+        let mut child = Command::new("sleep")
+            .arg("30")
+            .stdin(Stdio::piped())
+            .spawn()
+            .expect("sleep runs");
+        let input = Input::new(child.stdin.take().unwrap()).unwrap();
+        let line = vec![b'x'; 100_000];
+        let mut accepted = 0;
+        let refused = loop {
+            match input.write(&line) {
+                Ok(()) => accepted += line.len(),
+                Err(e) => break e,
+            }
+            assert!(accepted < 2 * QUEUE_LIMIT, "never refused");
+        };
+        assert!(matches!(refused, WriteError::Full { queued } if queued <= QUEUE_LIMIT));
+        assert!(accepted >= QUEUE_LIMIT, "refused after {accepted} bytes");
+        // A line that does not fit is refused whole; the queue is unchanged.
+        assert!(matches!(input.write(&line), Err(WriteError::Full { .. })));
+        input.close();
+        assert!(matches!(input.write(b"x\n"), Err(WriteError::Closed)));
+        let _ = child.kill();
+        let _ = child.wait();
+    }
+
+    /// What the pipe does not take reaches the child, in order, once the
+    /// writer runs and the child reads.
+    #[test]
+    fn the_writer_delivers_the_queue_in_order() {
+        let mut child = Command::new("cat")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
+            .expect("cat runs");
+        let input = Arc::new(Input::new(child.stdin.take().unwrap()).unwrap());
+        let stopping = Arc::new(AtomicBool::new(false));
+        let writer = {
+            let (input, stopping) = (Arc::clone(&input), Arc::clone(&stopping));
+            std::thread::spawn(move || input.run_writer("test", &stopping))
+        };
+        let mut expected = Vec::new();
+        for i in 0..200u32 {
+            let line = format!("{i:0>5}{}\n", "y".repeat(3000));
+            input.write(line.as_bytes()).unwrap();
+            expected.extend_from_slice(line.as_bytes());
+        }
+        let mut stdout = child.stdout.take().unwrap();
+        let reader = std::thread::spawn(move || {
+            let mut got = Vec::new();
+            std::io::Read::read_to_end(&mut stdout, &mut got).unwrap();
+            got
+        });
+        // Closing drops the queue: wait until the writer has drained it.
+        while crate::downstream::lock(&input.state).queued > 0 {
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
+        input.close();
+        writer.join().unwrap();
+        assert!(
+            reader.join().unwrap() == expected,
+            "bytes lost or reordered"
+        );
+        let _ = child.wait();
+    }
+}
