@@ -1,12 +1,13 @@
 //! Load driver for mcp-workbench: many pipelined `use_tool` calls, each checked
 //! for the right id and the right toolbox, optionally while child servers are
-//! being killed.
+//! being killed or next to hostile neighbours.
 //!
 //! ```text
 //! cargo build --release --bins --examples
 //! target/release/examples/load [--workbench PATH] [--fake PATH] [--calls C]
 //!     [--in-flight K] [--toolboxes N] [--call-delay-ms MS] [--kill-children]
 //!     [--kill-every MIN-MAX] [--storm-ms MS] [--grace-ms MS] [--seed S]
+//!     [--hostile-neighbours]
 //! ```
 //!
 //! Paths default to `$MCP_WORKBENCH` / `$MCP_FAKE_SERVER`, else
@@ -46,9 +47,27 @@
 //! workbench recovered. `--call-delay-ms` makes the fake take that long per
 //! call, so that kills find calls in flight.
 //!
+//! `--hostile-neighbours`: two more toolboxes next to the N normal ones, each
+//! with one fake server (`callTimeoutMs` 2000) that a thread keeps calling, one
+//! call to each every `NEIGHBOUR_EVERY`, from before the first normal call
+//! until the last normal answer. `stalling`: the first call is `stall`, after
+//! which the child never reads its stdin again; the later calls are `echo`
+//! with `STALL_PAD` bytes of padding, so the pipe fills at once and the
+//! workbench's queue for that child soon after (the first calls time out, the
+//! later ones fail fast). `crashing`: every call is `die`, which makes the
+//! child exit, so the calls restart it again and again (each start appends its
+//! pid to a file; the report counts them). The normal calls start once a call
+//! to the stalling child has failed fast (its queue is full) and the crashing
+//! child has died once. The
+//! neighbours' calls (string ids `stall-N`, `crash-N`) are counted apart: each
+//! must get exactly one answer, within `NEIGHBOUR_GRACE` of silence after the
+//! load; isError answers are expected, an answer naming another toolbox, a
+//! JSON-RPC error or a result other than the call's own echo is wrong. The
+//! normal calls are judged exactly as without neighbours.
+//!
 //! Exit code 0 when every count other than ok (and, with `--kill-children`,
-//! isError) is zero, the final round passed, the workbench exited 0 and
-//! nothing is left; 1 otherwise; 2 for bad arguments.
+//! isError; for the neighbours, isError) is zero, the final round passed, the
+//! workbench exited 0 and nothing is left; 1 otherwise; 2 for bad arguments.
 //!
 //! Sharing: `tests/faults.rs` includes this file as a module
 //! (`#[path = "../examples/load.rs"] mod load;`) and calls [`run`] with a
@@ -80,10 +99,25 @@ const EXIT_TIMEOUT: Duration = Duration::from_secs(30);
 pub const KILL_GRACE: Duration = Duration::from_secs(30);
 /// Examples of each kind of problem kept for the report.
 const SAMPLES: usize = 3;
+/// With `--hostile-neighbours`: the pause between two rounds of neighbour
+/// calls (one call to each neighbour per round).
+const NEIGHBOUR_EVERY: Duration = Duration::from_millis(10);
+/// The padding of each call to the stalling child after `stall`: one of them
+/// fills a pipe, about 128 the workbench's 8 MiB queue for that child.
+const STALL_PAD: usize = 64 << 10;
+/// The neighbours' `callTimeoutMs`, so that calls to the stalled child end.
+const NEIGHBOUR_CALL_TIMEOUT_MS: u64 = 2000;
+/// Silence (no new neighbour answer) after the load after which the
+/// unanswered neighbour calls count as lost: calls to the crashing child wait
+/// out restart backoffs of up to 5 s.
+const NEIGHBOUR_GRACE: Duration = Duration::from_secs(30);
 
 const USAGE: &str = "usage: load [--workbench PATH] [--fake PATH] [--calls C] [--in-flight K]
             [--toolboxes N] [--call-delay-ms MS] [--kill-children]
             [--kill-every MIN-MAX] [--storm-ms MS] [--grace-ms MS] [--seed S]
+            [--hostile-neighbours]
+--hostile-neighbours adds a toolbox whose child stops reading its stdin and one
+whose child crashes on every call, both called all along (counted apart)
 defaults: $MCP_WORKBENCH or target/release/mcp-workbench, $MCP_FAKE_SERVER or
 target/release/mcp-fake-server, 100000 calls, 64 in flight, 5 toolboxes,
 no call delay, kills every 50-200 ms for the whole sending phase, 10000 ms grace (30000 ms
@@ -112,6 +146,8 @@ pub struct Options {
     pub log: String,
     /// Print progress lines (setup, phases) to stderr.
     pub verbose: bool,
+    /// Add the two [`Neighbour`] toolboxes and call them all along.
+    pub hostile_neighbours: bool,
 }
 
 impl Options {
@@ -135,6 +171,7 @@ impl Options {
             seed,
             log: std::env::var("RUST_LOG").unwrap_or_else(|_| "warn".into()),
             verbose: true,
+            hostile_neighbours: false,
         }
     }
 
@@ -178,6 +215,7 @@ impl Options {
                 "--storm-ms" => opts.storm = Some(Duration::from_millis(number(value()?)?)),
                 "--grace-ms" => grace = Some(Duration::from_millis(number(value()?)?)),
                 "--seed" => opts.seed = number(value()?)?,
+                "--hostile-neighbours" => opts.hostile_neighbours = true,
                 _ => return Err(format!("unknown argument {arg}\n{USAGE}")),
             }
         }
@@ -237,6 +275,10 @@ pub struct Report {
     pub storm_requests_answered: u64,
     /// Failures of the final round (re-open and one call of each kind per toolbox).
     pub final_round: Vec<String>,
+    /// With `--hostile-neighbours`, one per [`Neighbour::ALL`].
+    pub neighbours: Vec<NeighbourCounts>,
+    /// Why the neighbours' caller stopped early, if it did.
+    pub neighbour_note: String,
     /// How the workbench ended: "exit status 0" is the good one.
     pub exit: String,
     pub leftovers: Vec<String>,
@@ -270,11 +312,43 @@ impl Report {
             self.storm_requests - self.storm_requests_answered,
             "unanswered storm opens/closes",
         );
+        for nb in &self.neighbours {
+            let name = nb.toolbox;
+            count(
+                nb.wrong_id,
+                &format!("answers from '{name}' with a wrong id"),
+            );
+            count(
+                nb.wrong_content,
+                &format!("answers from '{name}' with a wrong toolbox or content"),
+            );
+            count(nb.rpc_error, &format!("JSON-RPC errors from '{name}'"));
+            count(nb.lost, &format!("lost calls to '{name}'"));
+            count(nb.duplicates, &format!("duplicate answers from '{name}'"));
+        }
         if !self.writer_note.is_empty() {
             problems.push(format!("writer: {}", self.writer_note));
         }
         if self.kill_mode && self.kills == 0 {
             problems.push("no child was killed: the storm did nothing".into());
+        }
+        for nb in &self.neighbours {
+            let hostile = match nb.which {
+                Neighbour::Stalling => nb.not_reading > 0 && nb.timed_out > 0,
+                Neighbour::Crashing => nb.starts > 1,
+            };
+            if nb.sent == 0 {
+                problems.push(format!("no call was sent to '{}'", nb.toolbox));
+            } else if !hostile {
+                problems.push(format!(
+                    "'{}' was not hostile: {}",
+                    nb.toolbox,
+                    nb.which.hostility()
+                ));
+            }
+        }
+        if !self.neighbour_note.is_empty() {
+            problems.push(format!("neighbours: {}", self.neighbour_note));
         }
         problems.extend(self.final_round.iter().map(|f| format!("final round: {f}")));
         if self.exit != "exit status 0" {
@@ -289,7 +363,7 @@ impl Report {
     pub fn print(&self) {
         let rate = self.answered as f64 / self.wall.as_secs_f64().max(1e-9);
         println!(
-            "load: {} calls, {} in flight, {} toolboxes{} (seed {})",
+            "load: {} calls, {} in flight, {} toolboxes{}{} (seed {})",
             self.calls,
             self.in_flight,
             self.toolboxes,
@@ -297,6 +371,11 @@ impl Report {
                 ", killing children"
             } else {
                 ""
+            },
+            if self.neighbours.is_empty() {
+                ""
+            } else {
+                ", hostile neighbours"
             },
             self.seed
         );
@@ -324,6 +403,26 @@ impl Report {
             println!(
                 "kills {}  storm opens/closes {} (answered {})",
                 self.kills, self.storm_requests, self.storm_requests_answered
+            );
+        }
+        for nb in &self.neighbours {
+            println!(
+                "neighbour {}: sent {}  answered {}  isError {} (not reading its stdin {}, \
+                 timed out {})  ok {}  wrong id {}  wrong toolbox/content {}  rpc errors {}  \
+                 lost {}  duplicates {}  child starts {}",
+                nb.toolbox,
+                nb.sent,
+                nb.answered,
+                nb.is_error,
+                nb.not_reading,
+                nb.timed_out,
+                nb.ok,
+                nb.wrong_id,
+                nb.wrong_content,
+                nb.rpc_error,
+                nb.lost,
+                nb.duplicates,
+                nb.starts
             );
         }
         if self.final_round.is_empty() {
@@ -383,6 +482,146 @@ fn plan(seq: u64, toolboxes: usize) -> (usize, bool) {
     ((seq % n) as usize, (seq / n) % 4 == 3)
 }
 
+/// A hostile neighbour toolbox (`--hostile-neighbours`), with one server
+/// [`SERVER`] of its own script.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Neighbour {
+    /// Its child stops reading its stdin at the first call (`stall`).
+    Stalling,
+    /// Its child exits at every call (`die`).
+    Crashing,
+}
+
+impl Neighbour {
+    /// In the order of [`Tally::neighbours`] and [`Report::neighbours`].
+    pub const ALL: [Neighbour; 2] = [Neighbour::Stalling, Neighbour::Crashing];
+
+    /// The toolbox's name, also the stem of its script and of its pid file.
+    pub fn toolbox(self) -> &'static str {
+        match self {
+            Neighbour::Stalling => "stalling",
+            Neighbour::Crashing => "crashing",
+        }
+    }
+
+    /// What its answers are kept under in the samples.
+    fn sample_kind(self) -> &'static str {
+        match self {
+            Neighbour::Stalling => "stalling isError",
+            Neighbour::Crashing => "crashing isError",
+        }
+    }
+
+    /// What it should have done, for the report when it did not.
+    fn hostility(self) -> &'static str {
+        match self {
+            Neighbour::Stalling => "no call to its stalled child both timed out and failed fast",
+            Neighbour::Crashing => "its child never crashed and started again",
+        }
+    }
+
+    /// The ids of its calls: this and the call's number.
+    fn id_prefix(self) -> &'static str {
+        match self {
+            Neighbour::Stalling => "stall-",
+            Neighbour::Crashing => "crash-",
+        }
+    }
+
+    /// The neighbour an answer's id belongs to, and the call's number (`None`
+    /// if the rest of the id is not one).
+    fn parse_id(id: &str) -> Option<(Neighbour, Option<u64>)> {
+        Neighbour::ALL.into_iter().find_map(|which| {
+            let rest = id.strip_prefix(which.id_prefix())?;
+            Some((which, rest.parse().ok()))
+        })
+    }
+
+    fn script(self) -> Value {
+        let tool = |name: &str| json!({"name": name, "inputSchema": {"type": "object"}});
+        let startup = json!({"appendPidTo": format!("{}.pids", self.toolbox())});
+        match self {
+            Neighbour::Stalling => json!({"startup": startup, "tools": [
+                {"tool": tool("stall"), "action": {"stallStdin": true}},
+                {"tool": tool("echo")}
+            ]}),
+            Neighbour::Crashing => json!({"startup": startup, "tools": [
+                {"tool": tool("die"), "action": {"exit": 1}}
+            ]}),
+        }
+    }
+
+    /// The tool and arguments of its call `n`.
+    fn call(self, n: u64, pad: &str) -> (&'static str, Value) {
+        match self {
+            Neighbour::Stalling if n == 0 => ("stall", json!({})),
+            Neighbour::Stalling => ("echo", json!({"seq": n, "pad": pad})),
+            Neighbour::Crashing => ("die", json!({"seq": n})),
+        }
+    }
+
+    /// Whether a result (not isError) is the one its call `n` may get: the
+    /// echo of a stalling child restarted by a kill.
+    fn expected(self, text: &str, n: u64) -> bool {
+        self == Neighbour::Stalling
+            && n > 0
+            && text
+                .strip_prefix("echo ")
+                .and_then(|args| serde_json::from_str::<Value>(args).ok())
+                .is_some_and(|args| args == self.call(n, &"x".repeat(STALL_PAD)).1)
+    }
+}
+
+/// What one hostile neighbour's calls got.
+#[derive(Debug)]
+pub struct NeighbourCounts {
+    pub which: Neighbour,
+    pub toolbox: &'static str,
+    pub sent: u64,
+    /// Calls with at least one answer.
+    pub answered: u64,
+    /// Results that are the call's own echo (only after a kill restarted the
+    /// stalling child).
+    pub ok: u64,
+    pub is_error: u64,
+    /// Among `is_error`: the child does not read its stdin (failed fast).
+    pub not_reading: u64,
+    /// Among `is_error`: timed out.
+    pub timed_out: u64,
+    pub wrong_id: u64,
+    /// Other results, and isError texts that name another toolbox.
+    pub wrong_content: u64,
+    pub rpc_error: u64,
+    pub lost: u64,
+    pub duplicates: u64,
+    /// How many times its child started (its pid file's lines).
+    pub starts: u64,
+    /// Answers per call while running; its length is the calls sent.
+    answers: Vec<u8>,
+}
+
+impl NeighbourCounts {
+    fn new(which: Neighbour) -> NeighbourCounts {
+        NeighbourCounts {
+            which,
+            toolbox: which.toolbox(),
+            sent: 0,
+            answered: 0,
+            ok: 0,
+            is_error: 0,
+            not_reading: 0,
+            timed_out: 0,
+            wrong_id: 0,
+            wrong_content: 0,
+            rpc_error: 0,
+            lost: 0,
+            duplicates: 0,
+            starts: 0,
+            answers: Vec::new(),
+        }
+    }
+}
+
 fn use_tool_params(toolbox: &str, tool: &str, arguments: Value) -> Value {
     json!({"name": "use_tool", "arguments": {
         "tool": {"toolbox": toolbox, "server": SERVER, "tool": tool},
@@ -409,10 +648,24 @@ fn write_files(opts: &Options, dir: &Path) -> Result<(), String> {
             json!({"description": format!("load toolbox {i}"), "mcpServers": {SERVER: server}}),
         );
     }
-    let config = json!({"toolboxes": toolboxes});
     let write = |name: &str, v: &Value| {
         fs::write(dir.join(name), v.to_string()).map_err(|e| format!("cannot write {name}: {e}"))
     };
+    if opts.hostile_neighbours {
+        for which in Neighbour::ALL {
+            let name = which.toolbox();
+            let script = format!("{name}.json");
+            write(&script, &which.script())?;
+            let server = json!({"command": fake, "args": [script],
+                "callTimeoutMs": NEIGHBOUR_CALL_TIMEOUT_MS});
+            toolboxes.insert(
+                name.into(),
+                json!({"description": format!("hostile neighbour {name}"),
+                       "mcpServers": {SERVER: server}}),
+            );
+        }
+    }
+    let config = json!({"toolboxes": toolboxes});
     write("script.json", &script)?;
     write("config.json", &config)
 }
@@ -477,6 +730,8 @@ struct Tally {
     duplicates: u64,
     unexpected: u64,
     samples: BTreeMap<&'static str, Vec<String>>,
+    /// With `--hostile-neighbours`, one per [`Neighbour::ALL`]; else empty.
+    neighbours: Vec<NeighbourCounts>,
 }
 
 impl Tally {
@@ -526,7 +781,7 @@ impl Tally {
             self.rpc_error += 1;
             self.sample("rpc error", line);
         } else if result["isError"] == Value::Bool(true) {
-            if names_other_toolbox(text.unwrap_or_default(), toolbox) {
+            if names_other_toolbox(text.unwrap_or_default(), &toolbox_name(toolbox)) {
                 self.wrong_content += 1;
                 self.sample("isError naming another toolbox", line);
             } else {
@@ -541,6 +796,59 @@ impl Tally {
         }
         true
     }
+
+    /// Counts one answer to a neighbour's call `n` (`None`: not a number).
+    fn on_neighbour(&mut self, which: Neighbour, n: Option<u64>, line: &Value) {
+        let counts = &mut self.neighbours[which as usize];
+        let first = n
+            .and_then(|n| counts.answers.get_mut(usize::try_from(n).ok()?))
+            .map(|count| {
+                *count = count.saturating_add(1);
+                *count == 1
+            });
+        let result = &line["result"];
+        let text = result["content"][0]["text"].as_str().unwrap_or_default();
+        let kind = match first {
+            None => {
+                counts.wrong_id += 1;
+                "neighbour wrong id"
+            }
+            Some(false) => {
+                counts.duplicates += 1;
+                "neighbour duplicate"
+            }
+            Some(true) if line.get("error").is_some() || !result.is_object() => {
+                counts.answered += 1;
+                counts.rpc_error += 1;
+                "neighbour rpc error"
+            }
+            Some(true) if result["isError"] == Value::Bool(true) => {
+                counts.answered += 1;
+                if names_other_toolbox(text, which.toolbox()) {
+                    counts.wrong_content += 1;
+                    "neighbour isError naming another toolbox"
+                } else {
+                    counts.is_error += 1;
+                    if text.contains("not reading its stdin") {
+                        counts.not_reading += 1;
+                    } else if text.contains("timed out") {
+                        counts.timed_out += 1;
+                    }
+                    which.sample_kind()
+                }
+            }
+            Some(true) => {
+                counts.answered += 1;
+                if n.is_some_and(|n| which.expected(text, n)) {
+                    counts.ok += 1;
+                    return;
+                }
+                counts.wrong_content += 1;
+                "neighbour wrong toolbox/content"
+            }
+        };
+        self.sample(kind, line);
+    }
 }
 
 /// Whether `text` is the answer call `seq` must get.
@@ -554,13 +862,18 @@ fn expected(text: &str, seq: u64, toolbox: usize, marker: bool) -> bool {
         .is_some_and(|args| args == json!({"seq": seq, "toolbox": name}))
 }
 
-/// Whether an error text mentions a toolbox `'tbJ'` other than `'tbI'`.
-fn names_other_toolbox(text: &str, toolbox: usize) -> bool {
-    let own = toolbox.to_string();
-    text.match_indices("'tb").any(|(at, _)| {
-        let rest = &text[at + 3..];
-        let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
-        digits > 0 && rest[digits..].starts_with('\'') && rest[..digits] != own
+/// Whether an error text mentions, in quotes, a toolbox of the run (`'tbJ'`
+/// or a neighbour's) other than `own`.
+fn names_other_toolbox(text: &str, own: &str) -> bool {
+    let is_toolbox = |name: &str| {
+        name.strip_prefix("tb")
+            .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+            || Neighbour::ALL.iter().any(|nb| nb.toolbox() == name)
+    };
+    text.match_indices('\'').any(|(at, _)| {
+        let rest = &text[at + 1..];
+        rest.find('\'')
+            .is_some_and(|end| rest[..end] != *own && is_toolbox(&rest[..end]))
     })
 }
 
@@ -591,11 +904,13 @@ impl Shared {
 }
 
 /// Reads every line the workbench writes: call answers are counted (and give
-/// their permit back), string-id answers go to `control`.
+/// their permit back), so are the neighbours' (with `hostile`), other
+/// string-id answers go to `control`.
 fn read_stdout(
     stdout: ChildStdout,
     shared: &Shared,
     toolboxes: usize,
+    hostile: bool,
     control: Sender<Value>,
     permits: SyncSender<()>,
 ) {
@@ -611,6 +926,11 @@ fn read_stdout(
                 continue;
             }
         };
+        let neighbour = value["id"].as_str().and_then(Neighbour::parse_id);
+        if let Some((which, n)) = neighbour.filter(|_| hostile) {
+            shared.tally().on_neighbour(which, n, &value);
+            continue;
+        }
         match &value["id"] {
             Value::Number(_) => {
                 let sent = shared.sent.load(Ordering::SeqCst);
@@ -711,29 +1031,30 @@ fn answer_text(answer: &Value) -> &str {
         .unwrap_or_default()
 }
 
-/// Opens every toolbox (all requests first, so they run in parallel); returns
-/// one message per toolbox that did not open with its server running.
-fn open_all(control: &mut Control, toolboxes: usize, prefix: &str) -> Result<Vec<String>, String> {
-    for i in 0..toolboxes {
-        let params =
-            json!({"name": "open_toolbox", "arguments": {"toolbox_name": toolbox_name(i)}});
+/// Opens these toolboxes (all requests first, so they run in parallel);
+/// returns one message per toolbox that did not open with its server running.
+fn open_all(control: &mut Control, names: &[String], prefix: &str) -> Result<Vec<String>, String> {
+    for (i, name) in names.iter().enumerate() {
+        let params = json!({"name": "open_toolbox", "arguments": {"toolbox_name": name}});
         control.send(&format!("{prefix}-open-{i}"), "tools/call", params)?;
     }
     let mut failures = Vec::new();
-    for i in 0..toolboxes {
+    for (i, name) in names.iter().enumerate() {
         let answer = control.wait(&format!("{prefix}-open-{i}"))?;
         let opened: Option<Value> = serde_json::from_str(answer_text(&answer)).ok();
         let connected = opened.as_ref().map(|o| o["servers_connected"].clone());
         if is_error(&answer) || connected != Some(json!(1)) {
-            failures.push(format!("open {}: {answer}", toolbox_name(i)));
+            failures.push(format!("open {name}: {answer}"));
         }
     }
     Ok(failures)
 }
 
-/// The final round: every toolbox re-opened, then one echo and one marker call each.
+/// The final round: every normal toolbox re-opened, then one echo and one
+/// marker call each.
 fn final_round(control: &mut Control, toolboxes: usize) -> Result<Vec<String>, String> {
-    let mut failures = open_all(control, toolboxes, "final")?;
+    let names: Vec<String> = (0..toolboxes).map(toolbox_name).collect();
+    let mut failures = open_all(control, &names, "final")?;
     for i in 0..toolboxes {
         let name = toolbox_name(i);
         let args = json!({"final": i, "toolbox": name});
@@ -868,6 +1189,32 @@ fn storm(
     done
 }
 
+/// Calls every neighbour once per `NEIGHBOUR_EVERY` until `stop`; returns
+/// why it stopped early, if it did.
+fn call_neighbours(input: &Input, shared: &Shared, stop: &AtomicBool) -> String {
+    let pad = "x".repeat(STALL_PAD);
+    let mut next = Instant::now();
+    for n in 0.. {
+        if stop.load(Ordering::SeqCst) {
+            break;
+        }
+        for which in Neighbour::ALL {
+            let (tool, arguments) = which.call(n, &pad);
+            let line = json!({"jsonrpc": "2.0", "id": format!("{}{n}", which.id_prefix()),
+                "method": "tools/call", "params": use_tool_params(which.toolbox(), tool, arguments)});
+            // Counted as sent before it is written, as the load's calls are.
+            shared.tally().neighbours[which as usize].answers.push(0);
+            if let Err(e) = input.write_line(&line.to_string(), true) {
+                shared.tally().neighbours[which as usize].answers.pop();
+                return format!("cannot write to the workbench: {e}");
+            }
+        }
+        next += NEIGHBOUR_EVERY;
+        thread::sleep(next.saturating_duration_since(Instant::now()));
+    }
+    String::new()
+}
+
 /// Sends the calls, each after taking a permit; stops early if no permit comes
 /// back within the grace period (too many calls lost) or stdin breaks.
 fn write_calls(opts: &Options, input: &Input, shared: &Shared, permits: &Receiver<()>) -> String {
@@ -965,6 +1312,11 @@ fn run_in(opts: &Options, dir: &Path) -> Result<Report, String> {
             duplicates: 0,
             unexpected: 0,
             samples: BTreeMap::new(),
+            neighbours: if opts.hostile_neighbours {
+                Neighbour::ALL.map(NeighbourCounts::new).into()
+            } else {
+                Vec::new()
+            },
         }),
     });
     let (permit_tx, permit_rx) = mpsc::sync_channel::<()>(opts.in_flight);
@@ -974,8 +1326,10 @@ fn run_in(opts: &Options, dir: &Path) -> Result<Report, String> {
     let (control_tx, control_rx) = mpsc::channel();
     let reader = {
         let shared = Arc::clone(&shared);
-        let toolboxes = opts.toolboxes;
-        thread::spawn(move || read_stdout(stdout, &shared, toolboxes, control_tx, permit_tx))
+        let (toolboxes, hostile) = (opts.toolboxes, opts.hostile_neighbours);
+        thread::spawn(move || {
+            read_stdout(stdout, &shared, toolboxes, hostile, control_tx, permit_tx)
+        })
     };
     let mut control = Control {
         input: Arc::clone(&input),
@@ -1002,9 +1356,46 @@ fn run_in(opts: &Options, dir: &Path) -> Result<Report, String> {
             true,
         )
         .map_err(|e| e.to_string())?;
-    let failures = open_all(&mut control, opts.toolboxes, "setup")?;
+    let mut names: Vec<String> = (0..opts.toolboxes).map(toolbox_name).collect();
+    if opts.hostile_neighbours {
+        names.extend(Neighbour::ALL.map(|nb| nb.toolbox().to_string()));
+    }
+    let failures = open_all(&mut control, &names, "setup")?;
     if !failures.is_empty() {
         return Err(format!("setup failed:\n{}", failures.join("\n")));
+    }
+
+    // The neighbours, called from before the load until its end: the load
+    // starts once the workbench's queue for the stalling child is full (a
+    // call failed fast) and the crashing child has died once.
+    let neighbours_stop = Arc::new(AtomicBool::new(false));
+    let neighbours = opts.hostile_neighbours.then(|| {
+        let (input, shared, stop) = (
+            Arc::clone(&input),
+            Arc::clone(&shared),
+            Arc::clone(&neighbours_stop),
+        );
+        thread::spawn(move || call_neighbours(&input, &shared, &stop))
+    });
+    if let Some(caller) = &neighbours {
+        let deadline = Instant::now() + CONTROL_TIMEOUT;
+        let warm = || {
+            let tally = shared.tally();
+            let stalling = &tally.neighbours[Neighbour::Stalling as usize];
+            let crashing = &tally.neighbours[Neighbour::Crashing as usize];
+            stalling.not_reading > 0 && crashing.answered > 0
+        };
+        while !warm() && !caller.is_finished() && Instant::now() < deadline {
+            thread::sleep(Duration::from_millis(1));
+        }
+        opts.say(&format!(
+            "neighbours {}",
+            if warm() {
+                "stalling and crashing"
+            } else {
+                "not hostile yet (going on)"
+            }
+        ));
     }
     opts.say(&format!(
         "{} toolboxes open; sending {} calls, {} in flight{}",
@@ -1077,6 +1468,30 @@ fn run_in(opts: &Options, dir: &Path) -> Result<Report, String> {
         wall.as_secs_f64()
     ));
 
+    // Every neighbour call gets its answer (or NEIGHBOUR_GRACE of silence).
+    neighbours_stop.store(true, Ordering::SeqCst);
+    let neighbour_note = neighbours
+        .map(|n| n.join().unwrap_or_else(|_| "the caller panicked".into()))
+        .unwrap_or_default();
+    let (mut last_answered, mut last_change) = (0, Instant::now());
+    loop {
+        let (sent, answered) = shared.tally().neighbours.iter().fold((0, 0), |(s, a), nb| {
+            (s + nb.answers.len() as u64, a + nb.answered)
+        });
+        if answered >= sent {
+            break;
+        }
+        if answered != last_answered {
+            (last_answered, last_change) = (answered, Instant::now());
+        } else if last_change.elapsed() >= NEIGHBOUR_GRACE {
+            break;
+        }
+        thread::sleep(Duration::from_millis(5));
+    }
+    if opts.hostile_neighbours {
+        opts.say("neighbour calls over");
+    }
+
     // Every storm open gets its answer, then the final round.
     let mut storm_requests_answered = 0;
     for id in &storm.request_ids {
@@ -1121,6 +1536,16 @@ fn run_in(opts: &Options, dir: &Path) -> Result<Report, String> {
 
     let mut tally = shared.tally();
     let sent = shared.sent.load(Ordering::SeqCst);
+    let neighbours = std::mem::take(&mut tally.neighbours)
+        .into_iter()
+        .map(|mut nb| {
+            nb.sent = std::mem::take(&mut nb.answers).len() as u64;
+            nb.lost = nb.sent - nb.answered;
+            let pids = fs::read_to_string(dir.join(format!("{}.pids", nb.toolbox)));
+            nb.starts = pids.map_or(0, |p| p.lines().count() as u64);
+            nb
+        })
+        .collect();
     if !control.samples.is_empty() {
         let list = tally.samples.entry("control").or_default();
         list.extend(control.samples.iter().take(SAMPLES).cloned());
@@ -1148,6 +1573,8 @@ fn run_in(opts: &Options, dir: &Path) -> Result<Report, String> {
         storm_requests: storm.request_ids.len() as u64,
         storm_requests_answered,
         final_round: final_failures,
+        neighbours,
+        neighbour_note,
         exit,
         leftovers: leftovers
             .into_iter()
