@@ -4,14 +4,16 @@
 //! filters, and the approximate context cost of its tool schemas (bytes / 4).
 //! Totals per toolbox and for the config; warnings for filters that name no
 //! tool, unset variables, shortened dynamic-mode names and toolboxes over 40
-//! tools. Then what the host's `tools/list` costs with the workbench (its
-//! meta-tools) versus with every server listed directly. `--json` prints the
-//! same as JSON. Stops every child before returning.
+//! tools, after the config's own warnings (unknown keys). Then what the
+//! host's `tools/list` costs with the workbench (its meta-tools) versus with
+//! every server listed directly. `--json` prints the same as JSON; a config
+//! that cannot be used is printed as JSON too, with its errors and their paths.
+//! Stops every child before returning.
 //! Exit 0 when every enabled server started, 1 otherwise. SIGTERM, SIGINT or
 //! SIGHUP stops every child at once and ends `check` without a report, with
 //! the shell's code for that signal: 128 + its number (143, 130, 129).
 
-use crate::config::{Config, Mode};
+use crate::config::{Config, ConfigError, Mode, Problem};
 use crate::launch::{self, Launcher};
 use crate::meta_tools;
 use crate::naming;
@@ -86,20 +88,54 @@ impl Totals {
     }
 }
 
-pub fn run(config: Config, json: bool, out: &mut impl Write) -> ExitCode {
+/// The JSON printed by `check --json` for a config that cannot be used.
+#[derive(Serialize)]
+struct ConfigErrorReport<'a> {
+    config: String,
+    errors: &'a [Problem],
+    warnings: Vec<String>,
+}
+
+/// Prints a config error as `check --json` does: on stdout, as JSON.
+pub fn print_config_error(error: &ConfigError) {
+    let report = ConfigErrorReport {
+        config: error.file.display().to_string(),
+        errors: &error.problems,
+        warnings: error.warnings.iter().map(Problem::to_string).collect(),
+    };
+    let mut out = io::stdout().lock();
+    let printed = serde_json::to_writer_pretty(&mut out, &report)
+        .map_err(io::Error::from)
+        .and_then(|()| writeln!(out));
+    if let Err(e) = printed {
+        log::error!("cannot write the report: {e}");
+    }
+}
+
+/// Starts every server and prints the report; `config_warnings` (unknown keys
+/// and the like) lead its warnings.
+pub fn run(
+    config: Config,
+    config_warnings: &[Problem],
+    json: bool,
+    out: &mut impl Write,
+) -> ExitCode {
     // Children of `check` talk to no host: their forwarded output has nowhere to go.
     let launcher = Arc::new(Launcher::new(
         Arc::new(Outbox::new(Box::new(io::sink()))),
         None,
     ));
     let interrupt = Interrupt::watch(&launcher);
-    let report = examine(&config, &launcher);
+    let mut report = examine(&config, &launcher);
     // After a signal the watcher stops the servers; a second `shutdown` here
     // would count as a second trigger and cut their grace periods short.
     if let Some(code) = interrupt.finish() {
         return code;
     }
     launcher.shutdown();
+    report
+        .warnings
+        .splice(0..0, config_warnings.iter().map(Problem::to_string));
     let printed = if json {
         serde_json::to_writer_pretty(&mut *out, &report)
             .map_err(io::Error::from)

@@ -1,6 +1,9 @@
-//! Hand-written command-line parsing (contract §2). No IO besides reading one
-//! environment variable for the default config path.
+//! Hand-written command-line parsing (docs/reference.md, "Command line").
+//! Flags and the `check` word may come in any order; each may be given once.
+//! No IO: the environment (`WORKBENCH_CONFIG`, `HOME`) is read through a
+//! lookup the caller passes.
 
+use crate::suggest;
 use std::ffi::OsString;
 use std::path::PathBuf;
 
@@ -16,26 +19,57 @@ Usage:
   mcp-workbench --help | --version
 
 The config path is --config, else $WORKBENCH_CONFIG, else ./workbench-config.json.
+Relative paths in the config are taken from the config file's folder; a path
+that starts with ~/ is taken from $HOME.
 Logs go to stderr; set RUST_LOG (error, warn, info, debug) to choose how much.
 Exit codes: 0 clean shutdown, 1 runtime failure, 2 usage or config error.
 ";
 
+/// The one line printed with a usage error, before the hint to `--help`.
+pub const USAGE_LINE: &str =
+    "usage: mcp-workbench [--config PATH] [--trace FILE] | mcp-workbench check [--config PATH] [--json]";
+
+/// The default config file, in the working directory.
+pub const DEFAULT_CONFIG: &str = "workbench-config.json";
+
+/// Where the config path came from: messages about a missing file say so.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ConfigSource {
+    Flag,
+    /// `$WORKBENCH_CONFIG`.
+    Environment,
+    /// Neither was given: `./workbench-config.json`.
+    Default,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct ConfigPath {
+    pub path: PathBuf,
+    pub source: ConfigSource,
+}
+
 #[derive(Debug, PartialEq)]
 pub enum Command {
     Serve {
-        config: PathBuf,
+        config: ConfigPath,
         trace: Option<PathBuf>,
     },
     Check {
-        config: PathBuf,
+        config: ConfigPath,
         json: bool,
     },
     Help,
     Version,
 }
 
-/// Parses the arguments after the program name.
-pub fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Command, String> {
+const FLAGS: &[&str] = &["--config", "--trace", "--json", "--help", "--version"];
+
+/// Parses the arguments after the program name; `env` looks up environment
+/// variables. The error is one line that names the offending argument.
+pub fn parse(
+    args: impl IntoIterator<Item = OsString>,
+    env: &dyn Fn(&str) -> Option<OsString>,
+) -> Result<Command, String> {
     let mut check = false;
     let mut json = false;
     let mut config: Option<PathBuf> = None;
@@ -45,34 +79,55 @@ pub fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Command, String
         let Some(text) = arg.to_str() else {
             return Err(format!("unexpected argument {arg:?}"));
         };
-        match text {
-            "-h" | "--help" => return Ok(Command::Help),
-            "-V" | "--version" => return Ok(Command::Version),
-            "check" if !check && config.is_none() && trace.is_none() => check = true,
-            "--json" if check && !json => json = true,
-            "--config" | "--trace" => {
-                let value = args.next().ok_or(format!("{text} needs a path"))?;
-                let slot = if text == "--config" {
+        let (flag, inline) = match text.split_once('=') {
+            Some((flag, value)) if flag.starts_with("--") => (flag, Some(value)),
+            _ => (text, None),
+        };
+        match (flag, inline) {
+            ("-h" | "--help", None) => return Ok(Command::Help),
+            ("-V" | "--version", None) => return Ok(Command::Version),
+            ("check", None) => set_flag(&mut check, "check")?,
+            ("--json", None) => set_flag(&mut json, "--json")?,
+            ("--config" | "--trace", _) => {
+                let value = match inline {
+                    Some(value) => OsString::from(value),
+                    None => args.next().ok_or(format!("{flag} needs a path"))?,
+                };
+                if value.is_empty() {
+                    return Err(format!("{flag} needs a path"));
+                }
+                let path = expand_home(value, env).map_err(|e| format!("{flag}: {e}"))?;
+                let slot = if flag == "--config" {
                     &mut config
                 } else {
                     &mut trace
                 };
-                set_once(slot, text, PathBuf::from(value))?;
-            }
-            _ => match text.split_once('=') {
-                Some((flag @ ("--config" | "--trace"), value)) if !value.is_empty() => {
-                    let slot = if flag == "--config" {
-                        &mut config
-                    } else {
-                        &mut trace
-                    };
-                    set_once(slot, flag, PathBuf::from(value))?;
+                if slot.replace(path).is_some() {
+                    return Err(format!("{flag} was given twice"));
                 }
-                _ => return Err(format!("unexpected argument '{text}'")),
-            },
+            }
+            _ => return Err(unexpected(text, flag)),
         }
     }
-    let config = config.unwrap_or_else(default_config_path);
+    if json && !check {
+        return Err("--json applies to check".to_string());
+    }
+    let config = match config {
+        Some(path) => ConfigPath {
+            path,
+            source: ConfigSource::Flag,
+        },
+        None => match env("WORKBENCH_CONFIG") {
+            Some(path) if !path.is_empty() => ConfigPath {
+                path: expand_home(path, env).map_err(|e| format!("WORKBENCH_CONFIG: {e}"))?,
+                source: ConfigSource::Environment,
+            },
+            _ => ConfigPath {
+                path: PathBuf::from(DEFAULT_CONFIG),
+                source: ConfigSource::Default,
+            },
+        },
+    };
     match (check, trace) {
         (true, Some(_)) => Err("--trace applies to serving, not to check".to_string()),
         (true, None) => Ok(Command::Check { config, json }),
@@ -80,17 +135,47 @@ pub fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Command, String
     }
 }
 
-fn set_once(slot: &mut Option<PathBuf>, flag: &str, value: PathBuf) -> Result<(), String> {
-    if slot.replace(value).is_some() {
-        return Err(format!("{flag} was given twice"));
+fn set_flag(seen: &mut bool, name: &str) -> Result<(), String> {
+    if std::mem::replace(seen, true) {
+        return Err(format!("{name} was given twice"));
     }
     Ok(())
 }
 
-fn default_config_path() -> PathBuf {
-    match std::env::var_os("WORKBENCH_CONFIG") {
-        Some(path) if !path.is_empty() => PathBuf::from(path),
-        _ => PathBuf::from("workbench-config.json"),
+/// The message for an argument that is neither a flag nor `check`.
+fn unexpected(text: &str, flag: &str) -> String {
+    let (what, known) = if text.starts_with('-') {
+        ("unknown option", FLAGS)
+    } else {
+        ("unexpected argument", &["check"][..])
+    };
+    match suggest::closest(flag, known) {
+        Some(close) => format!("{what} '{text}'; did you mean '{close}'?"),
+        None => format!("{what} '{text}'"),
+    }
+}
+
+/// A path that starts with `~/` (or is `~`) is taken from `$HOME`: host
+/// configs pass arguments without a shell, so nothing else expands it.
+fn expand_home(path: OsString, env: &dyn Fn(&str) -> Option<OsString>) -> Result<PathBuf, String> {
+    let Some(text) = path.to_str() else {
+        return Ok(PathBuf::from(path));
+    };
+    if let Some(problem) = crate::expand::unsupported_tilde(text) {
+        return Err(problem);
+    }
+    let Some(rest) = text.strip_prefix('~') else {
+        return Ok(PathBuf::from(path));
+    };
+    match env("HOME") {
+        Some(home) if !home.is_empty() => {
+            let mut out = home;
+            out.push(rest);
+            Ok(PathBuf::from(out))
+        }
+        _ => Err(format!(
+            "'{text}' starts with '~' but HOME is not set; write the absolute path"
+        )),
     }
 }
 
@@ -98,8 +183,22 @@ fn default_config_path() -> PathBuf {
 mod tests {
     use super::*;
 
+    fn env(name: &str) -> Option<OsString> {
+        match name {
+            "HOME" => Some("/home/u".into()),
+            _ => None,
+        }
+    }
+
     fn parse_str(args: &[&str]) -> Result<Command, String> {
-        parse(args.iter().map(OsString::from))
+        parse(args.iter().map(OsString::from), &env)
+    }
+
+    fn flag(path: &str) -> ConfigPath {
+        ConfigPath {
+            path: path.into(),
+            source: ConfigSource::Flag,
+        }
     }
 
     #[test]
@@ -107,24 +206,108 @@ mod tests {
         assert_eq!(
             parse_str(&["--config", "a.json", "--trace=t.jsonl"]),
             Ok(Command::Serve {
-                config: "a.json".into(),
+                config: flag("a.json"),
                 trace: Some("t.jsonl".into()),
             })
         );
         assert_eq!(
             parse_str(&["check", "--config=b.json", "--json"]),
             Ok(Command::Check {
-                config: "b.json".into(),
+                config: flag("b.json"),
                 json: true,
             })
         );
-        assert!(parse_str(&["--json"]).is_err());
-        assert!(parse_str(&["check", "--trace", "t"]).is_err());
         assert_eq!(parse_str(&["--version"]), Ok(Command::Version));
         assert_eq!(parse_str(&["check", "--help"]), Ok(Command::Help));
-        assert!(parse_str(&["--config"]).is_err());
-        assert!(parse_str(&["--config", "a", "--config", "b"]).is_err());
-        assert!(parse_str(&["serve"]).is_err());
-        assert!(parse_str(&["check", "check"]).is_err());
+        assert_eq!(
+            parse_str(&[]),
+            Ok(Command::Serve {
+                config: ConfigPath {
+                    path: DEFAULT_CONFIG.into(),
+                    source: ConfigSource::Default
+                },
+                trace: None
+            })
+        );
+    }
+
+    #[test]
+    fn flags_may_come_before_check() {
+        let want = Ok(Command::Check {
+            config: flag("x.json"),
+            json: true,
+        });
+        assert_eq!(parse_str(&["--config", "x.json", "check", "--json"]), want);
+        assert_eq!(parse_str(&["--json", "--config=x.json", "check"]), want);
+    }
+
+    #[test]
+    fn errors_name_the_argument() {
+        let err = |args: &[&str]| parse_str(args).unwrap_err();
+        assert_eq!(
+            err(&["--config", "a", "--config", "b"]),
+            "--config was given twice"
+        );
+        assert_eq!(
+            err(&["--trace=a", "--trace", "b"]),
+            "--trace was given twice"
+        );
+        assert_eq!(err(&["check", "check"]), "check was given twice");
+        assert_eq!(
+            err(&["check", "--json", "--json"]),
+            "--json was given twice"
+        );
+        assert_eq!(err(&["--json"]), "--json applies to check");
+        assert_eq!(
+            err(&["check", "--trace", "t"]),
+            "--trace applies to serving, not to check"
+        );
+        assert_eq!(err(&["--config"]), "--config needs a path");
+        assert_eq!(err(&["--config="]), "--config needs a path");
+        assert_eq!(err(&["serve"]), "unexpected argument 'serve'");
+        assert_eq!(
+            err(&["chek"]),
+            "unexpected argument 'chek'; did you mean 'check'?"
+        );
+        assert_eq!(
+            err(&["--confg", "x"]),
+            "unknown option '--confg'; did you mean '--config'?"
+        );
+        assert_eq!(err(&["--verbose"]), "unknown option '--verbose'");
+    }
+
+    #[test]
+    fn home_is_expanded_in_paths() {
+        assert_eq!(
+            parse_str(&["--config", "~/wb.json"]),
+            parse_str(&["--config", "/home/u/wb.json"])
+        );
+        assert_eq!(
+            parse_str(&["--trace=~"]),
+            parse_str(&["--trace", "/home/u"])
+        );
+        assert!(parse_str(&["--config", "~bob/wb.json"])
+            .unwrap_err()
+            .starts_with("--config: '~bob/wb.json': only '~' and '~/...' are expanded"));
+        let no_home = |_: &str| None;
+        assert_eq!(
+            parse(["--config", "~/x"].map(OsString::from), &no_home).unwrap_err(),
+            "--config: '~/x' starts with '~' but HOME is not set; write the absolute path"
+        );
+        let from_env = |name: &str| match name {
+            "WORKBENCH_CONFIG" => Some(OsString::from("~/e.json")),
+            "HOME" => Some(OsString::from("/h")),
+            _ => None,
+        };
+        assert_eq!(
+            parse([OsString::from("check")], &from_env),
+            Ok(Command::Check {
+                config: ConfigPath {
+                    path: "/h/e.json".into(),
+                    source: ConfigSource::Environment
+                },
+                json: false
+            })
+        );
     }
 }

@@ -1,15 +1,20 @@
-//! Reads and validates the workbench config (contract §3).
+//! Reads and validates the workbench config (docs/reference.md, "Config file").
 //!
 //! Validation walks the whole document and collects every problem with its JSON
 //! path, so a user fixes all of them in one round. Unknown keys are warnings, not
-//! errors (Claude Desktop configs carry extra keys). Environment references are
-//! parsed here but resolved only when a toolbox is opened (see `expand`).
-//! This module does no process work and never logs expanded values.
+//! errors (Claude Desktop configs carry extra keys), reported with or without
+//! errors, with a suggestion when a known key is close. Environment references
+//! are parsed here but resolved only when a toolbox is opened (see `expand`);
+//! `cwd` and `command` are anchored to the config file's folder.
+//! Only `load` does IO (it reads the one file); `parse` is pure and never logs
+//! expanded values.
 
-use crate::expand::Template;
+use crate::expand::{self, Anchor, Template};
 use crate::naming;
 use crate::open_result;
 use crate::ordered_json::Node;
+use crate::suggest;
+use serde::Serialize;
 use std::fmt;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -52,9 +57,11 @@ pub struct ServerConfig {
     pub name: String,
     /// JSON path of this server's object, for messages.
     pub json_path: String,
+    /// Anchored: a relative path with a separator is taken from the config's folder.
     pub command: Template,
     pub args: Vec<Template>,
     pub env: Vec<(String, Template)>,
+    /// Anchored: a relative path is taken from the config's folder.
     pub cwd: Option<Template>,
     pub tool_filter: ToolFilter,
     pub startup_timeout: Duration,
@@ -74,26 +81,68 @@ pub enum ToolFilter {
     Only(Vec<String>),
 }
 
-/// A config that could not be used: every problem found, each with its path.
+/// One problem or warning, and where it is in the file (a JSON path such as
+/// `toolboxes.dev.mcpServers.fs.command`; empty for the whole document).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Problem {
+    pub path: String,
+    pub message: String,
+}
+
+impl fmt::Display for Problem {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.path.is_empty() {
+            write!(f, "{}", self.message)
+        } else {
+            write!(f, "{}: {}", self.path, self.message)
+        }
+    }
+}
+
+/// A config that could not be used: every problem found, each with its path,
+/// and the warnings found on the way (a misspelt key often explains an error).
 #[derive(Debug)]
 pub struct ConfigError {
+    /// The file as the user named it.
     pub file: PathBuf,
-    pub problems: Vec<String>,
+    pub problems: Vec<Problem>,
+    pub warnings: Vec<Problem>,
 }
 
 impl fmt::Display for ConfigError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let n = self.problems.len();
-        writeln!(
-            f,
-            "error: invalid config {} ({n} problem{}):",
-            self.file.display(),
-            if n == 1 { "" } else { "s" }
-        )?;
-        for problem in &self.problems {
-            writeln!(f, "  {}: {problem}", self.file.display())?;
+        let file = self.file.display();
+        match &self.problems[..] {
+            // The file as a whole: it cannot be read, or is not JSON.
+            [one] if one.path.is_empty() => writeln!(f, "error: {file}: {}", one.message)?,
+            problems => {
+                let n = problems.len();
+                writeln!(
+                    f,
+                    "error: invalid config {file} ({n} problem{}):",
+                    plural(n)
+                )?;
+                for problem in problems {
+                    writeln!(f, "  {file}: {problem}")?;
+                }
+            }
+        }
+        let n = self.warnings.len();
+        if n > 0 {
+            writeln!(f, "and {n} warning{}:", plural(n))?;
+            for warning in &self.warnings {
+                writeln!(f, "  {file}: {warning}")?;
+            }
         }
         Ok(())
+    }
+}
+
+fn plural(n: usize) -> &'static str {
+    if n == 1 {
+        ""
+    } else {
+        "s"
     }
 }
 
@@ -101,37 +150,57 @@ impl fmt::Display for ConfigError {
 #[derive(Debug)]
 pub struct Loaded {
     pub config: Config,
-    pub warnings: Vec<String>,
+    pub warnings: Vec<Problem>,
 }
 
-/// Reads and validates the config file at `file`.
+/// Reads and validates the config file at `file`. Relative paths in it are
+/// taken from the file's folder.
 pub fn load(file: &Path) -> Result<Loaded, ConfigError> {
-    let fail = |problem: String| ConfigError {
+    let fail = |message: String| ConfigError {
         file: file.to_path_buf(),
-        problems: vec![problem],
+        problems: vec![Problem {
+            path: String::new(),
+            message,
+        }],
+        warnings: Vec::new(),
     };
     let bytes = std::fs::read(file).map_err(|e| fail(format!("cannot read the file: {e}")))?;
-    let root: Node = serde_json::from_slice(&bytes).map_err(|e| {
-        fail(format!(
-            "line {} column {}: invalid JSON: {}",
-            e.line(),
-            e.column(),
-            strip_position(&e.to_string())
-        ))
+    let absolute = std::path::absolute(file).unwrap_or_else(|_| file.to_path_buf());
+    let folder = absolute.parent().unwrap_or(Path::new("/"));
+    parse(&bytes, file, folder)
+}
+
+/// Validates the bytes of a config file; `file` is its name for messages and
+/// `folder` the absolute folder that relative paths are taken from. No IO.
+pub fn parse(bytes: &[u8], file: &Path, folder: &Path) -> Result<Loaded, ConfigError> {
+    let root: Node = serde_json::from_slice(bytes).map_err(|e| ConfigError {
+        file: file.to_path_buf(),
+        problems: vec![Problem {
+            path: String::new(),
+            message: format!(
+                "line {} column {}: invalid JSON: {}",
+                e.line(),
+                e.column(),
+                strip_position(&e.to_string())
+            ),
+        }],
+        warnings: Vec::new(),
     })?;
-    let mut checker = Checker::default();
+    let mut checker = Checker {
+        folder: folder.to_path_buf(),
+        ..Checker::default()
+    };
     let config = checker.config(&root);
     if checker.errors.is_empty() {
-        let warnings = checker
-            .warnings
-            .into_iter()
-            .map(|w| format!("{}: {w}", file.display()))
-            .collect();
-        Ok(Loaded { config, warnings })
+        Ok(Loaded {
+            config,
+            warnings: checker.warnings,
+        })
     } else {
         Err(ConfigError {
             file: file.to_path_buf(),
             problems: checker.errors,
+            warnings: checker.warnings,
         })
     }
 }
@@ -165,14 +234,25 @@ fn child_path(parent: &str, key: &str) -> String {
 
 #[derive(Default)]
 struct Checker {
-    errors: Vec<String>,
-    warnings: Vec<String>,
+    /// The absolute folder of the config file.
+    folder: PathBuf,
+    errors: Vec<Problem>,
+    warnings: Vec<Problem>,
 }
 
 impl Checker {
     fn error(&mut self, path: &str, message: impl fmt::Display) {
-        let at = if path.is_empty() { "(top level)" } else { path };
-        self.errors.push(format!("{at}: {message}"));
+        self.errors.push(Problem {
+            path: path.to_string(),
+            message: message.to_string(),
+        });
+    }
+
+    fn warning(&mut self, path: String, message: impl fmt::Display) {
+        self.warnings.push(Problem {
+            path,
+            message: message.to_string(),
+        });
     }
 
     /// The entries of an object; reports duplicates, keys outside `known`, and a
@@ -191,11 +271,14 @@ impl Checker {
             if entries[..i].iter().any(|(k, _)| k == key) {
                 self.error(&child_path(path, key), "duplicate key");
             } else if !known.is_empty() && !known.contains(&key.as_str()) {
-                self.warnings.push(format!(
-                    "{}: unknown key ignored (known keys: {})",
-                    child_path(path, key),
-                    known.join(", ")
-                ));
+                let hint = if path.is_empty() && SERVER_LISTS.contains(&key.as_str()) {
+                    "; servers belong in a toolbox: toolboxes.NAME.mcpServers".to_string()
+                } else if let Some(close) = suggest::closest(key, known) {
+                    format!("; did you mean '{close}'?")
+                } else {
+                    format!(" (known keys: {})", known.join(", "))
+                };
+                self.warning(child_path(path, key), format!("unknown key ignored{hint}"));
             }
         }
         Some(entries)
@@ -219,6 +302,18 @@ impl Checker {
                 self.error(path, e);
                 None
             }
+        }
+    }
+
+    /// A template that holds a path: `~user` is refused (only `~` is expanded).
+    fn path_template(&mut self, node: &Node, path: &str) -> Option<Template> {
+        let template = self.template(node, path)?;
+        match expand::unsupported_tilde(template.source()) {
+            Some(problem) => {
+                self.error(path, problem);
+                None
+            }
+            None => Some(template),
         }
     }
 
@@ -329,7 +424,17 @@ impl Checker {
             }
         }
         if !saw_toolboxes {
-            self.error("toolboxes", "required object is missing");
+            match entries
+                .iter()
+                .find(|(k, _)| SERVER_LISTS.contains(&k.as_str()))
+            {
+                Some((key, servers)) => {
+                    // The error says it all; the unknown-key warning would repeat it.
+                    self.warnings.retain(|w| w.path != *key);
+                    self.error("toolboxes", host_config_hint(key, servers));
+                }
+                None => self.error("toolboxes", "required object is missing"),
+            }
         }
         config
     }
@@ -383,10 +488,10 @@ impl Checker {
         }
         let servers = servers?;
         if servers.is_empty() && self.errors.is_empty() {
-            self.warnings.push(format!(
-                "{}: toolbox has no servers; opening it returns no tools",
-                child_path(path, "mcpServers")
-            ));
+            self.warning(
+                child_path(path, "mcpServers"),
+                "toolbox has no servers; opening it returns no tools",
+            );
         }
         Some(ToolboxConfig {
             name: name.to_string(),
@@ -435,16 +540,20 @@ impl Checker {
             match key.as_str() {
                 "command" => {
                     has_command = true;
-                    if let Some(t) = self.template(value, &p) {
+                    if let Some(t) = self.path_template(value, &p) {
                         if t.source().trim().is_empty() {
                             self.error(&p, "must not be empty");
                         }
-                        server.command = t;
+                        server.command = t.anchored(Anchor::Program(self.folder.clone()));
                     }
                 }
                 "args" => server.args = self.template_list(value, &p),
                 "env" => server.env = self.env(value, &p),
-                "cwd" => server.cwd = self.template(value, &p),
+                "cwd" => {
+                    server.cwd = self
+                        .path_template(value, &p)
+                        .map(|t| t.anchored(Anchor::Dir(self.folder.clone())))
+                }
                 "toolFilters" => server.tool_filter = self.filters(value, &p),
                 "startupTimeoutMs" => {
                     server.startup_timeout = self.timeout(value, &p, DEFAULT_STARTUP_TIMEOUT)
@@ -544,6 +653,34 @@ impl Checker {
 const NAME_RULE: &str =
     "name must be 1 to 64 characters of A-Z, a-z, 0-9, '_' and '-', without '__'";
 
+/// Top-level keys under which other hosts list servers: Claude Desktop, Cursor
+/// and Claude Code use `mcpServers`, VS Code `servers`.
+const SERVER_LISTS: &[&str] = &["mcpServers", "servers"];
+
+/// The error for a host's config given to the workbench: how to wrap its
+/// servers in a toolbox, with the server names it has.
+fn host_config_hint(key: &str, servers: &Node) -> String {
+    let names: Vec<String> = match servers {
+        Node::Object(entries) => entries
+            .iter()
+            .take(3)
+            .map(|(name, _)| format!("{name:?}: {{...}}"))
+            .chain((entries.len() > 3).then(|| "...".to_string()))
+            .collect(),
+        _ => Vec::new(),
+    };
+    let listed = if names.is_empty() {
+        "...".to_string()
+    } else {
+        names.join(", ")
+    };
+    format!(
+        "required object is missing. This file looks like an MCP host's config (\"{key}\" at the top level); \
+         the workbench groups servers into toolboxes. Wrap them in one:\n    \
+         {{\"toolboxes\": {{\"main\": {{\"description\": \"What these servers are for\", \"mcpServers\": {{{listed}}}}}}}}}"
+    )
+}
+
 const SERVER_KEYS: &[&str] = &[
     "command",
     "args",
@@ -569,15 +706,128 @@ fn show(node: &Node) -> String {
 mod tests {
     use super::*;
 
+    fn strings(problems: &[Problem]) -> Vec<String> {
+        problems.iter().map(Problem::to_string).collect()
+    }
+
     fn check(json: &str) -> Result<(Config, Vec<String>), Vec<String>> {
-        let root: Node = serde_json::from_str(json).unwrap();
-        let mut checker = Checker::default();
-        let config = checker.config(&root);
-        if checker.errors.is_empty() {
-            Ok((config, checker.warnings))
-        } else {
-            Err(checker.errors)
+        match parse(json.as_bytes(), Path::new("c.json"), Path::new("/cfg")) {
+            Ok(loaded) => Ok((loaded.config, strings(&loaded.warnings))),
+            Err(e) => Err(strings(&e.problems)),
         }
+    }
+
+    #[test]
+    fn a_host_config_gets_a_toolbox_to_wrap_it_in() {
+        let error = parse(
+            br#"{"mcpServers": {"fs": {"command": "npx"}, "git": {"command": "uvx"}}, "globalShortcut": ""}"#,
+            Path::new("claude_desktop_config.json"),
+            Path::new("/cfg"),
+        )
+        .unwrap_err();
+        assert_eq!(error.problems.len(), 1, "{error}");
+        let problem = &error.problems[0];
+        assert_eq!(problem.path, "toolboxes");
+        assert!(problem.message.starts_with("required object is missing. This file looks like an MCP host's config (\"mcpServers\" at the top level)"), "{problem}");
+        assert!(
+            problem.message.ends_with(
+                r#"{"toolboxes": {"main": {"description": "What these servers are for", "mcpServers": {"fs": {...}, "git": {...}}}}}"#
+            ),
+            "{problem}"
+        );
+        // The other unknown key is still reported; mcpServers is not reported twice.
+        assert_eq!(
+            strings(&error.warnings),
+            ["globalShortcut: unknown key ignored (known keys: mode, toolboxes)"]
+        );
+        let text = error.to_string();
+        assert!(
+            text.contains("and 1 warning:\n  claude_desktop_config.json: globalShortcut"),
+            "{text}"
+        );
+        // VS Code's shape, with more servers than the hint lists.
+        let errors = check(r#"{"servers": {"a": {}, "b": {}, "c": {}, "d": {}}}"#).unwrap_err();
+        assert!(
+            errors[0].contains(r#"("servers" at the top level)"#),
+            "{errors:?}"
+        );
+        assert!(
+            errors[0].contains(r#""mcpServers": {"a": {...}, "b": {...}, "c": {...}, ...}"#),
+            "{errors:?}"
+        );
+        // Beside toolboxes, a top-level server list is a warning that says where servers go.
+        let (_, warnings) = check(
+            r#"{"toolboxes": {"t": {"description": "d", "mcpServers": {}}}, "mcpServers": {}}"#,
+        )
+        .unwrap();
+        assert_eq!(warnings[0], "mcpServers: unknown key ignored; servers belong in a toolbox: toolboxes.NAME.mcpServers");
+    }
+
+    #[test]
+    fn unknown_keys_are_reported_with_errors_and_suggestions() {
+        let error = parse(
+            br#"{"toolboxes": {"dev": {"description": "d", "mcpServer": {"fs": {"command": "x"}}}}, "mdoe": "proxy"}"#,
+            Path::new("c.json"),
+            Path::new("/cfg"),
+        )
+        .unwrap_err();
+        assert_eq!(
+            strings(&error.problems),
+            ["toolboxes.dev.mcpServers: required object is missing"]
+        );
+        assert_eq!(
+            strings(&error.warnings),
+            [
+                "mdoe: unknown key ignored; did you mean 'mode'?",
+                "toolboxes.dev.mcpServer: unknown key ignored; did you mean 'mcpServers'?",
+            ]
+        );
+        let (_, warnings) = check(
+            r#"{"toolboxes": {"t": {"description": "d", "mcpServers": {"s": {"command": "x", "toolFilter": [], "zzz": 1}}}}}"#,
+        )
+        .unwrap();
+        assert_eq!(
+            warnings[0],
+            "toolboxes.t.mcpServers.s.toolFilter: unknown key ignored; did you mean 'toolFilters'?"
+        );
+        assert!(warnings[1].starts_with(
+            "toolboxes.t.mcpServers.s.zzz: unknown key ignored (known keys: command, args,"
+        ));
+    }
+
+    #[test]
+    fn paths_are_taken_from_the_config_folder() {
+        let (config, _) = check(
+            r#"{"toolboxes": {"t": {"description": "d", "mcpServers": {
+                "a": {"command": "bin/server", "cwd": "data"},
+                "b": {"command": "npx", "args": ["rel/arg"]}}}}}"#,
+        )
+        .unwrap();
+        let none = |_: &str| None;
+        let a = &config.toolboxes[0].servers[0];
+        assert_eq!(a.command.expand(&none).unwrap(), "/cfg/bin/server");
+        assert_eq!(a.cwd.as_ref().unwrap().expand(&none).unwrap(), "/cfg/data");
+        let b = &config.toolboxes[0].servers[1];
+        assert_eq!(b.command.expand(&none).unwrap(), "npx");
+        assert_eq!(
+            b.args[0].expand(&none).unwrap(),
+            "rel/arg",
+            "args are not paths"
+        );
+        let errors = check(
+            r#"{"toolboxes": {"t": {"description": "d", "mcpServers": {"a": {"command": "~bob/s", "cwd": "~root"}}}}}"#,
+        )
+        .unwrap_err();
+        assert!(
+            errors[0].starts_with(
+                "toolboxes.t.mcpServers.a.command: '~bob/s': only '~' and '~/...' are expanded"
+            ),
+            "{errors:?}"
+        );
+        assert!(
+            errors[1].starts_with("toolboxes.t.mcpServers.a.cwd: '~root'"),
+            "{errors:?}"
+        );
     }
 
     #[test]

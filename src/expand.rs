@@ -13,14 +13,33 @@
 //! operator) is a config error. References are resolved only when a toolbox is
 //! opened, so an unset variable fails that toolbox and nothing else. Expanded
 //! values are secrets as far as this crate knows: they are never logged.
+//!
+//! A template that holds a path (`cwd`, `command`) carries an [`Anchor`]: after
+//! expansion, a leading `~` becomes `$HOME`, and a relative path is taken from
+//! the config file's folder, not from the workbench's working directory (GUI
+//! hosts start it in `/`). This module does no IO: the folder is given.
 
 use std::collections::BTreeMap;
+use std::path::{is_separator, Path, PathBuf};
 
 /// A config string with its references parsed.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Template {
     source: String,
     parts: Vec<Part>,
+    anchor: Anchor,
+}
+
+/// How an expanded value that is a path is completed.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Anchor {
+    /// Not a path: the value is used as it is (`args`, `env`).
+    None,
+    /// A directory (`cwd`): a relative value is taken from this folder.
+    Dir(PathBuf),
+    /// A program (`command`): a relative value that contains a path separator
+    /// is taken from this folder; a bare name is left for the `PATH` search.
+    Program(PathBuf),
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -66,7 +85,13 @@ impl Template {
         Ok(Template {
             source: source.to_string(),
             parts,
+            anchor: Anchor::None,
         })
+    }
+
+    /// The same template, its expanded value completed as a path by `anchor`.
+    pub fn anchored(self, anchor: Anchor) -> Template {
+        Template { anchor, ..self }
     }
 
     /// The text as written in the config: safe to log.
@@ -89,8 +114,47 @@ impl Template {
                 },
             }
         }
-        Ok(out)
+        match &self.anchor {
+            Anchor::None => Ok(out),
+            Anchor::Dir(base) => anchor_path(out, base, true, lookup),
+            Anchor::Program(base) => {
+                let has_separator = out.chars().any(is_separator);
+                anchor_path(out, base, has_separator, lookup)
+            }
+        }
     }
+}
+
+/// `~` or `~/...` becomes `$HOME` (an unset `HOME` is reported like any unset
+/// variable); then a relative path is joined to `base` when `relative_to_base`.
+fn anchor_path(
+    value: String,
+    base: &Path,
+    relative_to_base: bool,
+    lookup: &dyn Fn(&str) -> Option<String>,
+) -> Result<String, String> {
+    if value == "~" || value.starts_with("~/") {
+        let home = lookup("HOME")
+            .filter(|h| !h.is_empty())
+            .ok_or_else(|| "HOME".to_string())?;
+        return Ok(format!("{home}{}", &value[1..]));
+    }
+    if relative_to_base && !value.is_empty() && Path::new(&value).is_relative() {
+        return Ok(base.join(&value).to_string_lossy().into_owned());
+    }
+    Ok(value)
+}
+
+/// The problem with a path that starts with `~` in a form that is not
+/// expanded (`~user`), if it does.
+pub fn unsupported_tilde(path: &str) -> Option<String> {
+    let rest = path.strip_prefix('~')?;
+    if rest.is_empty() || rest.starts_with('/') {
+        return None;
+    }
+    Some(format!(
+        "'{path}': only '~' and '~/...' are expanded (to $HOME); write the absolute path instead"
+    ))
 }
 
 fn parse_reference(body: &str) -> Result<Part, String> {
@@ -178,6 +242,42 @@ mod tests {
         assert_eq!(expand("${UNSET:-a$$b}").unwrap(), "a$b");
         assert_eq!(expand("${UNSET:-}").unwrap(), "");
         assert_eq!(expand("${UNSET}").unwrap_err(), "UNSET");
+    }
+
+    #[test]
+    fn paths_are_anchored_to_the_config_folder() {
+        let base = PathBuf::from("/cfg/dir");
+        let dir = |s: &str, home: Option<&str>| {
+            let home = home.map(str::to_string);
+            Template::parse(s)
+                .unwrap()
+                .anchored(Anchor::Dir(base.clone()))
+                .expand(&|n| if n == "HOME" { home.clone() } else { lookup(n) })
+        };
+        let program = |s: &str| {
+            Template::parse(s)
+                .unwrap()
+                .anchored(Anchor::Program(base.clone()))
+                .expand(&lookup)
+        };
+        assert_eq!(dir("data", None).unwrap(), "/cfg/dir/data");
+        assert_eq!(dir("./a/${SET}", None).unwrap(), "/cfg/dir/./a/value");
+        assert_eq!(dir("/abs", None).unwrap(), "/abs");
+        assert_eq!(dir("~/x", Some("/home/u")).unwrap(), "/home/u/x");
+        assert_eq!(dir("~", Some("/home/u")).unwrap(), "/home/u");
+        assert_eq!(dir("~/x", None).unwrap_err(), "HOME");
+        assert_eq!(dir("~/x", Some("")).unwrap_err(), "HOME");
+        assert_eq!(program("npx").unwrap(), "npx", "a bare name uses PATH");
+        assert_eq!(program("bin/server").unwrap(), "/cfg/dir/bin/server");
+        assert_eq!(program("../${SET}/s").unwrap(), "/cfg/dir/../value/s");
+        assert_eq!(program("/usr/bin/env").unwrap(), "/usr/bin/env");
+        // Not a path: left alone.
+        assert_eq!(expand("~/x").unwrap(), "~/x");
+        assert_eq!(expand("rel/x").unwrap(), "rel/x");
+        assert!(unsupported_tilde("~bob/x").unwrap().contains("'~bob/x'"));
+        assert_eq!(unsupported_tilde("~/x"), None);
+        assert_eq!(unsupported_tilde("~"), None);
+        assert_eq!(unsupported_tilde("a~"), None);
     }
 
     #[test]

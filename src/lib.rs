@@ -25,5 +25,6 @@ pub mod outbox;
 pub mod params;
 pub mod process;
 pub mod server;
+pub mod suggest;
 pub mod toolbox;
 pub mod trace;

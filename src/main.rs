@@ -1,22 +1,27 @@
 //! The `mcp-workbench` binary: parse arguments, set up logging, load the config,
 //! run the chosen command. The only place that decides the exit code.
 
-use mcp_workbench::cli::{self, Command};
-use mcp_workbench::{check, config, mcp, server::Server};
+use mcp_workbench::cli::{self, Command, ConfigPath, ConfigSource};
+use mcp_workbench::config::{self, ConfigError, Problem};
+use mcp_workbench::{check, mcp, server::Server};
 use std::io;
+use std::path::Path;
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
     // Before any thread exists, so that all of them inherit the mask.
     mcp_workbench::process::block_shutdown_signals();
-    let command = match cli::parse(std::env::args_os().skip(1)) {
+    let command = match cli::parse(std::env::args_os().skip(1), &|name| std::env::var_os(name)) {
         Ok(command) => command,
         Err(problem) => {
-            eprintln!("error: {problem}\n\n{}", cli::USAGE);
+            eprintln!(
+                "error: {problem}\n{}\nRun 'mcp-workbench --help' for more.",
+                cli::USAGE_LINE
+            );
             return ExitCode::from(2);
         }
     };
-    let config_path = match command {
+    let (config_path, default_level) = match &command {
         Command::Help => {
             print!("{}", cli::USAGE);
             return ExitCode::SUCCESS;
@@ -25,28 +30,36 @@ fn main() -> ExitCode {
             println!("{} {}", mcp::NAME, mcp::VERSION);
             return ExitCode::SUCCESS;
         }
-        Command::Serve { ref config, .. } | Command::Check { ref config, .. } => config.clone(),
+        Command::Serve { config, .. } => (config.clone(), "info"),
+        // The report says what happened to each server, stderr tail included:
+        // info lines and children's stderr would only clutter it.
+        Command::Check { config, .. } => (config.clone(), "error"),
     };
-    env_logger::Builder::from_env(env_logger::Env::default().default_filter_or("info"))
+    env_logger::Builder::from_env(env_logger::Env::default().default_filter_or(default_level))
         .target(env_logger::Target::Stderr)
         .init();
-    let loaded = match config::load(&config_path) {
+    let loaded = match load(&config_path) {
         Ok(loaded) => loaded,
         Err(error) => {
-            eprint!("{error}");
+            match command {
+                Command::Check { json: true, .. } => check::print_config_error(&error),
+                _ => eprint!("{error}"),
+            }
             return ExitCode::from(2);
         }
     };
-    for warning in &loaded.warnings {
-        log::warn!("{warning}");
-    }
     // Still before any thread exists, and before any file is opened.
     if let Err(e) = mcp_workbench::process::watchdog::start() {
         log::warn!("cannot start the watchdog ({e}): if the workbench is killed, processes its servers started may survive it");
     }
     match command {
-        Command::Check { json, .. } => check::run(loaded.config, json, &mut io::stdout()),
+        Command::Check { json, .. } => {
+            check::run(loaded.config, &loaded.warnings, json, &mut io::stdout())
+        }
         Command::Serve { trace, .. } => {
+            for warning in &loaded.warnings {
+                log::warn!("{}: {warning}", config_path.path.display());
+            }
             if let Some(path) = trace {
                 if let Err(e) = mcp_workbench::trace::start(&path) {
                     eprintln!("error: cannot write the trace file {}: {e}", path.display());
@@ -64,5 +77,38 @@ fn main() -> ExitCode {
             }
         }
         Command::Help | Command::Version => unreachable!("handled above"),
+    }
+}
+
+/// Loads the config; a file that is missing where the user did not name it
+/// (the default, or `$WORKBENCH_CONFIG`) is reported with its absolute path and
+/// where that path came from.
+fn load(config: &ConfigPath) -> Result<config::Loaded, ConfigError> {
+    let implicit = match config.source {
+        ConfigSource::Flag => None,
+        ConfigSource::Environment => Some("it is the path in WORKBENCH_CONFIG"),
+        ConfigSource::Default => Some(
+            "it is the default config path, used because neither --config nor WORKBENCH_CONFIG was given",
+        ),
+    };
+    if let Some(why) = implicit {
+        if !config.path.exists() {
+            let absolute = std::path::absolute(&config.path).unwrap_or(config.path.clone());
+            return Err(missing(&absolute, why));
+        }
+    }
+    config::load(&config.path)
+}
+
+fn missing(absolute: &Path, why: &str) -> ConfigError {
+    ConfigError {
+        file: absolute.to_path_buf(),
+        problems: vec![Problem {
+            path: String::new(),
+            message: format!(
+                "the file does not exist ({why}); pass --config PATH to name your config file"
+            ),
+        }],
+        warnings: Vec::new(),
     }
 }
