@@ -1,0 +1,167 @@
+//! A newcomer's first hour, through the real binary: where the config is
+//! looked for and what is said when it is missing, paths in the config taken
+//! from its own folder (not the working directory, which GUI hosts set to `/`),
+//! and `check` reports that hold the config's warnings and nothing else.
+//! Cases whose output depends on absolute paths or timings live here rather
+//! than in transcripts.
+
+mod common;
+
+use serde_json::{json, Value};
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+const WORKBENCH: &str = env!("CARGO_BIN_EXE_mcp-workbench");
+const FAKE: &str = env!("CARGO_BIN_EXE_mcp-fake-server");
+
+/// A fresh scratch folder for one test.
+fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("mcp-workbench-{name}-{}", std::process::id()));
+    let _ = fs::remove_dir_all(&dir);
+    fs::create_dir_all(&dir).unwrap();
+    dir.canonicalize().unwrap()
+}
+
+/// Runs the workbench in `cwd` with a clean environment plus `env`; stdin is empty.
+fn run(cwd: &Path, args: &[&str], env: &[(&str, &str)]) -> Output {
+    let mut cmd = Command::new(WORKBENCH);
+    cmd.args(args)
+        .current_dir(cwd)
+        .env_clear()
+        .env("PATH", "/usr/local/bin:/usr/bin:/bin");
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    cmd.output().unwrap()
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+#[test]
+fn a_missing_default_config_is_named_with_its_absolute_path() {
+    let dir = scratch("missing-default");
+    let out = run(&dir, &[], &[]);
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = text(&out.stderr);
+    let expected = format!(
+        "error: {}: the file does not exist (it is the default config path, used because neither --config nor WORKBENCH_CONFIG was given); pass --config PATH to name your config file\n",
+        dir.join("workbench-config.json").display()
+    );
+    assert_eq!(stderr, expected);
+
+    // check --json says the same as JSON on stdout.
+    let out = run(&dir, &["check", "--json"], &[]);
+    assert_eq!(out.status.code(), Some(2));
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(
+        report["config"],
+        dir.join("workbench-config.json").display().to_string()
+    );
+    assert!(report["errors"][0]["message"]
+        .as_str()
+        .unwrap()
+        .contains("it is the default config path"));
+
+    // From WORKBENCH_CONFIG, with ~ taken from HOME.
+    let home = dir.display().to_string();
+    let out = run(
+        Path::new("/"),
+        &[],
+        &[("WORKBENCH_CONFIG", "~/elsewhere.json"), ("HOME", &home)],
+    );
+    assert_eq!(
+        text(&out.stderr),
+        format!("error: {home}/elsewhere.json: the file does not exist (it is the path in WORKBENCH_CONFIG); pass --config PATH to name your config file\n")
+    );
+    let _ = fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn relative_paths_are_taken_from_the_config_folder() {
+    let dir = scratch("relative-paths");
+    let config_dir = dir.join("conf");
+    fs::create_dir_all(config_dir.join("bin")).unwrap();
+    fs::create_dir_all(config_dir.join("work")).unwrap();
+    fs::create_dir_all(dir.join("home/data")).unwrap();
+    std::os::unix::fs::symlink(FAKE, config_dir.join("bin/fake")).unwrap();
+    let script = json!({"tools": [{"tool": {"name": "t", "inputSchema": {"type": "object"}}}]});
+    // The scripts sit only in the cwd folders: the fake reads them from its cwd.
+    fs::write(config_dir.join("work/s.json"), script.to_string()).unwrap();
+    fs::write(dir.join("home/data/s.json"), script.to_string()).unwrap();
+    let config = json!({"toolboxes": {"box": {"description": "d", "mcpServers": {
+        "relative": {"command": "bin/fake", "args": ["s.json"], "cwd": "work"},
+        "home": {"command": "./bin/fake", "args": ["s.json"], "cwd": "~/data"}}}}});
+    fs::write(config_dir.join("config.json"), config.to_string()).unwrap();
+    let home = dir.join("home").display().to_string();
+    // Started from the parent folder with a relative --config, as a shell would.
+    let out = run(
+        &dir,
+        &["check", "--json", "--config", "conf/config.json"],
+        &[("HOME", &home)],
+    );
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(out.status.code(), Some(0), "{report:#}");
+    for server in report["toolboxes"][0]["servers"].as_array().unwrap() {
+        assert_eq!(server["status"], "ok", "{report:#}");
+        assert_eq!(server["tools"], 1, "{report:#}");
+    }
+    // Started in / with an absolute path, as a GUI host does.
+    let absolute = config_dir.join("config.json").display().to_string();
+    let out = run(
+        Path::new("/"),
+        &["--config", &absolute, "check"],
+        &[("HOME", &home)],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stdout));
+    assert!(common::leftover_processes(&dir).is_empty());
+    let _ = fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn check_reports_config_warnings_and_keeps_logs_out_of_the_report() {
+    let dir = scratch("check-quiet");
+    let failing = json!({"startup": {"stderr": ["cannot open database /var/db"], "exit": 3}});
+    let good = json!({"tools": [{"tool": {"name": "t", "inputSchema": {"type": "object"}}}]});
+    fs::write(dir.join("failing.json"), failing.to_string()).unwrap();
+    fs::write(dir.join("good.json"), good.to_string()).unwrap();
+    let config = json!({"toolboxes": {"box": {"description": "d", "mcpServers": {
+        "bad": {"command": FAKE, "args": ["failing.json"]},
+        "good": {"command": FAKE, "args": ["good.json"], "toolFilter": ["t"]}}}}});
+    fs::write(dir.join("config.json"), config.to_string()).unwrap();
+    let warning =
+        "toolboxes.box.mcpServers.good.toolFilter: unknown key ignored; did you mean 'toolFilters'?";
+
+    let out = run(&dir, &["check", "--config", "config.json"], &[]);
+    assert_eq!(out.status.code(), Some(1));
+    let stdout = text(&out.stdout);
+    let stderr = text(&out.stderr);
+    assert_eq!(stderr, "", "nothing but the report by default");
+    assert_eq!(
+        stdout.matches("cannot open database /var/db").count(),
+        1,
+        "the stderr tail appears once, in the failure details:\n{stdout}"
+    );
+    assert!(
+        stdout.contains(&format!("warnings:\n  {warning}\n")),
+        "{stdout}"
+    );
+
+    let out = run(&dir, &["--config", "config.json", "check", "--json"], &[]);
+    assert_eq!(out.status.code(), Some(1));
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(report["warnings"][0], warning, "{report:#}");
+    assert_eq!(text(&out.stderr), "");
+
+    // RUST_LOG still opens the logs up when asked.
+    let out = run(
+        &dir,
+        &["check", "--config", "config.json"],
+        &[("RUST_LOG", "info")],
+    );
+    assert!(text(&out.stderr).contains("cannot open database"));
+    assert!(common::leftover_processes(&dir).is_empty());
+    let _ = fs::remove_dir_all(&dir);
+}
