@@ -3,14 +3,14 @@
 //! proxy and in dynamic mode).
 //!
 //! Every server in the config has a command that does not exist, so an
-//! `open_toolbox` fails fast without starting a real process. Run it from this
-//! folder with a scratch corpus first, so that new inputs do not land in the
-//! committed seeds:
+//! `open_toolbox` fails fast without starting a real process. Run it from the
+//! repository root with a scratch corpus first, so that new inputs do not land
+//! in the committed seeds:
 //!
 //! ```text
 //! mkdir -p /tmp/fuzz-corpus
-//! CARGO_TARGET_DIR=/tmp/fuzz-target cargo +nightly fuzz run dispatch \
-//!     /tmp/fuzz-corpus seeds/dispatch -- -max_total_time=600
+//! CARGO_TARGET_DIR=/tmp/fuzz-target cargo +nightly fuzz run --fuzz-dir .fuzz dispatch \
+//!     /tmp/fuzz-corpus .fuzz/seeds/dispatch -- -max_total_time=600
 //! ```
 
 #![no_main]
