@@ -3,15 +3,16 @@
 //! being killed or next to hostile neighbours.
 //!
 //! ```text
-//! cargo build --release --bins --examples
-//! target/release/examples/load [--workbench PATH] [--fake PATH] [--calls C]
+//! cargo build --release --features test-fake --bins --examples
+//! $(scripts/target-dir)/release/examples/load [--workbench PATH] [--fake PATH] [--calls C]
 //!     [--in-flight K] [--toolboxes N] [--call-delay-ms MS] [--kill-children]
 //!     [--kill-every MIN-MAX] [--storm-ms MS] [--grace-ms MS] [--seed S]
 //!     [--hostile-neighbours]
 //! ```
 //!
-//! Paths default to `$MCP_WORKBENCH` / `$MCP_FAKE_SERVER`, else
-//! `target/release/mcp-workbench` / `target/release/mcp-fake-server`.
+//! Paths default to `$MCP_WORKBENCH` / `$MCP_FAKE_SERVER`, else the binaries
+//! of the same build: `mcp-workbench` / `mcp-fake-server` in the folder above
+//! this example's.
 //!
 //! It writes a config into a fresh temporary folder: N toolboxes `tb0..`, each
 //! with one server `fake` (the same fake server and script, with its own env
@@ -118,8 +119,8 @@ const USAGE: &str = "usage: load [--workbench PATH] [--fake PATH] [--calls C] [-
             [--hostile-neighbours]
 --hostile-neighbours adds a toolbox whose child stops reading its stdin and one
 whose child crashes on every call, both called all along (counted apart)
-defaults: $MCP_WORKBENCH or target/release/mcp-workbench, $MCP_FAKE_SERVER or
-target/release/mcp-fake-server, 100000 calls, 64 in flight, 5 toolboxes,
+defaults: $MCP_WORKBENCH or the mcp-workbench of this build, $MCP_FAKE_SERVER or
+its mcp-fake-server, 100000 calls, 64 in flight, 5 toolboxes,
 no call delay, kills every 50-200 ms for the whole sending phase, 10000 ms grace (30000 ms
 with --kill-children: calls wait for restarts, which back off up to 5 s)";
 
@@ -178,11 +179,11 @@ impl Options {
     /// Parses the command line; `Ok(None)` for `--help`.
     pub fn from_args(mut args: impl Iterator<Item = String>) -> Result<Option<Options>, String> {
         let env_path = |var: &str, default: &str| {
-            std::env::var_os(var).map_or_else(|| PathBuf::from(default), PathBuf::from)
+            std::env::var_os(var).map_or_else(|| same_build(default), PathBuf::from)
         };
         let mut opts = Options::new(
-            env_path("MCP_WORKBENCH", "target/release/mcp-workbench"),
-            env_path("MCP_FAKE_SERVER", "target/release/mcp-fake-server"),
+            env_path("MCP_WORKBENCH", "mcp-workbench"),
+            env_path("MCP_FAKE_SERVER", "mcp-fake-server"),
         );
         let mut grace = None;
         while let Some(arg) = args.next() {
@@ -470,6 +471,15 @@ pub fn run(opts: &Options) -> Result<Report, String> {
     let result = run_in(opts, &dir);
     let _ = fs::remove_dir_all(&dir);
     result
+}
+
+/// A binary of the same cargo build as this program: examples live in
+/// `<target>/<profile>/examples/`, binaries one folder up.
+fn same_build(name: &str) -> PathBuf {
+    std::env::current_exe()
+        .ok()
+        .and_then(|exe| Some(exe.parent()?.parent()?.join(name)))
+        .unwrap_or_else(|| PathBuf::from(name))
 }
 
 fn toolbox_name(i: usize) -> String {

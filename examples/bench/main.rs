@@ -225,11 +225,20 @@ struct Args {
     only: Option<String>,
 }
 
+/// A path in the same cargo build as this program: examples live in
+/// `<target>/<profile>/examples/`, binaries one folder up.
+fn same_build(name: &str) -> PathBuf {
+    std::env::current_exe()
+        .ok()
+        .and_then(|exe| Some(exe.parent()?.parent()?.join(name)))
+        .unwrap_or_else(|| PathBuf::from(name))
+}
+
 fn parse_args(args: &[String]) -> Result<Args, String> {
     let mut parsed = Args {
-        workbench: "target/release/mcp-workbench".into(),
+        workbench: same_build("mcp-workbench"),
         static_binary: None,
-        out: "target/bench/report.json".into(),
+        out: same_build("../bench/report.json"),
         quick: false,
         only: None,
     };

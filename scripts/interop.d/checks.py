@@ -1,6 +1,7 @@
-"""Interop checks: real MCP clients and servers around target/release/mcp-workbench.
+"""Interop checks: real MCP clients and servers around the release mcp-workbench.
 
-Run by scripts/interop, which installs the peers and sets IO_ROOT and IO_CACHE.
+Run by scripts/interop, which installs the peers and sets IO_ROOT, IO_CACHE and
+IO_WORKBENCH (the binary it just built, in cargo's target folder).
 Prints `PASS name` or `FAIL name: reason` per check and ends with `N passed, M failed`.
 """
 
@@ -24,7 +25,7 @@ from mcp.client.stdio import stdio_client
 ROOT = os.environ["IO_ROOT"]
 CACHE = os.environ["IO_CACHE"]
 HERE = os.path.join(ROOT, "scripts", "interop.d")
-WB = os.path.join(ROOT, "target", "release", "mcp-workbench")
+WB = os.environ["IO_WORKBENCH"]
 NPM = os.path.join(CACHE, "npm", "node_modules")
 VENV = os.path.join(CACHE, "venv")
 LOGS = os.path.join(CACHE, "logs")

@@ -1,0 +1,167 @@
+//! Checks of the repository itself, as `cargo install` and `cargo package` see
+//! it, and of the scripts that run its binaries:
+//! - `cargo install --git URL` reads every `Cargo.toml` of a repository outside
+//!   dot folders and `target`; exactly one package there may have binaries, and
+//!   installing it gives exactly `mcp-workbench` (the test fake needs a feature);
+//! - a package ships the source and documents, with the license, but no tests;
+//! - scripts, examples and documents find binaries through cargo's target
+//!   folder, never a fixed `target/release/`.
+
+use serde_json::Value;
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+const ROOT: &str = env!("CARGO_MANIFEST_DIR");
+
+fn cargo() -> Command {
+    let mut cmd = Command::new(option_env!("CARGO").unwrap_or("cargo"));
+    cmd.current_dir(ROOT);
+    cmd
+}
+
+fn stdout_of(cmd: &mut Command) -> String {
+    let out = cmd.output().expect("the command runs");
+    assert!(
+        out.status.success(),
+        "{cmd:?} failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).expect("UTF-8 output")
+}
+
+/// Every `Cargo.toml` that `cargo install --git` would read: it walks the
+/// repository and skips dot folders and the `target` folder.
+fn manifests(dir: &Path, out: &mut Vec<PathBuf>) {
+    for entry in fs::read_dir(dir).unwrap().flatten() {
+        let path = entry.path();
+        let name = entry.file_name().to_string_lossy().to_string();
+        if path.is_dir() {
+            if !name.starts_with('.') && name != "target" {
+                manifests(&path, out);
+            }
+        } else if name == "Cargo.toml" {
+            out.push(path);
+        }
+    }
+}
+
+#[test]
+fn cargo_install_finds_one_package_and_installs_only_the_workbench() {
+    let mut found = Vec::new();
+    manifests(Path::new(ROOT), &mut found);
+    assert_eq!(
+        found,
+        [Path::new(ROOT).join("Cargo.toml")],
+        "another package with binaries makes `cargo install --git` ambiguous"
+    );
+    let metadata: Value = serde_json::from_str(&stdout_of(cargo().args([
+        "metadata",
+        "--format-version",
+        "1",
+        "--no-deps",
+    ])))
+    .unwrap();
+    let targets = metadata["packages"][0]["targets"].as_array().unwrap();
+    let installed: Vec<&str> = targets
+        .iter()
+        .filter(|t| t["kind"].as_array().unwrap().iter().any(|k| k == "bin"))
+        .filter(|t| t["required-features"].as_array().is_none_or(Vec::is_empty))
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(installed, ["mcp-workbench"]);
+    let package = &metadata["packages"][0];
+    assert_eq!(package["license"], "MIT");
+    for key in ["repository", "description"] {
+        assert!(package[key].is_string(), "{key} is set");
+    }
+    for key in ["keywords", "categories"] {
+        assert!(!package[key].as_array().unwrap().is_empty(), "{key} is set");
+    }
+    let license = fs::read_to_string(Path::new(ROOT).join("LICENSE")).unwrap();
+    assert!(
+        license.starts_with("MIT License\n"),
+        "LICENSE matches Cargo.toml"
+    );
+}
+
+#[test]
+fn a_package_ships_the_source_and_no_tests() {
+    let listed = stdout_of(cargo().args(["package", "--list", "--allow-dirty", "--offline"]));
+    let files: Vec<&str> = listed.lines().collect();
+    for needed in [
+        "LICENSE",
+        "README.md",
+        "Cargo.toml",
+        "Cargo.lock",
+        "src/main.rs",
+        "src/lib.rs",
+    ] {
+        assert!(files.contains(&needed), "{needed} missing from {files:#?}");
+    }
+    let stray: Vec<&&str> = files
+        .iter()
+        .filter(|f| {
+            [
+                "testdata/",
+                "tests/",
+                "scripts/",
+                "examples/",
+                ".fuzz/",
+                ".ci/",
+            ]
+            .iter()
+            .any(|dir| f.starts_with(dir))
+        })
+        .collect();
+    assert!(stray.is_empty(), "shipped: {stray:#?}");
+    assert!(files.len() < 60, "{} files: {files:#?}", files.len());
+}
+
+#[test]
+fn binaries_are_found_through_cargo_not_a_fixed_target_folder() {
+    let mut offenders = Vec::new();
+    let mut check = |path: PathBuf| {
+        let text = fs::read_to_string(&path).unwrap_or_default();
+        for (i, line) in text.lines().enumerate() {
+            if line.contains("target/release/") || line.contains("target/debug/") {
+                offenders.push(format!("{}:{}: {line}", path.display(), i + 1));
+            }
+        }
+    };
+    let root = Path::new(ROOT);
+    for file in ["README.md", "ARCHITECTURE.md"] {
+        check(root.join(file));
+    }
+    for dir in [
+        "scripts",
+        "scripts/interop.d",
+        "examples",
+        "examples/bench",
+        "testdata/example",
+    ] {
+        for entry in fs::read_dir(root.join(dir)).unwrap().flatten() {
+            if entry.path().is_file() {
+                check(entry.path());
+            }
+        }
+    }
+    assert!(offenders.is_empty(), "{offenders:#?}");
+
+    // The scripts' way to the target folder honours CARGO_TARGET_DIR.
+    let elsewhere = std::env::temp_dir().join("mcp-workbench target elsewhere");
+    let out = Command::new(root.join("scripts/target-dir"))
+        .env("CARGO_TARGET_DIR", &elsewhere)
+        .env("CARGO", option_env!("CARGO").unwrap_or("cargo"))
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        format!("{}\n", elsewhere.display())
+    );
+}
