@@ -5,7 +5,9 @@
 //!   installing it gives exactly `mcp-workbench` (the test fake needs a feature);
 //! - a package ships the source and documents, with the license, but no tests;
 //! - scripts, examples and documents find binaries through cargo's target
-//!   folder, never a fixed `target/release/`.
+//!   folder, never a fixed `target/release/`;
+//! - `scripts/prerequisites` stops at once, with one line, when it cannot
+//!   install what the suite needs.
 
 use serde_json::Value;
 use std::fs;
@@ -163,5 +165,36 @@ fn binaries_are_found_through_cargo_not_a_fixed_target_folder() {
     assert_eq!(
         String::from_utf8_lossy(&out.stdout),
         format!("{}\n", elsewhere.display())
+    );
+}
+
+#[test]
+fn missing_prerequisites_stop_the_suite_with_one_line() {
+    // A PATH with bash and nothing else, and a user who is not root: nothing
+    // can be installed, so the script must stop at once and say what is missing.
+    let bin = std::env::temp_dir().join(format!("mcp-workbench-prereq-{}", std::process::id()));
+    let _ = fs::remove_dir_all(&bin);
+    fs::create_dir_all(&bin).unwrap();
+    let bash = ["/bin/bash", "/usr/bin/bash"]
+        .into_iter()
+        .find(|p| Path::new(p).exists())
+        .expect("bash is installed");
+    std::os::unix::fs::symlink(bash, bin.join("bash")).unwrap();
+    fs::write(bin.join("id"), "#!/bin/sh\necho 1000\n").unwrap();
+    let mut mode = fs::metadata(bin.join("id")).unwrap().permissions();
+    std::os::unix::fs::PermissionsExt::set_mode(&mut mode, 0o755);
+    fs::set_permissions(bin.join("id"), mode).unwrap();
+    let out = Command::new(Path::new(ROOT).join("scripts/prerequisites"))
+        .env_clear()
+        .env("PATH", &bin)
+        .output()
+        .unwrap();
+    let _ = fs::remove_dir_all(&bin);
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "");
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        "setup failed: missing nodejs npm python3 python3-venv; install them \
+         (on Debian, as root: apt-get install -y nodejs npm python3 python3-venv)\n"
     );
 }
