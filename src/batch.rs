@@ -1,5 +1,5 @@
 //! JSON-RPC batches, which only the 2025-03-26 revision has ("MUST support
-//! receiving", basic/index §Batching; removed in 2025-06-18).
+//! receiving", MCP 2025-03-26, basic, "Batching"; removed in 2025-06-18).
 //!
 //! A batch's requests are dispatched like any others, and their answers may
 //! come from any thread. The `Outbox` holds each answer back while its batch

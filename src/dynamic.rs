@@ -1,4 +1,4 @@
-//! Dynamic mode (contract §6): the tools of open toolboxes as native tools.
+//! Dynamic mode (docs/reference.md §6): the tools of open toolboxes as native tools.
 //!
 //! `NativeTable` is built from the open toolboxes, in config order, each time
 //! one opens, closes or re-lists. It maps every safe native name (see `naming`)

@@ -1,5 +1,5 @@
 //! Newline-delimited framing of JSON-RPC messages over any byte stream
-//! (MCP basic/transports §stdio): one message per line, no embedded newlines.
+//! (MCP 2025-11-25, basic/transports, "stdio"): one message per line, no embedded newlines.
 //!
 //! Reading returns raw bytes, not strings: a line that is not UTF-8 is the
 //! parser's problem (it becomes a `-32700`), never a reader error. A trailing `\r`

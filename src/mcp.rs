@@ -7,7 +7,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 
-/// The legacy-era revisions we speak, oldest first (basic/lifecycle §Version Negotiation).
+/// The legacy-era revisions we speak, oldest first (MCP 2025-11-25, basic/lifecycle, "Version Negotiation").
 pub const SUPPORTED_VERSIONS: [&str; 4] = ["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"];
 /// What we offer downstream and answer upstream to a version we do not support.
 pub const LATEST_VERSION: &str = "2025-11-25";
@@ -59,7 +59,7 @@ pub struct ToolHead {
     pub name: String,
 }
 
-/// One page of `tools/list` (server/tools §Listing Tools).
+/// One page of `tools/list` (MCP 2025-11-25, server/tools, "Listing Tools").
 #[derive(Deserialize)]
 pub struct ListToolsResult {
     pub tools: Vec<Box<RawValue>>,

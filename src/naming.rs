@@ -1,10 +1,10 @@
-//! Names of dynamic-mode native tools: `{toolbox}__{server}_{tool}` (seed 000),
+//! Names of dynamic-mode native tools: `{toolbox}__{server}_{tool}` (docs/reference.md §6),
 //! made safe for every common host: `^[A-Za-z0-9_-]{1,64}$` (Claude Desktop's
-//! rule, the strictest in use; mcp-protocol.md §11.6), and short enough to
-//! stay under 64 after the host's own prefix. Claude Code calls a tool
-//! `mcp__<server key>__<tool>` and does not shorten it, so with the key
-//! `workbench` 16 characters are taken: the default budget is 48
-//! (`dynamicNameMaxLength` in the config changes it).
+//! rule, the strictest in use; MCP 2025-11-25, server/tools, "Tool Names",
+//! allows more), and short enough to stay under 64 after the host's own
+//! prefix. Claude Code calls a tool `mcp__<server key>__<tool>` and does not
+//! shorten it, so with the key `workbench` 16 characters are taken: the
+//! default budget is 48 (`dynamicNameMaxLength` in the config changes it).
 //!
 //! A name that is already safe and within the budget is used as it is.
 //! Otherwise every other character becomes `_`, and the name gets a hash

@@ -1,5 +1,5 @@
-//! Strict validation of the meta-tools' arguments, with the messages of seed 001
-//! and 002 (modelled on zod's): one `path: message` per problem, joined by `; `,
+//! Strict validation of the meta-tools' arguments, with the messages of
+//! docs/reference.md §5 (modelled on zod's): one `path: message` per problem, joined by `; `,
 //! after `Invalid parameters: `. These become `isError` results, which a model
 //! can read and act on, rather than JSON-RPC errors, which many hosts hide.
 
@@ -187,10 +187,10 @@ fn unknown_keys(
     }
 }
 
-/// Toolbox and server names are at most 64 characters (config §3); longer
+/// Toolbox and server names are at most 64 characters (docs/reference.md §3.1); longer
 /// input cannot name anything, and is not echoed back.
 const MAX_NAME: usize = 64;
-/// Tool names SHOULD be at most 128 characters (server/tools §Tool Names);
+/// Tool names SHOULD be at most 128 characters (MCP 2025-11-25, server/tools, "Tool Names");
 /// allow twice that from servers that ignore the advice.
 const MAX_TOOL_NAME: usize = 256;
 

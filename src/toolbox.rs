@@ -194,8 +194,8 @@ impl Registry {
         self.slots.iter().map(|s| s.config.name.as_str()).collect()
     }
 
-    /// The connection that serves `id`, or the `use_tool` error text (seed 001
-    /// templates, contract §5).
+    /// The connection that serves `id`, or the `use_tool` error text
+    /// (docs/reference.md §5.2).
     pub fn resolve(&self, id: &ToolId) -> Result<Route, String> {
         let toolbox = self
             .slots

@@ -1,7 +1,7 @@
 //! Hostile input at scale: 64 MiB lines from the host (a request whose params
 //! hold a 64 MiB string, and 64 MiB lines that are not JSON) get the right
 //! answers and leave the server serving; a 64 MiB tool result from a child
-//! reaches the host intact. The framing has no line-length cap (contract §4),
+//! reaches the host intact. The framing has no line-length cap (docs/reference.md §4.1),
 //! so these lines must pass whole, not be cut or refused.
 //!
 //! The transcript cases `testdata/transcripts/hostile-*` cover the small hostile

@@ -36,7 +36,7 @@ ALLOW_LIST = ["PATH", "HOME", "USER", "LOGNAME", "SHELL", "TERM"]
 # Every run directory lives in this one; leftover processes are found by their cwd.
 SESSION = tempfile.mkdtemp(prefix="wb-interop-")
 
-# Tool names of the pinned versions (real-peers.md, section 1).
+# Tool names of the pinned versions (scripts/interop.d/package-lock.json and requirements.txt).
 EXPECTED_TOOLS = {
     "everything": ["echo", "get-annotated-message", "get-env", "get-resource-links",
                    "get-resource-reference", "get-structured-content", "get-sum", "get-tiny-image",
@@ -431,7 +431,7 @@ async def check_inspector():
 
     async with step("inspector-use-tool"):
         # Each CLI run is a fresh workbench, so no toolbox is open: the answer proves the
-        # JSON object arguments arrived intact and got the contract's "not open" message.
+        # JSON object arguments arrived intact and got the "not open" message (docs/reference.md §5.2).
         got = await anyio.to_thread.run_sync(
             inspector, run, "--method", "tools/call", "--tool-name", "use_tool",
             "--tool-arg", 'tool={"toolbox":"dev","server":"memory","tool":"read_graph"}', "arguments={}")
