@@ -5,7 +5,7 @@
 //! from two toolboxes with their own environments) and a toolbox closed.
 //!
 //! ```text
-//! cargo build --release --bins --examples && target/release/examples/demo
+//! cargo run --release --features test-fake --example demo
 //! ```
 //!
 //! Run it from the repository's root. It starts the `mcp-workbench` next to

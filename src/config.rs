@@ -738,7 +738,7 @@ mod tests {
         // The other unknown key is still reported; mcpServers is not reported twice.
         assert_eq!(
             strings(&error.warnings),
-            ["globalShortcut: unknown key ignored (known keys: mode, toolboxes)"]
+            ["globalShortcut: unknown key ignored (known keys: mode, toolboxes, dynamicNameMaxLength, openToolboxResult)"]
         );
         let text = error.to_string();
         assert!(
