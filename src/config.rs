@@ -22,7 +22,7 @@ use std::time::Duration;
 pub const DEFAULT_STARTUP_TIMEOUT: Duration = Duration::from_millis(30_000);
 pub const DEFAULT_CALL_TIMEOUT: Duration = Duration::from_millis(60_000);
 /// `maxCallTimeoutMs` defaults to this many times `callTimeoutMs`: progress keeps
-/// a call alive, but not forever (basic/lifecycle §Timeouts, 2025-06-18).
+/// a call alive, but not forever (MCP 2025-06-18, basic/lifecycle, "Timeouts").
 pub const MAX_CALL_TIMEOUT_FACTOR: u32 = 10;
 /// Upper bound for configured timeouts: one day.
 const MAX_TIMEOUT_MS: u64 = 86_400_000;

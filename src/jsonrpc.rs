@@ -22,7 +22,7 @@ pub const INVALID_PARAMS: i64 = -32602;
 /// Internal JSON-RPC error.
 pub const INTERNAL_ERROR: i64 = -32603;
 
-/// A request id: a string or an integer, never null (MCP basic/index §Requests).
+/// A request id: a string or an integer, never null (MCP 2025-11-25, basic, "Requests").
 /// `1` and `"1"` are different ids; `0` and negative numbers are valid. A string
 /// id keeps its JSON text, escapes included, so it is echoed byte for byte.
 #[derive(Clone, Debug)]
@@ -158,7 +158,7 @@ pub enum Read<'a> {
     Batch(Vec<&'a RawValue>),
 }
 
-/// Reads and classifies one line (JSON-RPC 2.0 §4, MCP basic/index §Messages).
+/// Reads and classifies one line (JSON-RPC 2.0 §4; MCP 2025-11-25, basic, "Messages").
 /// The error is the parser's, for a `-32700`.
 ///
 /// An object is read in one pass into borrowed pieces (`Envelope`), so ids and

@@ -1,4 +1,4 @@
-//! The upstream MCP server (contract §4): reads the host's lines, answers the
+//! The upstream MCP server (docs/reference.md §4): reads the host's lines, answers the
 //! lifecycle and protocol requests, and dispatches tool calls.
 //!
 //! The main thread reads stdin and handles everything quick inline, including

@@ -717,7 +717,7 @@ fn trace_records_all_four_directions_in_order() {
     let _ = fs::remove_dir_all(&dir);
 }
 
-/// Seed 000's invariants in dynamic mode, across several open toolboxes that
+/// The naming rules of docs/reference.md §6 in dynamic mode, across several open toolboxes that
 /// share one server: names are unique and safe, every listed native tool
 /// resolves to its own toolbox's process and to the tool it names.
 #[test]

@@ -480,7 +480,7 @@ impl Downstream {
     }
 
     /// The host cancelled `upstream_id`: if it is in flight here, forget it (no
-    /// answer goes upstream) and tell the child (basic/utilities/cancellation).
+    /// answer goes upstream) and tell the child (MCP 2025-11-25, basic/utilities/cancellation).
     pub fn cancel(&self, upstream_id: &RequestId, reason: Option<&str>) -> bool {
         let Some(id) = lock(&self.shared).pending.cancel(upstream_id) else {
             return false;

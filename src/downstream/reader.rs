@@ -70,7 +70,7 @@ impl Downstream {
     }
 
     /// Server-to-client requests: `ping` is answered, the rest refused (we
-    /// declare no client capabilities; client/roots §Error Handling).
+    /// declare no client capabilities; MCP 2025-11-25, client/roots, "Error Handling").
     fn answer_request(&self, method: &str, id: &RawValue) {
         let line = if method == method::PING {
             format!(
@@ -93,7 +93,7 @@ impl Downstream {
 
     /// A child's progress for a forwarded call goes to the host with the host's
     /// token, and restarts the call's deadline (basic/utilities/progress,
-    /// basic/lifecycle §Timeouts). Progress for anything else is dropped.
+    /// basic/lifecycle, "Timeouts", MCP 2025-11-25). Progress for anything else is dropped.
     fn on_progress(&self, params: Option<&RawValue>) {
         let Some(mut params) =
             params.and_then(|p| serde_json::from_str::<Map<String, Value>>(p.get()).ok())

@@ -38,7 +38,7 @@ impl Downstream {
     }
 
     /// A forwarded call passed its deadline: tell the child to stop working on
-    /// it (basic/utilities/cancellation) and answer the host.
+    /// it (MCP 2025-11-25, basic/utilities/cancellation) and answer the host.
     fn time_out(&self, id: i64, call: Call) {
         let (ms, key) = if call.hit_cap() {
             (self.spec.max_call_timeout.as_millis(), "maxCallTimeoutMs")
