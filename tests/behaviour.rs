@@ -724,10 +724,8 @@ fn trace_records_all_four_directions_in_order() {
 fn trace_orders_host_lines_as_the_host_received_them() {
     const SERVERS: usize = 4;
     const CALLS: usize = 600;
-    let dir = std::env::temp_dir().join(format!(
-        "mcp-workbench-trace-order-{}",
-        std::process::id()
-    ));
+    let dir =
+        std::env::temp_dir().join(format!("mcp-workbench-trace-order-{}", std::process::id()));
     let _ = fs::remove_dir_all(&dir);
     fs::create_dir_all(&dir).unwrap();
     let servers: serde_json::Map<String, Value> = (0..SERVERS)
@@ -798,7 +796,11 @@ fn trace_orders_host_lines_as_the_host_received_them() {
         .map(|e| e["msg"].clone())
         .collect();
     let ids = |lines: &[Value]| lines.iter().map(|l| l["id"].clone()).collect::<Vec<_>>();
-    assert_eq!(ids(&recorded), ids(&received), "trace order vs stdout order");
+    assert_eq!(
+        ids(&recorded),
+        ids(&received),
+        "trace order vs stdout order"
+    );
     assert_eq!(recorded, received);
     let _ = fs::remove_dir_all(&dir);
 }
