@@ -113,6 +113,10 @@ impl fmt::Display for RequestId {
 pub struct ErrorObject {
     pub code: i64,
     pub message: String,
+    /// `data`, as compact JSON text, when a child sent one (JSON-RPC 2.0
+    /// §5.1: "additional information about the error"; for example the
+    /// versions a server supports, with `-32022`).
+    pub data: Option<String>,
 }
 
 impl ErrorObject {
@@ -120,6 +124,15 @@ impl ErrorObject {
         ErrorObject {
             code,
             message: message.into(),
+            data: None,
+        }
+    }
+
+    /// The message, followed by the data when there is some: `message (data: {...})`.
+    pub fn text(&self) -> String {
+        match &self.data {
+            Some(data) => format!("{} (data: {data})", self.message),
+            None => self.message.clone(),
         }
     }
 
@@ -350,6 +363,24 @@ impl<'de> Deserialize<'de> for Members<'de> {
         }
         d.deserialize_map(Object)
     }
+}
+
+/// `raw` without whitespace outside strings: the same JSON, compact.
+pub fn compact(raw: &RawValue) -> String {
+    let mut out = String::with_capacity(raw.get().len());
+    let (mut in_string, mut escaped) = (false, false);
+    for c in raw.get().chars() {
+        if in_string {
+            in_string = escaped || c != '"';
+            escaped = !escaped && c == '\\';
+        } else if c.is_ascii_whitespace() {
+            continue;
+        } else {
+            in_string = c == '"';
+        }
+        out.push(c);
+    }
+    out
 }
 
 /// The string `raw` holds, if it is one. A string with a lone surrogate
@@ -637,6 +668,25 @@ mod tests {
         assert!(members.get("c").is_none());
         let array = RawValue::from_string("[1]".to_string()).unwrap();
         assert!(Members::read(&array).is_err());
+    }
+
+    #[test]
+    fn error_data_is_shown_compact() {
+        let raw = RawValue::from_string(
+            "{ \"supported\" : [ \"2026-07-28\" ],\n \"note\": \"a \\\" b \" }".to_string(),
+        )
+        .unwrap();
+        assert_eq!(
+            compact(&raw),
+            r#"{"supported":["2026-07-28"],"note":"a \" b "}"#
+        );
+        let mut error = ErrorObject::new(-32022, "Unsupported protocol version");
+        assert_eq!(error.text(), "Unsupported protocol version");
+        error.data = Some(compact(&raw));
+        assert_eq!(
+            error.text(),
+            r#"Unsupported protocol version (data: {"supported":["2026-07-28"],"note":"a \" b "})"#
+        );
     }
 
     #[test]

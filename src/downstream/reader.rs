@@ -54,7 +54,11 @@ impl Downstream {
             (None, Some(id)) => {
                 let reply = match (frame.result, frame.error) {
                     (Some(result), _) => Ok(result),
-                    (None, Some(error)) => Err(ErrorObject::new(error.code, error.message)),
+                    (None, Some(error)) => Err(ErrorObject {
+                        code: error.code,
+                        message: error.message,
+                        data: error.data.as_deref().map(jsonrpc::compact),
+                    }),
                     (None, None) => Err(ErrorObject::new(
                         jsonrpc::INTERNAL_ERROR,
                         "response without result or error",
@@ -150,7 +154,11 @@ impl Downstream {
             (Entry::Call(call), Err(e)) => {
                 let text = format!(
                     "Tool '{}' in server '{}' (toolbox '{}') failed with error {}: {}",
-                    call.tool, self.spec.server, self.spec.toolbox, e.code, e.message
+                    call.tool,
+                    self.spec.server,
+                    self.spec.toolbox,
+                    e.code,
+                    e.text()
                 );
                 self.outbox.send(&jsonrpc::result_line(
                     &call.upstream_id,
@@ -208,4 +216,6 @@ struct WireError {
     code: i64,
     #[serde(default)]
     message: String,
+    #[serde(default)]
+    data: Option<Box<RawValue>>,
 }
