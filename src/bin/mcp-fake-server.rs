@@ -225,7 +225,7 @@ fn load(path: &str) -> Result<Fake, String> {
 /// Bytes from pairs of hex digits.
 fn from_hex(hex: &str) -> Option<Vec<u8>> {
     let digits = hex.as_bytes();
-    if digits.len() % 2 != 0 {
+    if !digits.len().is_multiple_of(2) {
         return None;
     }
     digits
