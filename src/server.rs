@@ -432,7 +432,8 @@ impl Server {
     }
 
     /// The hot path: `forward` writes the call to the child; the child's
-    /// reader thread answers the host. `arguments` are the host's bytes.
+    /// reader thread answers the host. `arguments` are the host's bytes,
+    /// borrowed from its line (copied only for a call that waits for a restart).
     fn forward(
         &mut self,
         id: RequestId,
@@ -456,7 +457,7 @@ impl Server {
         let call = ForwardedCall {
             id,
             tool_id,
-            arguments: arguments.to_owned(),
+            arguments,
             meta,
             progress_token,
             restarts: 0,
