@@ -201,7 +201,6 @@ fn missing_prerequisites_stop_the_suite_with_one_line() {
     );
 }
 
-
 fn text_files(dir: &Path, out: &mut Vec<PathBuf>) {
     for entry in fs::read_dir(dir).unwrap().flatten() {
         let path = entry.path();
