@@ -12,14 +12,17 @@ use crate::meta_tools::Outcome;
 use crate::toolbox::ToolId;
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
+use std::ops::Deref;
 use std::sync::Arc;
 
-/// A validated call on its way to a child.
-pub struct ForwardedCall {
+/// A validated call on its way to a child. On the hot path its arguments are
+/// borrowed from the host's line (`&RawValue`); a call that waits for a
+/// restart owns a copy (the default).
+pub struct ForwardedCall<A = Box<RawValue>> {
     pub id: RequestId,
     pub tool_id: ToolId,
     /// The tool's input as the host's own bytes.
-    pub arguments: Box<RawValue>,
+    pub arguments: A,
     /// The host's `_meta` without its progress token.
     pub meta: Map<String, Value>,
     pub progress_token: Option<Value>,
@@ -28,8 +31,22 @@ pub struct ForwardedCall {
     pub restarts: u8,
 }
 
+impl<A: Deref<Target = RawValue>> ForwardedCall<A> {
+    /// The call with its own copy of the arguments, to outlive the host's line.
+    fn into_owned(self) -> ForwardedCall {
+        ForwardedCall {
+            id: self.id,
+            tool_id: self.tool_id,
+            arguments: self.arguments.to_owned(),
+            meta: self.meta,
+            progress_token: self.progress_token,
+            restarts: self.restarts,
+        }
+    }
+}
+
 /// Forwards `call` (on the main thread).
-pub fn forward(wb: &Arc<Workbench>, call: ForwardedCall) {
+pub fn forward<A: Deref<Target = RawValue>>(wb: &Arc<Workbench>, call: ForwardedCall<A>) {
     let route = match wb.registry.resolve(&call.tool_id) {
         Ok(route) => route,
         Err(text) => return wb.send_outcome(&call.id, &Outcome::error(text)),
@@ -41,7 +58,7 @@ pub fn forward(wb: &Arc<Workbench>, call: ForwardedCall) {
             Err(Refused::Busy(why)) => return busy(wb, &call, &why),
         }
     }
-    restart(wb, route.toolbox, route.server, call);
+    restart(wb, route.toolbox, route.server, call.into_owned());
 }
 
 fn restart(wb: &Arc<Workbench>, toolbox: usize, server: usize, mut call: ForwardedCall) {
@@ -80,7 +97,10 @@ pub fn after_restart(
 }
 
 /// Writes the call to the child; a refused call is the caller's to answer.
-fn send(call: &ForwardedCall, conn: &Downstream) -> Result<(), Refused> {
+fn send<A: Deref<Target = RawValue>>(
+    call: &ForwardedCall<A>,
+    conn: &Downstream,
+) -> Result<(), Refused> {
     let token = call.progress_token.as_ref();
     conn.forward_call(
         call.id.clone(),
@@ -90,7 +110,7 @@ fn send(call: &ForwardedCall, conn: &Downstream) -> Result<(), Refused> {
         token,
     )
 }
-fn busy(wb: &Workbench, call: &ForwardedCall, why: &str) {
+fn busy<A>(wb: &Workbench, call: &ForwardedCall<A>, why: &str) {
     let ToolId {
         toolbox,
         server,

@@ -6,9 +6,11 @@
 //! Results forwarded from a downstream server are spliced in as raw bytes and are
 //! never re-serialised, which keeps their key order and number formatting exact.
 
+use serde::de::{Deserialize, Deserializer, MapAccess, Visitor};
 use serde::ser::{Serialize, Serializer};
 use serde_json::value::RawValue;
-use serde_json::{Map, Value};
+use serde_json::Value;
+use std::borrow::Cow;
 use std::fmt;
 
 /// Invalid JSON was received (JSON-RPC 2.0 §5.1).
@@ -111,6 +113,10 @@ impl fmt::Display for RequestId {
 pub struct ErrorObject {
     pub code: i64,
     pub message: String,
+    /// `data`, as compact JSON text, when a child sent one (JSON-RPC 2.0
+    /// §5.1: "additional information about the error"; for example the
+    /// versions a server supports, with `-32022`).
+    pub data: Option<String>,
 }
 
 impl ErrorObject {
@@ -118,6 +124,15 @@ impl ErrorObject {
         ErrorObject {
             code,
             message: message.into(),
+            data: None,
+        }
+    }
+
+    /// The message, followed by the data when there is some: `message (data: {...})`.
+    pub fn text(&self) -> String {
+        match &self.data {
+            Some(data) => format!("{} (data: {data})", self.message),
+            None => self.message.clone(),
         }
     }
 
@@ -127,20 +142,20 @@ impl ErrorObject {
     }
 }
 
-/// One message received from the host, classified.
+/// One message received from the host, classified. Its params are an object
+/// kept as JSON text: the host's own bytes, or, for a line only a full parse
+/// could read, that parse re-serialised. Each handler reads only the members it
+/// needs (`Members`), so tool arguments are never built into a tree.
 #[derive(Debug)]
 pub enum Incoming<'a> {
     Request {
         id: RequestId,
         method: String,
-        params: Option<Map<String, Value>>,
-        /// The params as the host wrote them, when the line could be read that
-        /// way (tool arguments are forwarded from these bytes).
-        raw_params: Option<&'a RawValue>,
+        params: Option<Cow<'a, RawValue>>,
     },
     Notification {
         method: String,
-        params: Option<Map<String, Value>>,
+        params: Option<Cow<'a, RawValue>>,
     },
     /// A response to a request we sent (the workbench sends none upstream yet).
     Response { id: Option<RequestId> },
@@ -164,6 +179,8 @@ pub enum Read<'a> {
 /// An object is read in one pass into borrowed pieces (`Envelope`), so ids and
 /// params keep the host's bytes; anything else (arrays, duplicate keys, other
 /// JSON) is read as a `Value`, which also gives the parser's exact errors.
+/// The borrowed read skips params and unknown members without recursion, so a
+/// valid line nested deeper than the parser's limit still gets its own id.
 pub fn read(line: &[u8]) -> Result<Read<'_>, serde_json::Error> {
     match line.iter().find(|b| !b.is_ascii_whitespace()) {
         Some(b'{') if plain(line) => {
@@ -183,34 +200,11 @@ pub fn read(line: &[u8]) -> Result<Read<'_>, serde_json::Error> {
 }
 
 /// Whether the borrowed read of `line` may stand in for a full parse: it is
-/// UTF-8 and nests less deep than serde_json's limit (it fails at 128 levels;
-/// a test pins the boundary). The borrowed read
-/// skips unknown members without checking either, and a full parse must
-/// answer such lines exactly as before (`-32700`).
+/// UTF-8. The borrowed read skips params and unknown members without checking
+/// their UTF-8 (it checks structure, escapes and control characters), and a
+/// full parse answers such lines as before (`-32700`).
 fn plain(line: &[u8]) -> bool {
-    const MAX_DEPTH: usize = 127;
-    if std::str::from_utf8(line).is_err() {
-        return false;
-    }
-    let (mut depth, mut in_string, mut escaped) = (0usize, false, false);
-    for &b in line {
-        match (in_string, b) {
-            (true, _) if escaped => escaped = false,
-            (true, b'\\') => escaped = true,
-            (true, b'"') => in_string = false,
-            (true, _) => {}
-            (false, b'"') => in_string = true,
-            (false, b'[' | b'{') => {
-                depth += 1;
-                if depth > MAX_DEPTH {
-                    return false;
-                }
-            }
-            (false, b']' | b'}') => depth = depth.saturating_sub(1),
-            _ => {}
-        }
-    }
-    true
+    std::str::from_utf8(line).is_ok()
 }
 
 /// Classifies one parsed JSON value.
@@ -227,10 +221,11 @@ pub fn classify(value: Value) -> Incoming<'static> {
             _ => None,
         }),
         params: obj.remove("params").map(|p| match p {
-            Value::Object(p) => Some(p),
+            Value::Object(p) => Some(Cow::Owned(
+                serde_json::value::to_raw_value(&p).expect("a parsed object serialises"),
+            )),
             _ => None,
         }),
-        raw_params: None,
         is_response: obj.contains_key("result") || obj.contains_key("error"),
     }
     .classify()
@@ -242,8 +237,7 @@ struct Fields<'a> {
     jsonrpc_ok: bool,
     id: Option<Option<RequestId>>,
     method: Option<Option<String>>,
-    params: Option<Option<Map<String, Value>>>,
-    raw_params: Option<&'a RawValue>,
+    params: Option<Option<Cow<'a, RawValue>>>,
     is_response: bool,
 }
 
@@ -261,12 +255,7 @@ impl<'a> Fields<'a> {
         match self.method {
             Some(Some(method)) => match self.id {
                 None => Incoming::Notification { method, params },
-                Some(Some(id)) => Incoming::Request {
-                    id,
-                    method,
-                    params,
-                    raw_params: self.raw_params,
-                },
+                Some(Some(id)) => Incoming::Request { id, method, params },
                 Some(None) => Incoming::invalid(None, "\"id\" must be a string or an integer"),
             },
             Some(None) => Incoming::invalid(id, "\"method\" must be a string"),
@@ -293,9 +282,15 @@ struct Envelope<'a> {
     error: Option<&'a RawValue>,
 }
 
-/// A member that is present, even as `null` (plain `Option` reads `null` as absent).
-fn present<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<&'de RawValue>, D::Error> {
+/// A member that is present, even as `null` (plain `Option` reads `null` as
+/// absent); for `#[serde(default, deserialize_with = "present")]`.
+pub fn present<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<&'de RawValue>, D::Error> {
     <&RawValue as serde::Deserialize>::deserialize(d).map(Some)
+}
+
+/// `{}`, for tool arguments that are absent.
+pub fn empty_object() -> &'static RawValue {
+    serde_json::from_str("{}").expect("{} is JSON")
 }
 
 impl<'a> Envelope<'a> {
@@ -304,24 +299,118 @@ impl<'a> Envelope<'a> {
     fn read(line: &'a [u8]) -> Option<Incoming<'a>> {
         let envelope: Envelope = serde_json::from_slice(line).ok()?;
         let string = |raw: &RawValue| serde_json::from_str::<String>(raw.get()).ok();
-        let params = match envelope.params {
-            None => None,
-            Some(raw) if raw.get().starts_with('{') => {
-                Some(Some(serde_json::from_str(raw.get()).ok()?))
-            }
-            Some(_) => Some(None),
-        };
+        let params = envelope
+            .params
+            .map(|raw| raw.get().starts_with('{').then_some(Cow::Borrowed(raw)));
         Some(
             Fields {
                 jsonrpc_ok: envelope.jsonrpc.and_then(string).as_deref() == Some("2.0"),
                 id: envelope.id.map(RequestId::from_raw),
                 method: envelope.method.map(string),
                 params,
-                raw_params: envelope.params,
                 is_response: envelope.result.is_some() || envelope.error.is_some(),
             }
             .classify(),
         )
+    }
+}
+
+/// The members of a JSON object, each kept as its JSON text: reading them
+/// builds no values, and skips every member's value without recursion, so an
+/// unbounded member (tool arguments) costs neither memory nor stack. When a key
+/// is repeated its last value counts, as in a parsed `Map`.
+#[derive(Debug, Default)]
+pub struct Members<'a>(Vec<(Cow<'a, str>, &'a RawValue)>);
+
+impl<'a> Members<'a> {
+    /// The members of `raw`: an error when it is not an object, or when a key
+    /// is not a Rust string (a lone surrogate escape).
+    pub fn read(raw: &'a RawValue) -> Result<Members<'a>, serde_json::Error> {
+        serde_json::from_str(raw.get())
+    }
+
+    /// The value of `key`, if present (`null` included).
+    pub fn get(&self, key: &str) -> Option<&'a RawValue> {
+        self.0.iter().rev().find(|(k, _)| k == key).map(|&(_, v)| v)
+    }
+
+    /// `key`'s value when it is a string (see `string`).
+    pub fn string(&self, key: &str) -> Option<String> {
+        string(self.get(key)?)
+    }
+
+    /// Every member in the order written, repeated keys included.
+    pub fn iter(&self) -> impl Iterator<Item = (&str, &'a RawValue)> + '_ {
+        self.0.iter().map(|(k, v)| (k.as_ref(), *v))
+    }
+}
+
+impl<'de> Deserialize<'de> for Members<'de> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct Object;
+        impl<'de> Visitor<'de> for Object {
+            type Value = Members<'de>;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a JSON object")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Members<'de>, A::Error> {
+                let mut members = Vec::new();
+                while let Some(Key(key)) = map.next_key()? {
+                    members.push((key, map.next_value()?));
+                }
+                Ok(Members(members))
+            }
+        }
+        d.deserialize_map(Object)
+    }
+}
+
+/// `raw` without whitespace outside strings: the same JSON, compact.
+pub fn compact(raw: &RawValue) -> String {
+    let mut out = String::with_capacity(raw.get().len());
+    let (mut in_string, mut escaped) = (false, false);
+    for c in raw.get().chars() {
+        if in_string {
+            in_string = escaped || c != '"';
+            escaped = !escaped && c == '\\';
+        } else if c.is_ascii_whitespace() {
+            continue;
+        } else {
+            in_string = c == '"';
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// The string `raw` holds, if it is one. A string with a lone surrogate
+/// escape (`"\ud800"`: valid JSON text, but no Rust string) keeps its escapes,
+/// so that messages can still quote it.
+pub fn string(raw: &RawValue) -> Option<String> {
+    let text = raw.get();
+    let inner = text.strip_prefix('"')?.strip_suffix('"')?;
+    Some(serde_json::from_str(text).unwrap_or_else(|_| inner.to_string()))
+}
+
+/// An object key, borrowed from the text when it has no escapes.
+struct Key<'a>(Cow<'a, str>);
+
+impl<'de> Deserialize<'de> for Key<'de> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct Text;
+        impl<'de> Visitor<'de> for Text {
+            type Value = Key<'de>;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a string")
+            }
+            fn visit_borrowed_str<E>(self, s: &'de str) -> Result<Key<'de>, E> {
+                Ok(Key(Cow::Borrowed(s)))
+            }
+            fn visit_str<E>(self, s: &str) -> Result<Key<'de>, E> {
+                Ok(Key(Cow::Owned(s.to_string())))
+            }
+        }
+        d.deserialize_str(Text)
     }
 }
 
@@ -489,25 +578,50 @@ mod tests {
 
     #[test]
     fn the_borrowed_read_answers_like_a_full_parse() {
+        // Params compare as values: the borrowed read keeps the host's text,
+        // the full parse re-serialises it.
+        fn show(incoming: Incoming) -> String {
+            let value = |p: Option<Cow<RawValue>>| {
+                p.map(|p| serde_json::from_str::<Value>(p.get()).expect("params are JSON"))
+            };
+            match incoming {
+                Incoming::Request { id, method, params } => {
+                    format!("request {id:?} {method} {:?}", value(params))
+                }
+                Incoming::Notification { method, params } => {
+                    format!("notification {method} {:?}", value(params))
+                }
+                other => format!("{other:?}"),
+            }
+        }
         let outcome = |line: &[u8]| match read(line) {
             Err(_) => "parse error".to_string(),
-            Ok(Read::One(incoming)) => format!("{incoming:?}"),
+            Ok(Read::One(incoming)) => show(incoming),
             Ok(Read::Batch(items)) => format!("batch of {}", items.len()),
         };
         let full = |line: &[u8]| match serde_json::from_slice::<Value>(line) {
             Err(_) => "parse error".to_string(),
-            Ok(value) => format!("{:?}", classify(value)),
+            Ok(value) => show(classify(value)),
         };
-        let mut lines: Vec<Vec<u8>> = (120..135)
-            .map(|depth| {
-                let nested = format!("{}{}", "[".repeat(depth), "]".repeat(depth));
-                format!(r#"{{"jsonrpc":"2.0","method":"ping","x":{nested}}}"#).into_bytes()
-            })
-            .collect();
-        lines.push(b"{\"jsonrpc\":\"2.0\",\"method\":\"ping\",\"x\":\"\xff\"}".to_vec());
-        lines.push(br#"{"jsonrpc":"2.0","id":1,"id":2,"method":"ping"}"#.to_vec());
-        lines.push(br#"{"jsonrpc":"2\u002e0","id":null,"method":"ping"}"#.to_vec());
-        lines.push(br#"{"jsonrpc":"2.0","id":[1],"method":"ping","params":null}"#.to_vec());
+        let mut lines: Vec<Vec<u8>> = vec![
+            b"{\"jsonrpc\":\"2.0\",\"method\":\"ping\",\"x\":\"\xff\"}".to_vec(),
+            b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\",\"x\":\"a\x01\"}".to_vec(),
+            br#"{"jsonrpc":"2.0","id":1,"id":2,"method":"ping"}"#.to_vec(),
+            br#"{"jsonrpc":"2\u002e0","id":null,"method":"ping"}"#.to_vec(),
+            br#"{"jsonrpc":"2.0","id":[1],"method":"ping","params":null}"#.to_vec(),
+            br#"{"jsonrpc":"2.0","id":3,"method":"x","params":{"a":[1,{"b":2}],"c":"\u00e9"}}"#
+                .to_vec(),
+            br#"{"jsonrpc":"2.0","id":4,"method":"x","params":{"a":1,"a":2}}"#.to_vec(),
+            br#"{"jsonrpc":"2.0","id":5,"method":"x","params":{"a":[1,}}"#.to_vec(),
+            br#"{"jsonrpc":"2.0","id":6,"method":"x","params":{"a":01}}"#.to_vec(),
+        ];
+        // Up to serde_json's depth limit (it fails at 128 levels), the two reads agree.
+        for depth in [1, 60, 124] {
+            let nested = format!("{}{}", "[".repeat(depth), "]".repeat(depth));
+            let line =
+                format!(r#"{{"jsonrpc":"2.0","id":7,"method":"x","params":{{"a":{nested}}}}}"#);
+            lines.push(line.into_bytes());
+        }
         for line in &lines {
             assert_eq!(
                 outcome(line),
@@ -516,6 +630,63 @@ mod tests {
                 String::from_utf8_lossy(line)
             );
         }
+        // Deeper lines are read as well (issue 9, item 12): the full parse
+        // stops at its limit, the borrowed read skips members without
+        // recursing. They answer as the same line with the deep value shallow.
+        for depth in [127, 128, 200, 100_000] {
+            let nested = format!("{}{}", "[".repeat(depth), "]".repeat(depth));
+            let line = format!(r#"{{"jsonrpc":"2.0","method":"ping","x":{nested}}}"#);
+            let shallow = br#"{"jsonrpc":"2.0","method":"ping","x":[]}"#;
+            assert_eq!(outcome(line.as_bytes()), full(shallow), "depth {depth}");
+            let line =
+                format!(r#"{{"jsonrpc":"2.0","id":8,"method":"x","params":{{"a":{nested}}}}}"#);
+            let Ok(Read::One(Incoming::Request { id, params, .. })) = read(line.as_bytes()) else {
+                panic!("a request at depth {depth}")
+            };
+            assert_eq!(id, RequestId::Int(8));
+            assert_eq!(params.unwrap().get(), format!(r#"{{"a":{nested}}}"#));
+            // Still checked: a deep value that is not JSON.
+            let broken = line.replacen("]", "}", 1);
+            assert_eq!(outcome(broken.as_bytes()), "parse error", "depth {depth}");
+        }
+    }
+
+    #[test]
+    fn members_are_read_without_their_values() {
+        let deep = format!("{}{}", "[".repeat(5000), "]".repeat(5000));
+        let text = format!(r#"{{"a":1,"b\u0021":{deep},"a":"two"}}"#);
+        let raw = RawValue::from_string(text).unwrap();
+        let members = Members::read(&raw).unwrap();
+        let keys: Vec<&str> = members.iter().map(|(k, _)| k).collect();
+        assert_eq!(keys, ["a", "b!", "a"]);
+        assert_eq!(
+            members.string("a").as_deref(),
+            Some("two"),
+            "the last one counts"
+        );
+        assert_eq!(members.get("b!").unwrap().get(), deep);
+        assert!(members.get("c").is_none());
+        let array = RawValue::from_string("[1]".to_string()).unwrap();
+        assert!(Members::read(&array).is_err());
+    }
+
+    #[test]
+    fn error_data_is_shown_compact() {
+        let raw = RawValue::from_string(
+            "{ \"supported\" : [ \"2026-07-28\" ],\n \"note\": \"a \\\" b \" }".to_string(),
+        )
+        .unwrap();
+        assert_eq!(
+            compact(&raw),
+            r#"{"supported":["2026-07-28"],"note":"a \" b "}"#
+        );
+        let mut error = ErrorObject::new(-32022, "Unsupported protocol version");
+        assert_eq!(error.text(), "Unsupported protocol version");
+        error.data = Some(compact(&raw));
+        assert_eq!(
+            error.text(),
+            r#"Unsupported protocol version (data: {"supported":["2026-07-28"],"note":"a \" b "})"#
+        );
     }
 
     #[test]

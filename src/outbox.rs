@@ -113,16 +113,18 @@ impl Outbox {
     }
 
     /// Writes the pieces of one line (the last ends in `\n`) under one lock.
+    /// The trace records the line under that lock too, so its `wb->host`
+    /// entries are in the order the host receives the lines.
     fn send_parts(&self, parts: &[&[u8]]) {
         if self.closed.load(Ordering::Relaxed) {
             return;
         }
+        let mut out = self.out.lock().unwrap_or_else(|p| p.into_inner());
         if log::log_enabled!(log::Level::Debug) || trace::enabled() {
             let line = parts.concat();
             log::debug!("-> host {}", framing::preview(&line));
             trace::record(trace::Dir::WorkbenchToHost, None, &line);
         }
-        let mut out = self.out.lock().unwrap_or_else(|p| p.into_inner());
         let written = parts
             .iter()
             .try_for_each(|part| out.write_all(part))

@@ -2,9 +2,55 @@
 //! docs/reference.md §5 (modelled on zod's): one `path: message` per problem, joined by `; `,
 //! after `Invalid parameters: `. These become `isError` results, which a model
 //! can read and act on, rather than JSON-RPC errors, which many hosts hide.
+//!
+//! The validators see an `outline` of the arguments, never their whole tree:
+//! `use_tool`'s nested `arguments` can be any size and depth, and only its type
+//! matters here (the host's bytes of it are forwarded as they are). The usual
+//! valid `use_tool` call takes a faster typed read, `plain_use_tool`, with the
+//! same rules.
 
+use crate::jsonrpc::{self, Members};
 use crate::toolbox::ToolId;
+use serde::Deserialize;
+use serde_json::value::RawValue;
 use serde_json::{Map, Value};
+use std::borrow::Cow;
+
+/// What the validators look at in an object of arguments: every member, with
+/// strings as they are and other values as type-only stand-ins (an empty object
+/// or array, `0`, `false`, `null`); the members named in `open` are outlined
+/// one level deeper (`use_tool`'s `tool` object, `open_toolbox`'s `tools` array).
+pub fn outline(args: &Members, open: &[&str]) -> Map<String, Value> {
+    args.iter()
+        .map(|(key, raw)| {
+            let value = match raw.get().as_bytes().first() {
+                Some(b'{') if open.contains(&key) => match Members::read(raw) {
+                    Ok(inner) => Value::Object(outline(&inner, &[])),
+                    Err(_) => stand_in(raw),
+                },
+                Some(b'[') if open.contains(&key) => {
+                    match serde_json::from_str::<Vec<&RawValue>>(raw.get()) {
+                        Ok(items) => items.into_iter().map(stand_in).collect(),
+                        Err(_) => stand_in(raw),
+                    }
+                }
+                _ => stand_in(raw),
+            };
+            (key.to_string(), value)
+        })
+        .collect()
+}
+
+fn stand_in(raw: &RawValue) -> Value {
+    match raw.get().as_bytes().first() {
+        Some(b'"') => Value::String(jsonrpc::string(raw).unwrap_or_default()),
+        Some(b'{') => Value::Object(Map::new()),
+        Some(b'[') => Value::Array(Vec::new()),
+        Some(b't' | b'f') => Value::Bool(false),
+        Some(b'n') | None => Value::Null,
+        Some(_) => Value::from(0),
+    }
+}
 
 /// The `toolbox_name` of `close_toolbox`.
 pub fn toolbox_name(args: &Map<String, Value>) -> Result<String, String> {
@@ -67,6 +113,65 @@ fn toolbox_name_field(args: &Map<String, Value>, problems: &mut Vec<String>) -> 
             None
         }
     }
+}
+
+/// A plain, valid `use_tool` call read in one typed pass, with no tree and no
+/// copies: its identifier, and its nested `arguments` as the host's bytes (`{}`
+/// when absent). `None` for anything else, for which `use_tool` on the call's
+/// `outline` gives the messages (or accepts what this pass does not take, such
+/// as a repeated key). Both apply the same rules.
+pub fn plain_use_tool(args: &RawValue) -> Option<(ToolId, &RawValue)> {
+    #[derive(Deserialize)]
+    #[serde(deny_unknown_fields)]
+    struct Call<'a> {
+        #[serde(borrow)]
+        tool: &'a RawValue,
+        #[serde(default, borrow, deserialize_with = "jsonrpc::present")]
+        arguments: Option<&'a RawValue>,
+    }
+    #[derive(Deserialize)]
+    #[serde(deny_unknown_fields)]
+    struct Identifier<'a> {
+        #[serde(borrow)]
+        toolbox: Cow<'a, str>,
+        #[serde(borrow)]
+        server: Cow<'a, str>,
+        #[serde(borrow)]
+        tool: Cow<'a, str>,
+    }
+    // A derived struct would also take an array, field by field.
+    let object = |raw: &RawValue| raw.get().starts_with('{');
+    let call: Call = serde_json::from_str(args.get())
+        .ok()
+        .filter(|_| object(args))?;
+    let arguments = match call.arguments {
+        None => jsonrpc::empty_object(),
+        Some(raw) if raw.get().starts_with('{') => raw,
+        Some(_) => return None,
+    };
+    let Identifier {
+        toolbox,
+        server,
+        tool,
+    } = serde_json::from_str(call.tool.get())
+        .ok()
+        .filter(|_| object(call.tool))?;
+    let valid = name_fits(&toolbox, MAX_NAME)
+        && name_fits(&server, MAX_NAME)
+        && name_fits(&tool, MAX_TOOL_NAME);
+    valid.then(|| {
+        let id = ToolId {
+            toolbox: toolbox.into_owned(),
+            server: server.into_owned(),
+            tool: tool.into_owned(),
+        };
+        (id, arguments)
+    })
+}
+
+/// A name that is neither blank nor longer than `max` characters.
+fn name_fits(name: &str, max: usize) -> bool {
+    !name.trim().is_empty() && name.chars().count() <= max
 }
 
 /// The identifier of a `use_tool` call, after checking its whole shape
@@ -285,6 +390,77 @@ mod tests {
             toolbox_name(&map(json!({"toolbox_name":"dev","tools":["a"]}))).unwrap_err(),
             "Invalid parameters: Unrecognized key: 'tools'"
         );
+    }
+
+    #[test]
+    fn outlines_keep_strings_and_types_only() {
+        let raw = RawValue::from_string(
+            r#"{"tool":{"toolbox":"dev","x":{"deep":[1]},"n":1e400},"arguments":{"a":[1,2]},"b":[3],"tool":{"server":"s"}}"#
+                .to_string(),
+        )
+        .unwrap();
+        let args = Members::read(&raw).unwrap();
+        assert_eq!(
+            Value::Object(outline(&args, &["tool"])),
+            json!({"tool": {"server": "s"}, "arguments": {}, "b": []}),
+            "the last of a repeated key counts"
+        );
+        let raw = RawValue::from_string(
+            r#"{"tool":{"toolbox":"dev","x":{"deep":[1]},"n":1e400,"t":true}}"#.to_string(),
+        )
+        .unwrap();
+        assert_eq!(
+            Value::Object(outline(&Members::read(&raw).unwrap(), &["tool"])),
+            json!({"tool": {"toolbox": "dev", "x": {}, "n": 0, "t": false}})
+        );
+        assert_eq!(
+            Value::Object(outline(&Members::read(&raw).unwrap(), &[])),
+            json!({"tool": {}})
+        );
+        let raw = RawValue::from_string(r#"{"tools":["a",[1],{"b":2},3]}"#.to_string()).unwrap();
+        assert_eq!(
+            Value::Object(outline(&Members::read(&raw).unwrap(), &["tools"])),
+            json!({"tools": ["a", [], {}, 0]})
+        );
+    }
+
+    #[test]
+    fn the_plain_read_agrees_with_the_outline() {
+        let long = "x".repeat(65);
+        let cases = [
+            r#"{"tool":{"toolbox":"a","server":"b","tool":"c"}}"#.to_string(),
+            r#"{"tool":{"toolbox":"a","server":"b","tool":"c"},"arguments":{"x":[1]}}"#.into(),
+            r#"{"arguments":{},"tool":{"tool":"c","server":"b","toolbox":"\u0061"}}"#.into(),
+            r#"{"tool":{"toolbox":"a","server":"b","tool":"c"},"arguments":null}"#.into(),
+            r#"{"tool":{"toolbox":"a","server":"b","tool":"c"},"arguments":[]}"#.into(),
+            r#"{"tool":{"toolbox":" ","server":"b","tool":"c"}}"#.into(),
+            format!(r#"{{"tool":{{"toolbox":"{long}","server":"b","tool":"c"}}}}"#),
+            r#"{"tool":{"toolbox":"a","server":"b","name":"c"}}"#.into(),
+            r#"{"tool":{"toolbox":"a","server":"b","tool":"c","x":1}}"#.into(),
+            r#"{"tool":{"toolbox":"a","server":"b","tool":"c"},"extra":1}"#.into(),
+            r#"{"tool":{"toolbox":"a","server":"b","tool":"c"},"tool":{"toolbox":"d","server":"b","tool":"c"}}"#.into(),
+            r#"{"tool":{"toolbox":"a","server":2,"tool":"c"}}"#.into(),
+            r#"{"tool":"a/b/c"}"#.into(),
+            r#"{"tool":["a","b","c"]}"#.into(),
+            r#"{"toolbox":"a","server":"b","tool":"c"}"#.into(),
+            r#"{}"#.into(),
+        ];
+        for case in cases {
+            let raw = RawValue::from_string(case.clone()).unwrap();
+            let args = Members::read(&raw).unwrap();
+            let full = use_tool(&outline(&args, &["tool"]));
+            match plain_use_tool(&raw) {
+                Some((id, arguments)) => {
+                    let expected = args.get("arguments").unwrap_or(jsonrpc::empty_object());
+                    assert_eq!(full.as_ref().ok(), Some(&id), "{case}");
+                    assert_eq!(arguments.get(), expected.get(), "{case}");
+                }
+                None => assert!(
+                    full.is_err() || case.matches("\"tool\":{").count() > 1,
+                    "{case}: only invalid calls and repeated keys leave the plain read"
+                ),
+            }
+        }
     }
 
     #[test]

@@ -7,13 +7,16 @@
 //! `open_toolbox` and `close_toolbox` take seconds, so they go to their
 //! toolbox's lifecycle queue and never hold up the main loop. stdin EOF stops
 //! every child and returns.
+//!
+//! Params arrive as JSON text; each handler reads only the members it needs,
+//! and tool arguments are forwarded as the host's bytes, never parsed.
 
 use crate::batch::Slot;
 use crate::config::{Config, Mode};
 use crate::downstream::Downstream;
 use crate::forward::{self, ForwardedCall};
 use crate::framing::{self, LineReader};
-use crate::jsonrpc::{self, ErrorObject, Incoming, Read, RequestId};
+use crate::jsonrpc::{self, ErrorObject, Incoming, Members, Read, RequestId};
 use crate::launch::Launcher;
 use crate::lifecycle::{self, Op, Workbench};
 use crate::mcp::{self, method};
@@ -25,6 +28,7 @@ use crossbeam_channel::{Receiver, RecvTimeoutError};
 use serde::Serialize;
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
+use std::borrow::Cow;
 use std::io::{self, BufRead, Write};
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, Weak};
@@ -204,13 +208,16 @@ impl Server {
 
     fn dispatch(&mut self, incoming: Incoming) {
         match incoming {
-            Incoming::Request {
-                id,
-                method,
-                params,
-                raw_params,
-            } => self.request(id, &method, params, raw_params),
-            Incoming::Notification { method, params } => self.notification(&method, params),
+            Incoming::Request { id, method, params } => match members(&params) {
+                Ok(params) => self.request(id, &method, params),
+                Err(e) => {
+                    let error = invalid_params(&e.to_string());
+                    self.outbox.send(&jsonrpc::error_line(Some(&id), &error));
+                }
+            },
+            Incoming::Notification { method, params } => {
+                self.notification(&method, members(&params).unwrap_or_default())
+            }
             Incoming::Response { id } => log::debug!("ignoring a response from the host ({id:?})"),
             Incoming::Invalid { id, reason } => {
                 let error = ErrorObject::invalid_request(&reason);
@@ -219,15 +226,14 @@ impl Server {
         }
     }
 
-    fn notification(&mut self, method: &str, params: Option<Map<String, Value>>) {
+    fn notification(&mut self, method: &str, params: Members) {
         match method {
             method::INITIALIZED => self.wb.initialized.store(true, Ordering::SeqCst),
             method::CANCELLED => {
-                let params = params.unwrap_or_default();
-                let Some(id) = params.get("requestId").and_then(RequestId::from_json) else {
+                let Some(id) = params.get("requestId").and_then(RequestId::from_raw) else {
                     return log::debug!("ignoring a cancellation without a valid requestId");
                 };
-                let reason = params.get("reason").and_then(Value::as_str);
+                let reason = params.string("reason");
                 self.outbox.forget(&id);
                 let found = self.wb.cancel(&id)
                     || self
@@ -235,7 +241,7 @@ impl Server {
                         .registry
                         .running_conns()
                         .iter()
-                        .any(|conn| conn.cancel(&id, reason));
+                        .any(|conn| conn.cancel(&id, reason.as_deref()));
                 log::debug!(
                     "host cancelled request {id} ({})",
                     if found { "forwarded" } else { "not in flight" }
@@ -245,21 +251,14 @@ impl Server {
         }
     }
 
-    /// `raw_params` are the params as the host wrote them, for forwarding tool
-    /// arguments as the host's own bytes.
-    fn request(
-        &mut self,
-        id: RequestId,
-        method: &str,
-        params: Option<Map<String, Value>>,
-        raw_params: Option<&RawValue>,
-    ) {
-        let params = params.unwrap_or_default();
+    /// `params` are the request's params as the host wrote them: each handler
+    /// reads the members it needs, and tool arguments are forwarded as bytes.
+    fn request(&mut self, id: RequestId, method: &str, params: Members) {
         let answer = match method {
             method::INITIALIZE => self.initialize(&id, &params),
             method::PING => Ok(jsonrpc::result_line(&id, &Map::new())),
             method::TOOLS_LIST => self.tools_list(&id, &params),
-            method::TOOLS_CALL => return self.tools_call(id, &params, raw_params),
+            method::TOOLS_CALL => return self.tools_call(id, &params),
             method::SET_LEVEL => self.set_level(&id, &params),
             _ => Err(ErrorObject::new(
                 jsonrpc::METHOD_NOT_FOUND,
@@ -273,20 +272,16 @@ impl Server {
         self.outbox.send(&line);
     }
 
-    fn initialize(
-        &mut self,
-        id: &RequestId,
-        params: &Map<String, Value>,
-    ) -> Result<Vec<u8>, ErrorObject> {
-        let Some(requested) = params.get("protocolVersion").and_then(Value::as_str) else {
+    fn initialize(&mut self, id: &RequestId, params: &Members) -> Result<Vec<u8>, ErrorObject> {
+        let Some(requested) = params.string("protocolVersion") else {
             return Err(invalid_params("protocolVersion must be a string"));
         };
         for field in ["capabilities", "clientInfo"] {
-            if params.get(field).is_some_and(|v| !v.is_object()) {
+            if params.get(field).is_some_and(|v| !v.get().starts_with('{')) {
                 return Err(invalid_params(&format!("{field} must be an object")));
             }
         }
-        let version = mcp::negotiate(requested);
+        let version = mcp::negotiate(&requested);
         if self.wb.version.set(version).is_err() {
             return Err(ErrorObject::new(
                 jsonrpc::INVALID_REQUEST,
@@ -295,8 +290,9 @@ impl Server {
         }
         let client = params
             .get("clientInfo")
-            .and_then(|info| info.get("name"))
-            .and_then(Value::as_str);
+            .and_then(|info| Members::read(info).ok())
+            .and_then(|info| info.string("name"));
+        let client = client.as_deref();
         let form = open_result::form_for(self.open_setting, client);
         log::debug!("open_toolbox results in the {form:?} form for client {client:?}");
         self.open_form = Some(form);
@@ -314,19 +310,15 @@ impl Server {
 
     /// `logging/setLevel` (server/utilities/logging): applied to every child
     /// that declared `logging`, now and when it starts later.
-    fn set_level(
-        &self,
-        id: &RequestId,
-        params: &Map<String, Value>,
-    ) -> Result<Vec<u8>, ErrorObject> {
-        let level = params.get("level").and_then(Value::as_str);
-        let Some(level) = level.filter(|l| mcp::LOG_LEVELS.contains(l)) else {
+    fn set_level(&self, id: &RequestId, params: &Members) -> Result<Vec<u8>, ErrorObject> {
+        let level = params.string("level");
+        let Some(level) = level.filter(|l| mcp::LOG_LEVELS.contains(&l.as_str())) else {
             return Err(invalid_params(&format!(
                 "level must be one of {}",
                 mcp::LOG_LEVELS.join(", ")
             )));
         };
-        self.wb.launcher.set_log_level(level);
+        self.wb.launcher.set_log_level(&level);
         Ok(jsonrpc::result_line(id, &Map::new()))
     }
 
@@ -334,12 +326,8 @@ impl Server {
         self.wb.structured()
     }
 
-    fn tools_list(
-        &self,
-        id: &RequestId,
-        params: &Map<String, Value>,
-    ) -> Result<Vec<u8>, ErrorObject> {
-        if params.get("cursor").is_some_and(|c| !c.is_null()) {
+    fn tools_list(&self, id: &RequestId, params: &Members) -> Result<Vec<u8>, ErrorObject> {
+        if params.get("cursor").is_some_and(|c| c.get() != "null") {
             return Err(invalid_params("Invalid cursor: the tool list has one page"));
         }
         let meta_tools = &self.meta_tools[usize::from(self.structured())];
@@ -353,37 +341,60 @@ impl Server {
         Ok(jsonrpc::raw_result_line(id, &list))
     }
 
-    fn tools_call(
-        &mut self,
-        id: RequestId,
-        params: &Map<String, Value>,
-        raw_params: Option<&RawValue>,
-    ) {
-        let Some(name) = params.get("name").and_then(Value::as_str) else {
+    fn tools_call(&mut self, id: RequestId, params: &Members) {
+        let Some(name) = params.string("name") else {
             let error = invalid_params("name must be a string");
             return self.outbox.send(&jsonrpc::error_line(Some(&id), &error));
         };
-        let empty = Map::new();
-        let args = match params.get("arguments") {
-            None | Some(Value::Null) => &empty,
-            Some(Value::Object(args)) => args,
+        // The call's arguments: absent or null is `{}`.
+        let arguments = match params.get("arguments") {
+            None => None,
+            Some(raw) if raw.get() == "null" => None,
+            Some(raw) if raw.get().starts_with('{') => Some(raw),
             Some(_) => {
                 let error = invalid_params("arguments must be an object");
                 return self.outbox.send(&jsonrpc::error_line(Some(&id), &error));
             }
         };
-        match name {
-            meta_tools::USE_TOOL => match params::use_tool(args) {
+        let meta = params.get("_meta");
+        // The hot path: a plain, valid use_tool call, read in one pass.
+        if name == meta_tools::USE_TOOL {
+            if let Some((tool_id, arguments)) = arguments.and_then(params::plain_use_tool) {
+                return self.forward(id, tool_id, arguments, meta);
+            }
+        }
+        // Otherwise a meta-tool's arguments are read member by member (for
+        // the validators' messages); a native tool's are only forwarded.
+        let meta_tool = [
+            meta_tools::USE_TOOL,
+            meta_tools::OPEN_TOOLBOX,
+            meta_tools::CLOSE_TOOLBOX,
+        ]
+        .contains(&name.as_str());
+        let args = match arguments.filter(|_| meta_tool).map(Members::read) {
+            None => Members::default(),
+            Some(Ok(args)) => args,
+            Some(Err(e)) => {
+                let error = invalid_params(&format!("arguments: {e}"));
+                return self.outbox.send(&jsonrpc::error_line(Some(&id), &error));
+            }
+        };
+        match name.as_str() {
+            meta_tools::USE_TOOL => match params::use_tool(&params::outline(&args, &["tool"])) {
                 Ok(tool_id) => {
-                    let arguments = raw_arguments(raw_params, true, args.get("arguments"));
-                    self.forward(id, tool_id, arguments, params.get("_meta"));
+                    // Validation made it absent or an object.
+                    let arguments = args.get("arguments").unwrap_or(jsonrpc::empty_object());
+                    self.forward(id, tool_id, arguments, meta);
                 }
                 Err(text) => self.send_outcome(&id, &Outcome::error(text)),
             },
             meta_tools::OPEN_TOOLBOX | meta_tools::CLOSE_TOOLBOX => {
-                let parsed = match name {
-                    meta_tools::OPEN_TOOLBOX => params::open_toolbox(args),
-                    _ => params::toolbox_name(args).map(|toolbox| (toolbox, None)),
+                let parsed = match name.as_str() {
+                    meta_tools::OPEN_TOOLBOX => {
+                        params::open_toolbox(&params::outline(&args, &["tools"]))
+                    }
+                    _ => params::toolbox_name(&params::outline(&args, &[]))
+                        .map(|toolbox| (toolbox, None)),
                 };
                 let (toolbox, requested) = match parsed {
                     Ok(parsed) => parsed,
@@ -393,7 +404,7 @@ impl Server {
                     let text = meta_tools::not_configured(&self.wb.registry, &toolbox);
                     return self.send_outcome(&id, &Outcome::error(text));
                 };
-                let op = match name {
+                let op = match name.as_str() {
                     meta_tools::OPEN_TOOLBOX => Op::Open {
                         id,
                         form: self
@@ -409,8 +420,8 @@ impl Server {
                 // A native tool (dynamic mode) is use_tool with its identifier.
                 Some(tool_id) => {
                     let tool_id = tool_id.clone();
-                    let arguments = raw_arguments(raw_params, false, params.get("arguments"));
-                    self.forward(id, tool_id, arguments, params.get("_meta"));
+                    let arguments = arguments.unwrap_or(jsonrpc::empty_object());
+                    self.forward(id, tool_id, arguments, meta);
                 }
                 None => {
                     let error = invalid_params(&format!("Unknown tool: {other}"));
@@ -421,17 +432,27 @@ impl Server {
     }
 
     /// The hot path: `forward` writes the call to the child; the child's
-    /// reader thread answers the host.
+    /// reader thread answers the host. `arguments` are the host's bytes,
+    /// borrowed from its line (copied only for a call that waits for a restart).
     fn forward(
         &mut self,
         id: RequestId,
         tool_id: ToolId,
-        arguments: Box<RawValue>,
-        meta: Option<&Value>,
+        arguments: &RawValue,
+        meta: Option<&RawValue>,
     ) {
         // The host's progressToken is replaced by one the child's progress can be
         // matched by; other _meta keys (trace context and the like) pass through.
-        let mut meta = meta.and_then(Value::as_object).cloned().unwrap_or_default();
+        let mut meta = match meta.filter(|m| m.get().starts_with('{')) {
+            None => Map::new(),
+            Some(raw) => match serde_json::from_str::<Map<String, Value>>(raw.get()) {
+                Ok(meta) => meta,
+                Err(e) => {
+                    let error = invalid_params(&format!("_meta: {e}"));
+                    return self.outbox.send(&jsonrpc::error_line(Some(&id), &error));
+                }
+            },
+        };
         let progress_token = meta.remove("progressToken");
         let call = ForwardedCall {
             id,
@@ -494,46 +515,11 @@ fn spawn_relister(wb: Weak<Workbench>, changed: Receiver<Arc<Downstream>>) {
     }
 }
 
-/// A tool call's `arguments` as the bytes the host sent (so big integers,
-/// number formats and key order reach the child intact): for `use_tool` the
-/// nested `arguments`, for a native tool the call's own. `parsed` is the same
-/// value already parsed, used when there are no bytes to take them from (a
-/// message with duplicate keys); absent or null means `{}`.
-fn raw_arguments(
-    raw_params: Option<&RawValue>,
-    nested: bool,
-    parsed: Option<&Value>,
-) -> Box<RawValue> {
-    #[derive(serde::Deserialize)]
-    struct WithArguments<'a> {
-        #[serde(borrow, default)]
-        arguments: Option<&'a RawValue>,
-    }
-    fn arguments(raw: &RawValue) -> Option<Option<&RawValue>> {
-        Some(
-            serde_json::from_str::<WithArguments>(raw.get())
-                .ok()?
-                .arguments,
-        )
-    }
-    let raw = raw_params
-        .and_then(arguments)
-        .and_then(|outer| match (nested, outer) {
-            (false, outer) => Some(outer),
-            (true, Some(outer)) => arguments(outer),
-            (true, None) => Some(None),
-        });
-    match (raw, parsed) {
-        (Some(Some(raw)), _) if raw.get() != "null" => raw.to_owned(),
-        (Some(_), _) | (None, None | Some(Value::Null)) => empty_object(),
-        (None, Some(value)) => {
-            serde_json::value::to_raw_value(value).unwrap_or_else(|_| empty_object())
-        }
-    }
-}
-
-fn empty_object() -> Box<RawValue> {
-    RawValue::from_string("{}".to_string()).expect("{} is JSON")
+/// The members of a message's params (none when it has no params).
+fn members<'a>(params: &'a Option<Cow<'_, RawValue>>) -> Result<Members<'a>, serde_json::Error> {
+    params
+        .as_deref()
+        .map_or_else(|| Ok(Members::default()), Members::read)
 }
 
 /// `text` cut to at most `max` characters, for echoing input in messages.

@@ -1,6 +1,8 @@
 //! `--trace FILE`: every message that crosses the workbench, as JSON lines
 //! `{"seq":N,"dir":"host->wb"|"wb->host"|"wb->child"|"child->wb","server":"toolbox/server"|null,"msg":...}`
 //! in the order the workbench saw them (one lock orders all four directions).
+//! `wb->host` lines are recorded while the `Outbox` holds the stdout lock, so
+//! they are in the order the host receives them.
 //! `msg` is the message itself, or a string when the line was not JSON.
 //! `scripts/trace-to-transcript` turns a trace into a transcript case.
 //!

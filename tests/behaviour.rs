@@ -717,6 +717,94 @@ fn trace_records_all_four_directions_in_order() {
     let _ = fs::remove_dir_all(&dir);
 }
 
+/// Issue 9, item 21: the trace's `wb->host` entries are in exactly the order
+/// of the host's stdout lines, even when several children's answers race for
+/// stdout (four servers, hundreds of calls in flight).
+#[test]
+fn trace_orders_host_lines_as_the_host_received_them() {
+    const SERVERS: usize = 4;
+    const CALLS: usize = 600;
+    let dir =
+        std::env::temp_dir().join(format!("mcp-workbench-trace-order-{}", std::process::id()));
+    let _ = fs::remove_dir_all(&dir);
+    fs::create_dir_all(&dir).unwrap();
+    let servers: serde_json::Map<String, Value> = (0..SERVERS)
+        .map(|i| (format!("s{i}"), fake("s.json")))
+        .collect();
+    let config = json!({"toolboxes": {"box": {"description": "d", "mcpServers": servers}}});
+    fs::write(dir.join("config.json"), config.to_string()).unwrap();
+    let script = json!({"tools": [{"tool": {"name": "echo", "inputSchema": {"type": "object"}}}]});
+    fs::write(dir.join("s.json"), script.to_string()).unwrap();
+    let mut child = Command::new(WORKBENCH)
+        .args(["--config", "config.json", "--trace", "trace.jsonl"])
+        .current_dir(&dir)
+        .env("FAKE_MCP_SERVER", FAKE)
+        .env("RUST_LOG", "off")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let stdout = BufReader::new(child.stdout.take().unwrap());
+    let reader = thread::spawn(move || {
+        stdout
+            .lines()
+            .map(|line| serde_json::from_str::<Value>(&line.unwrap()).unwrap())
+            .collect::<Vec<Value>>()
+    });
+    let mut requests = vec![
+        json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {"protocolVersion": "2025-11-25"}}),
+        json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "open_toolbox", "arguments": {"toolbox_name": "box"}}}),
+    ];
+    for id in 2..CALLS + 2 {
+        let server = format!("s{}", id % SERVERS);
+        requests.push(json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": "use_tool", "arguments": {"tool": {"toolbox": "box", "server": server, "tool": "echo"}, "arguments": {"n": id}}}}));
+    }
+    // The open is answered before the calls are sent: they all find it open.
+    let mut batch = String::new();
+    for (i, request) in requests.iter().enumerate() {
+        batch.push_str(&format!("{request}\n"));
+        if i == 1 {
+            stdin.write_all(batch.as_bytes()).unwrap();
+            batch.clear();
+            while !fs::read_to_string(dir.join("trace.jsonl"))
+                .unwrap_or_default()
+                .contains(r#""dir":"wb->host","server":null,"msg":{"jsonrpc":"2.0","id":1,"#)
+            {
+                thread::sleep(Duration::from_millis(10));
+            }
+        }
+    }
+    stdin.write_all(batch.as_bytes()).unwrap();
+    stdin.flush().unwrap();
+    // Every call answered: the workbench is still reading, then EOF.
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let answered = |trace: &str| trace.matches(r#""dir":"wb->host""#).count();
+    while answered(&fs::read_to_string(dir.join("trace.jsonl")).unwrap()) < CALLS + 2 {
+        assert!(Instant::now() < deadline, "not every call was answered");
+        thread::sleep(Duration::from_millis(10));
+    }
+    drop(stdin);
+    assert_eq!(child.wait().unwrap().code(), Some(0));
+    let received: Vec<Value> = reader.join().unwrap();
+    assert_eq!(received.len(), CALLS + 2);
+    let trace = fs::read_to_string(dir.join("trace.jsonl")).unwrap();
+    let recorded: Vec<Value> = trace
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .filter(|e| e["dir"] == "wb->host")
+        .map(|e| e["msg"].clone())
+        .collect();
+    let ids = |lines: &[Value]| lines.iter().map(|l| l["id"].clone()).collect::<Vec<_>>();
+    assert_eq!(
+        ids(&recorded),
+        ids(&received),
+        "trace order vs stdout order"
+    );
+    assert_eq!(recorded, received);
+    let _ = fs::remove_dir_all(&dir);
+}
+
 /// The naming rules of docs/reference.md §6 in dynamic mode, across several open toolboxes that
 /// share one server: names are unique and safe, every listed native tool
 /// resolves to its own toolbox's process and to the tool it names.

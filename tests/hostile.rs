@@ -4,6 +4,10 @@
 //! reaches the host intact. The framing has no line-length cap (docs/reference.md §4.1),
 //! so these lines must pass whole, not be cut or refused.
 //!
+//! A 32 MiB `use_tool` argument of small integers is forwarded without being
+//! built into a tree: the workbench's peak memory stays a small multiple of
+//! the line (issue 9, item 11).
+//!
 //! The transcript cases `testdata/transcripts/hostile-*` cover the small hostile
 //! lines; this file covers what is too big to keep in a transcript.
 
@@ -247,5 +251,54 @@ fn a_64_mib_tool_result_passes_through_intact() {
         assert_eq!(answer["result"]["content"][0]["type"], "text");
         s.ping(10 + id);
     }
+    s.finish();
+}
+
+/// The peak resident set of a live process (`VmHWM`), in bytes.
+fn peak_rss(pid: u32) -> usize {
+    let status = fs::read_to_string(format!("/proc/{pid}/status")).expect("/proc is readable");
+    let kib = status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmHWM:"))
+        .and_then(|v| v.trim().strip_suffix("kB"))
+        .and_then(|v| v.trim().parse::<usize>().ok())
+        .expect("VmHWM in /proc/PID/status");
+    kib * 1024
+}
+
+#[test]
+fn a_32_mib_argument_of_small_integers_costs_a_few_times_its_size() {
+    const LINE: usize = 32 << 20;
+    let mut s = Session::start(
+        "memory",
+        json!([{"tool": {"name": "quiet", "inputSchema": {"type": "object"}}, "action": {"reply": {"content": [{"type": "text", "text": "done"}]}}}]),
+    );
+    s.send(br#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"open_toolbox","arguments":{"toolbox_name":"dev"}}}"#);
+    assert_eq!(s.next_json()["id"], 2);
+    let prefix = br#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"use_tool","arguments":{"tool":{"toolbox":"dev","server":"files","tool":"quiet"},"arguments":{"n":[1"#;
+    let suffix = b"]}}}}";
+    let mut line = Vec::with_capacity(LINE);
+    line.extend_from_slice(prefix);
+    while line.len() + 2 + suffix.len() <= LINE {
+        line.extend_from_slice(b",1");
+    }
+    line.extend_from_slice(suffix);
+    s.send(&line);
+    drop(line);
+    let answer = s.next_json();
+    assert_eq!(answer["id"], 3);
+    assert_eq!(answer["result"]["content"][0]["text"], "done");
+    let peak = peak_rss(s.child.id());
+    eprintln!("peak RSS {} MiB for a {} MiB line", peak >> 20, LINE >> 20);
+    // About 19 times the line when the arguments were parsed into a tree; now
+    // about 3: the host's line, the request line for the child, and the part
+    // of it the pipe did not take, queued for the child's writer.
+    assert!(
+        peak < 4 * LINE,
+        "peak RSS {} MiB for a {} MiB line",
+        peak >> 20,
+        LINE >> 20
+    );
+    s.ping(4);
     s.finish();
 }

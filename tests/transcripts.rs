@@ -5,7 +5,8 @@
 //! - `config.json`: the workbench config (the workbench runs with the case
 //!   folder as its working directory; `${FAKE_MCP_SERVER}` is the fake server);
 //! - `host.jsonl`: the lines the host sends, byte for byte. After a request
-//!   the harness waits for its response before sending the next line. Lines
+//!   the harness waits for its response before sending the next line (also
+//!   for a request nested deeper than serde_json can parse). Lines
 //!   starting with `#` are directives: `# ...` is a comment; `#pipeline` sends
 //!   the following lines without waiting, until `#wait`, which waits for all
 //!   their responses and lists them in request order (other lines first);
@@ -298,12 +299,31 @@ impl Session<'_> {
 
 /// The id of a line the host sends, if it is a request we should wait for.
 fn request_id(raw: &[u8]) -> Option<Value> {
-    let value: Value = serde_json::from_slice(raw).ok()?;
+    let Ok(value) = serde_json::from_slice::<Value>(raw) else {
+        return deep_request_id(raw);
+    };
     let obj = value.as_object()?;
     obj.get("method")?;
     obj.get("id")
         .filter(|id| id.is_string() || id.is_i64() || id.is_u64())
         .cloned()
+}
+
+/// The id of a request nested deeper than serde_json's parse limit: the
+/// members other than `method` and `id` are skipped without being parsed
+/// (skipping checks no UTF-8, so that is checked first).
+fn deep_request_id(raw: &[u8]) -> Option<Value> {
+    std::str::from_utf8(raw).ok()?;
+    #[derive(serde::Deserialize)]
+    struct Head<'a> {
+        #[serde(borrow)]
+        method: Option<&'a serde_json::value::RawValue>,
+        id: Option<Value>,
+    }
+    let head: Head = serde_json::from_slice(raw).ok()?;
+    head.method?;
+    head.id
+        .filter(|id| id.is_string() || id.is_i64() || id.is_u64())
 }
 
 fn response_id(line: &str) -> Option<Value> {

@@ -18,7 +18,7 @@
 use libfuzzer_sys::fuzz_target;
 use mcp_workbench::config::{self, Config, Mode};
 use mcp_workbench::framing::LineReader;
-use mcp_workbench::jsonrpc::{self, Incoming, Read};
+use mcp_workbench::jsonrpc::{self, Incoming, Members, Read};
 use mcp_workbench::params;
 use mcp_workbench::server::Server;
 use serde_json::{Map, Value};
@@ -104,7 +104,14 @@ fuzz_target!(|data: &[u8]| {
             },
         )) = jsonrpc::read(line)
         {
-            validate(&p, 4);
+            // The validators as the server calls them: on an outline of the
+            // members, read without building values.
+            if let Ok(members) = Members::read(&p) {
+                validate(&params::outline(&members, &["tool"]), 0);
+                if let Some(Ok(args)) = members.get("arguments").map(Members::read) {
+                    validate(&params::outline(&args, &["tool"]), 0);
+                }
+            }
         }
     }
 

@@ -19,7 +19,9 @@
 //! tools                      [{"tool": {..definition..}, "action": {..}}]
 //! action keys, in order:     delayMs, stdout [..], stderr [..], exit code, then one
 //!                            answer: reply {..} | error {..} | env [names] or "*" |
-//!                            inbox true | textBytes n | noReply true | (none: echo)
+//!                            inbox true | textBytes n | noReply true | (none: echo) |
+//!                            replyHex "7b..": the result's bytes in hex, written as
+//!                            they are (they may be invalid UTF-8)
 //!                            progress [..]: before the answer, one notifications/progress
 //!                            per entry (its fields after the caller's progressToken),
 //!                            each after progressIntervalMs
@@ -103,6 +105,7 @@ struct Action {
     inbox: bool,
     text_bytes: Option<usize>,
     no_reply: bool,
+    reply_hex: Option<String>,
     progress: Vec<Raw>,
     progress_interval_ms: u64,
     add_tools: Vec<Raw>,
@@ -187,11 +190,15 @@ fn check_action(a: &Action) -> Result<(), String> {
         a.inbox,
         a.text_bytes.is_some(),
         a.no_reply,
+        a.reply_hex.is_some(),
     ];
     if answers.iter().filter(|&&x| x).count() > 1 {
-        return Err("more than one of reply/error/env/inbox/textBytes/noReply".into());
+        return Err("more than one of reply/error/env/inbox/textBytes/noReply/replyHex".into());
     }
-    Ok(())
+    match a.reply_hex.as_deref().map(from_hex) {
+        Some(None) => Err("\"replyHex\" must be pairs of hex digits".into()),
+        _ => Ok(()),
+    }
 }
 
 fn load(path: &str) -> Result<Fake, String> {
@@ -215,11 +222,28 @@ fn load(path: &str) -> Result<Fake, String> {
     })
 }
 
+/// Bytes from pairs of hex digits.
+fn from_hex(hex: &str) -> Option<Vec<u8>> {
+    let digits = hex.as_bytes();
+    if !digits.len().is_multiple_of(2) {
+        return None;
+    }
+    digits
+        .chunks(2)
+        .map(|pair| u8::from_str_radix(std::str::from_utf8(pair).ok()?, 16).ok())
+        .collect()
+}
+
 /// Writes one line to stdout with a single write_all under the stdout lock.
-fn send(mut line: String) {
-    line.push('\n');
+fn send(line: String) {
+    send_bytes(line.into_bytes());
+}
+
+/// `send` for a line that may not be UTF-8.
+fn send_bytes(mut line: Vec<u8>) {
+    line.push(b'\n');
     let mut out = io::stdout().lock();
-    if let Err(e) = out.write_all(line.as_bytes()).and_then(|()| out.flush()) {
+    if let Err(e) = out.write_all(&line).and_then(|()| out.flush()) {
         eprintln!("fake: cannot write to stdout ({e}); exiting");
         exit(1);
     }
@@ -509,6 +533,11 @@ impl Fake {
         }
         if let Some(error) = &a.error {
             return send(error_line(id, &minify_raw(error)));
+        }
+        if let Some(hex) = &a.reply_hex {
+            let result = from_hex(hex).expect("checked when the script was loaded");
+            let head = format!(r#"{{"jsonrpc":"2.0","id":{id},"result":"#);
+            return send_bytes([head.as_bytes(), &result, b"}"].concat());
         }
         let result = if let Some(reply) = &a.reply {
             minify_raw(reply)

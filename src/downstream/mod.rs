@@ -642,7 +642,7 @@ impl Downstream {
     /// child is gone.
     pub fn describe(&self, failure: &Failure, doing: &str) -> String {
         match failure {
-            Failure::Rpc(e) => format!("error {} while {doing}: {}", e.code, e.message),
+            Failure::Rpc(e) => format!("error {} while {doing}: {}", e.code, e.text()),
             Failure::Timeout => format!(
                 "no answer within {} ms while {doing}{}",
                 self.spec.startup_timeout.as_millis(),

@@ -1,8 +1,9 @@
 //! The reader thread of a child: reads its stdout line by line, answers its
 //! requests (`ping`; everything else is refused), passes its progress and log
 //! notifications to the host, and completes pending requests. Forwarded results
-//! go straight to the host from here. At EOF it fails what is in flight with
-//! the child's exit status and last stderr lines.
+//! go straight to the host from here. A line that is not UTF-8 is read with its
+//! invalid bytes replaced by U+FFFD, so its answer is not lost. At EOF it fails
+//! what is in flight with the child's exit status and last stderr lines.
 
 use super::*;
 
@@ -30,7 +31,27 @@ impl Downstream {
         if trace::enabled() {
             trace::record(trace::Dir::ChildToWorkbench, Some(&self.label), line);
         }
-        let frame: Frame = match serde_json::from_slice(line) {
+        // JSON text must be UTF-8 (RFC 8259 §8.1; MCP basic/transports §stdio).
+        // A line that is JSON but for invalid bytes, usually inside a string, is
+        // read with each invalid sequence replaced by U+FFFD: its response is
+        // delivered, rather than dropped and reported as timed out. Only this
+        // rare path copies the line.
+        let repaired: String;
+        let parsed = match serde_json::from_slice::<Frame>(line) {
+            Err(_) if std::str::from_utf8(line).is_err() => {
+                repaired = String::from_utf8_lossy(line).into_owned();
+                let parsed = serde_json::from_str(&repaired);
+                if parsed.is_ok() {
+                    log::warn!(
+                        "[{}] a stdout line is not UTF-8; its invalid bytes were replaced by U+FFFD",
+                        self.label
+                    );
+                }
+                parsed
+            }
+            parsed => parsed,
+        };
+        let frame = match parsed {
             Ok(f) => f,
             Err(_) => {
                 if noise.allow(&self.label) {
@@ -54,7 +75,11 @@ impl Downstream {
             (None, Some(id)) => {
                 let reply = match (frame.result, frame.error) {
                     (Some(result), _) => Ok(result),
-                    (None, Some(error)) => Err(ErrorObject::new(error.code, error.message)),
+                    (None, Some(error)) => Err(ErrorObject {
+                        code: error.code,
+                        message: error.message,
+                        data: error.data.as_deref().map(jsonrpc::compact),
+                    }),
                     (None, None) => Err(ErrorObject::new(
                         jsonrpc::INTERNAL_ERROR,
                         "response without result or error",
@@ -150,7 +175,11 @@ impl Downstream {
             (Entry::Call(call), Err(e)) => {
                 let text = format!(
                     "Tool '{}' in server '{}' (toolbox '{}') failed with error {}: {}",
-                    call.tool, self.spec.server, self.spec.toolbox, e.code, e.message
+                    call.tool,
+                    self.spec.server,
+                    self.spec.toolbox,
+                    e.code,
+                    e.text()
                 );
                 self.outbox.send(&jsonrpc::result_line(
                     &call.upstream_id,
@@ -208,4 +237,6 @@ struct WireError {
     code: i64,
     #[serde(default)]
     message: String,
+    #[serde(default)]
+    data: Option<Box<RawValue>>,
 }
