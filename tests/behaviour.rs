@@ -331,15 +331,7 @@ fn close_toolbox_sigterm_reaches_a_child_that_ignores_stdin_eof() {
 
 /// A fresh folder holding `config` and the `files`, for `check` runs.
 fn check_dir(name: &str, config: &Value, files: &[(&str, Value)]) -> PathBuf {
-    let dir =
-        std::env::temp_dir().join(format!("mcp-workbench-check-{name}-{}", std::process::id()));
-    let _ = fs::remove_dir_all(&dir);
-    fs::create_dir_all(&dir).unwrap();
-    fs::write(dir.join("config.json"), config.to_string()).unwrap();
-    for (file, content) in files {
-        fs::write(dir.join(file), content.to_string()).unwrap();
-    }
-    dir
+    common::workbench::case_dir(&format!("check-{name}"), config, files)
 }
 
 fn spawn_check(dir: &Path) -> Child {
@@ -655,11 +647,8 @@ fn trace_records_all_four_directions_in_order() {
             .to_string(),
     )
     .unwrap();
-    let mut child = Command::new(WORKBENCH)
-        .args(["--config", "config.json", "--trace", "trace.jsonl"])
-        .current_dir(&dir)
-        .env("FAKE_MCP_SERVER", FAKE)
-        .env("RUST_LOG", "off")
+    let mut child = common::workbench::command(&dir, &[("RUST_LOG", "off")])
+        .args(["--trace", "trace.jsonl"])
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .spawn()
@@ -735,11 +724,8 @@ fn trace_orders_host_lines_as_the_host_received_them() {
     fs::write(dir.join("config.json"), config.to_string()).unwrap();
     let script = json!({"tools": [{"tool": {"name": "echo", "inputSchema": {"type": "object"}}}]});
     fs::write(dir.join("s.json"), script.to_string()).unwrap();
-    let mut child = Command::new(WORKBENCH)
-        .args(["--config", "config.json", "--trace", "trace.jsonl"])
-        .current_dir(&dir)
-        .env("FAKE_MCP_SERVER", FAKE)
-        .env("RUST_LOG", "off")
+    let mut child = common::workbench::command(&dir, &[("RUST_LOG", "off")])
+        .args(["--trace", "trace.jsonl"])
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .spawn()
