@@ -282,7 +282,9 @@ pub fn interrupt(thread: &std::thread::JoinHandle<()>) {
     use std::os::unix::thread::JoinHandleExt;
     // SAFETY: the handle is not joined, so the pthread_t is still valid.
     unsafe {
-        libc::pthread_kill(thread.as_pthread_t(), INTERRUPT);
+        #[allow(clippy::unnecessary_cast)]
+        // `RawPthread` is an integer on musl, where `pthread_t` is a pointer
+        libc::pthread_kill(thread.as_pthread_t() as libc::pthread_t, INTERRUPT);
     }
 }
 
