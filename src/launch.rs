@@ -12,6 +12,7 @@
 use crate::config::ServerConfig;
 use crate::downstream::{Downstream, Spec, Started};
 use crate::expand::{self, Template};
+use crate::lock;
 use crate::outbox::Outbox;
 use crate::process;
 use crossbeam_channel::Sender;
@@ -77,12 +78,12 @@ impl Launcher {
         }
         let changes = self.changes.clone();
         let started = Downstream::start(spec, Arc::clone(&self.outbox), changes, |conn| {
-            let mut live = self.live.lock().unwrap_or_else(|p| p.into_inner());
+            let mut live = lock(&self.live);
             live.conns.retain(|w| w.strong_count() > 0);
             live.conns.push(Arc::downgrade(conn));
             !live.shutting_down
         })?;
-        if let Some(level) = &*self.log_level.lock().unwrap_or_else(|p| p.into_inner()) {
+        if let Some(level) = &*lock(&self.log_level) {
             started.conn.set_log_level(level);
         }
         Ok(started)
@@ -90,9 +91,9 @@ impl Launcher {
 
     /// Records the host's log level and passes it to every live child.
     pub fn set_log_level(&self, level: &str) {
-        *self.log_level.lock().unwrap_or_else(|p| p.into_inner()) = Some(level.to_string());
+        *lock(&self.log_level) = Some(level.to_string());
         let conns: Vec<Arc<Downstream>> = {
-            let live = self.live.lock().unwrap_or_else(|p| p.into_inner());
+            let live = lock(&self.live);
             live.conns.iter().filter_map(|w| w.upgrade()).collect()
         };
         for conn in conns {
@@ -106,7 +107,7 @@ impl Launcher {
     pub fn shutdown(&self) {
         self.outbox.close();
         let conns: Vec<Arc<Downstream>> = {
-            let mut live = self.live.lock().unwrap_or_else(|p| p.into_inner());
+            let mut live = lock(&self.live);
             if live.shutting_down {
                 process::hurry();
                 while !live.done {
@@ -118,7 +119,7 @@ impl Launcher {
             live.conns.drain(..).filter_map(|w| w.upgrade()).collect()
         };
         stop_all(&conns, "");
-        self.live.lock().unwrap_or_else(|p| p.into_inner()).done = true;
+        lock(&self.live).done = true;
         self.shut_down.notify_all();
     }
 }

@@ -28,3 +28,9 @@ pub mod server;
 pub mod suggest;
 pub mod toolbox;
 pub mod trace;
+
+/// Locks a mutex, ignoring poisoning: every critical section in this crate
+/// leaves its data consistent, and a panic elsewhere must not cascade.
+pub(crate) fn lock<T>(m: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}

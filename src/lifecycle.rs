@@ -20,6 +20,7 @@ use crate::dynamic::NativeTable;
 use crate::forward::{self, ForwardedCall};
 use crate::jsonrpc::{self, RequestId};
 use crate::launch::{self, Launcher};
+use crate::lock;
 use crate::mcp::{self, method};
 use crate::meta_tools::{self, Outcome};
 use crate::open_result;
@@ -27,7 +28,7 @@ use crate::outbox::Outbox;
 use crate::toolbox::{self, OpenToolbox, Registry, RunningServer, ServerState, Slot};
 use std::collections::{HashMap, VecDeque};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::thread;
 use std::time::{Duration, Instant};
 
@@ -478,8 +479,4 @@ pub fn relist(wb: &Workbench, conn: &Arc<Downstream>) {
     if replaced {
         wb.tools_changed();
     }
-}
-
-fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|p| p.into_inner())
 }

@@ -7,11 +7,12 @@
 
 use crate::batch::{Batches, Slot};
 use crate::jsonrpc::{self, Incoming, Read, RequestId};
+use crate::lock;
 use crate::{framing, trace};
 use serde_json::value::RawValue;
 use std::io::Write;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Mutex, MutexGuard};
+use std::sync::Mutex;
 
 pub struct Outbox {
     out: Mutex<Box<dyn Write + Send>>,
@@ -119,7 +120,7 @@ impl Outbox {
         if self.closed.load(Ordering::Relaxed) {
             return;
         }
-        let mut out = self.out.lock().unwrap_or_else(|p| p.into_inner());
+        let mut out = lock(&self.out);
         if log::log_enabled!(log::Level::Debug) || trace::enabled() {
             let line = parts.concat();
             log::debug!("-> host {}", framing::preview(&line));
@@ -143,8 +144,4 @@ fn response_id(line: &[u8]) -> Option<RequestId> {
         Ok(Read::One(Incoming::Response { id })) => id,
         _ => None,
     }
-}
-
-fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|p| p.into_inner())
 }

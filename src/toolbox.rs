@@ -8,11 +8,12 @@
 
 use crate::config::{ToolFilter, ToolboxConfig};
 use crate::downstream::Downstream;
+use crate::lock;
 use crate::mcp::ToolEntry;
 use crate::naming;
 use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 /// Every configured toolbox, in config order.
@@ -357,10 +358,6 @@ pub fn not_open(toolbox: &str) -> String {
     format!(
         "Toolbox '{toolbox}' is not open; call open_toolbox with toolbox_name '{toolbox}' first"
     )
-}
-
-fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|p| p.into_inner())
 }
 
 #[cfg(test)]

@@ -55,7 +55,7 @@ pub fn record(dir: Dir, server: Option<&str>, line: &[u8]) {
         Dir::ChildToWorkbench => "child->wb",
     };
     let server = serde_json::to_string(&server).unwrap_or_default();
-    let mut tracer = tracer.lock().unwrap_or_else(|p| p.into_inner());
+    let mut tracer = crate::lock(tracer);
     tracer.seq += 1;
     let seq = tracer.seq;
     let written = writeln!(

@@ -78,7 +78,7 @@ impl Input {
 
     /// Sends one complete line, or refuses all of it.
     pub fn write(&self, line: &[u8]) -> Result<(), WriteError> {
-        let mut state = super::lock(&self.state);
+        let mut state = crate::lock(&self.state);
         if let Some(kind) = state.broken {
             return Err(WriteError::Io(kind.into()));
         }
@@ -114,13 +114,13 @@ impl Input {
 
     /// Whether a write failed: the child closed its stdin, or died.
     pub fn is_broken(&self) -> bool {
-        super::lock(&self.state).broken.is_some()
+        crate::lock(&self.state).broken.is_some()
     }
 
     /// Closes stdin (the child reads EOF after what it was sent); queued lines
     /// are dropped. Safe to call more than once.
     pub fn close(&self) {
-        let mut state = super::lock(&self.state);
+        let mut state = crate::lock(&self.state);
         state.pipe = None;
         state.queue.clear();
         state.queued = 0;
@@ -130,7 +130,7 @@ impl Input {
     /// The writer thread: drains the queue as the child reads, until stdin is
     /// closed, or the owner is `stopping` and interrupts its wait for room.
     pub fn run_writer(&self, label: &str, stopping: &AtomicBool) {
-        let mut state = super::lock(&self.state);
+        let mut state = crate::lock(&self.state);
         loop {
             while state.queue.is_empty() && state.pipe.is_some() {
                 state = self
@@ -163,7 +163,7 @@ impl Input {
                     return;
                 }
             }
-            state = super::lock(&self.state);
+            state = crate::lock(&self.state);
         }
     }
 }
@@ -252,7 +252,7 @@ mod tests {
             got
         });
         // Closing drops the queue: wait until the writer has drained it.
-        while crate::downstream::lock(&input.state).queued > 0 {
+        while crate::lock(&input.state).queued > 0 {
             std::thread::sleep(std::time::Duration::from_millis(5));
         }
         input.close();

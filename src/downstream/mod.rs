@@ -30,6 +30,7 @@ pub use input::WriteError;
 pub use owner::STOP_GRACE;
 
 use crate::jsonrpc::{self, ErrorObject, RequestId};
+use crate::lock;
 use crate::mcp::{
     self, method, InitializeResult, ListToolsResult, TextResult, ToolEntry, ToolHead,
 };
@@ -48,7 +49,7 @@ use std::collections::{BTreeMap, VecDeque};
 use std::io::{self, BufRead, BufReader, Read};
 use std::process::{ChildStdout, Command, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Condvar, Mutex, MutexGuard, OnceLock};
+use std::sync::{Arc, Condvar, Mutex, OnceLock};
 use std::thread::{self, JoinHandle};
 use std::time::{Duration, Instant};
 
@@ -713,12 +714,6 @@ fn named(label: &str, what: &str, f: impl FnOnce() + Send + 'static) -> io::Resu
         .name(format!("[{label}] {what}"))
         .stack_size(SMALL_STACK)
         .spawn(f)
-}
-
-/// Locks a mutex, ignoring poisoning: every critical section here leaves the
-/// data consistent, and a panic elsewhere must not cascade.
-fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|p| p.into_inner())
 }
 
 impl std::fmt::Debug for Downstream {

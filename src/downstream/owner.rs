@@ -73,7 +73,7 @@ impl Owner {
     /// Runs the stop sequence (`close_stdin` first) and reaps the child; or,
     /// if another thread is running it, waits until that one is done.
     pub fn stop(&self, close_stdin: impl FnOnce()) -> Exit {
-        let mut state = super::lock(&self.state);
+        let mut state = crate::lock(&self.state);
         let mut child = loop {
             match std::mem::replace(&mut *state, State::Stopping) {
                 State::Running(child) => break child,
@@ -92,7 +92,7 @@ impl Owner {
         // While the leader is a zombie, its pid (the group id) is not reused.
         process::watchdog::forget(self.pid);
         let _ = child.wait();
-        *super::lock(&self.state) = State::Stopped(exit);
+        *crate::lock(&self.state) = State::Stopped(exit);
         self.stopped.notify_all();
         exit
     }
@@ -101,7 +101,7 @@ impl Owner {
 impl Drop for Owner {
     /// A last resort: every owner of a connection stops it first.
     fn drop(&mut self) {
-        if let State::Running(child) = &mut *super::lock(&self.state) {
+        if let State::Running(child) = &mut *crate::lock(&self.state) {
             process::kill_group(self.pid);
             process::watchdog::forget(self.pid);
             let _ = child.wait();
