@@ -51,14 +51,12 @@ pub fn forward<A: Deref<Target = RawValue>>(wb: &Arc<Workbench>, call: Forwarded
         Ok(route) => route,
         Err(text) => return wb.send_outcome(&call.id, &Outcome::error(text)),
     };
-    if let Some(conn) = &route.conn {
-        match send(&call, conn) {
-            Ok(()) => return,
-            Err(Refused::Down(_)) => {} // it died: restart it, as below
-            Err(Refused::Busy(why)) => return busy(wb, &call, &why),
-        }
+    match send(&call, &route.conn) {
+        Ok(()) => {}
+        // It died, whether the workbench had noticed or not: restart it.
+        Err(Refused::Down(_)) => restart(wb, route.toolbox, route.server, call.into_owned()),
+        Err(Refused::Busy(why)) => busy(wb, &call, &why),
     }
-    restart(wb, route.toolbox, route.server, call.into_owned());
 }
 
 fn restart(wb: &Arc<Workbench>, toolbox: usize, server: usize, mut call: ForwardedCall) {
@@ -110,6 +108,7 @@ fn send<A: Deref<Target = RawValue>>(
         token,
     )
 }
+
 fn busy<A>(wb: &Workbench, call: &ForwardedCall<A>, why: &str) {
     let ToolId {
         toolbox,

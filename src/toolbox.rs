@@ -133,9 +133,9 @@ pub struct Route {
     /// Indices of the toolbox in the registry and of the server in its config.
     pub toolbox: usize,
     pub server: usize,
-    /// The running connection; `None` when the server died since the toolbox
-    /// was opened and must be started again first.
-    pub conn: Option<Arc<Downstream>>,
+    /// The connection the server was opened with. If it has died since, it
+    /// refuses the call, which then waits for a restart (`forward`).
+    pub conn: Arc<Downstream>,
 }
 
 /// Restart history of one server, for the backoff of a server that keeps dying.
@@ -219,7 +219,7 @@ impl Registry {
             ServerState::Running(running) => Ok(Route {
                 toolbox,
                 server: index,
-                conn: running.conn.is_up().then(|| Arc::clone(&running.conn)),
+                conn: Arc::clone(&running.conn),
             }),
             ServerState::Failed(why) => Err(format!(
                 "Tool '{}' cannot run: server '{}' in toolbox '{}' failed to start (call \
