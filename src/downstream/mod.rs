@@ -49,7 +49,7 @@ use std::collections::{BTreeMap, VecDeque};
 use std::io::{self, BufRead, BufReader, Read};
 use std::process::{ChildStdout, Command, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Condvar, Mutex, OnceLock};
+use std::sync::{Arc, Condvar, Mutex, Weak};
 use std::thread::{self, JoinHandle};
 use std::time::{Duration, Instant};
 
@@ -142,7 +142,7 @@ pub struct Downstream {
     /// Told (without blocking) when the child says its tools changed.
     changes: Option<Sender<Arc<Downstream>>>,
     /// This connection, for the change reports (set once at spawn).
-    me: OnceLock<std::sync::Weak<Downstream>>,
+    me: Weak<Downstream>,
 }
 
 /// A started server: its connection and its tools (all pages, unfiltered).
@@ -246,7 +246,7 @@ impl Downstream {
         };
         let stderr = output::Output::new(stderr, Arc::clone(&stopping));
         let (done_tx, stderr_done) = bounded::<()>(0);
-        let conn = Arc::new(Downstream {
+        let conn = Arc::new_cyclic(|me| Downstream {
             label: label.clone(),
             owner,
             outbox,
@@ -261,10 +261,9 @@ impl Downstream {
             last_change: Mutex::new(Instant::now()),
             logging: AtomicBool::new(false),
             changes,
-            me: OnceLock::new(),
+            me: me.clone(),
             spec,
         });
-        let _ = conn.me.set(Arc::downgrade(&conn));
         let mut threads = vec![reader];
         let spawn_all = || -> io::Result<()> {
             let c = Arc::clone(&conn);

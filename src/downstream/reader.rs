@@ -197,8 +197,7 @@ impl Downstream {
         if self.tools_changed.swap(true, Ordering::SeqCst) {
             return;
         }
-        if let (Some(changes), Some(me)) = (&self.changes, self.me.get().and_then(|w| w.upgrade()))
-        {
+        if let (Some(changes), Some(me)) = (&self.changes, self.me.upgrade()) {
             let _ = changes.send(me);
         }
     }
