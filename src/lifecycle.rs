@@ -14,7 +14,7 @@
 //! - A request the host cancelled while it waited here gets no answer
 //!   (basic/utilities/cancellation, 2025-06-18: the receiver SHOULD NOT respond).
 
-use crate::config::{Mode, ToolFilter};
+use crate::config::{Mode, ServerConfig, ToolFilter};
 use crate::downstream::{Downstream, Spec, Started};
 use crate::dynamic::NativeTable;
 use crate::forward::{self, ForwardedCall};
@@ -30,7 +30,7 @@ use std::collections::{HashMap, VecDeque};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::thread;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 /// The state shared by every thread that serves the host.
 pub struct Workbench {
@@ -289,7 +289,7 @@ fn open_toolbox(wb: &Workbench, toolbox: usize) -> Outcome {
     let mut states = Vec::new();
     for (server, kept) in config.servers.iter().zip(keep) {
         let state = match kept {
-            Some(running) => relisted(running, &server.tool_filter, server.startup_timeout),
+            Some(running) => relisted(running, server),
             None if server.disabled => ServerState::Disabled,
             None => match started.next() {
                 Some(result) => started_state(result, &server.tool_filter),
@@ -435,18 +435,31 @@ fn close_toolbox(wb: &Workbench, toolbox: usize) -> Outcome {
 }
 
 /// A kept server, listed again if it said its tools changed.
-fn relisted(running: &Arc<RunningServer>, filter: &ToolFilter, timeout: Duration) -> ServerState {
-    let conn = &running.conn;
-    if conn.tools_changed() {
-        match conn.list_tools(Instant::now() + timeout) {
-            Ok(tools) => return RunningServer::state(Arc::clone(conn), tools, filter),
-            Err(e) => log::warn!(
-                "cannot list tools again: {}",
-                conn.describe(&e, "listing tools")
-            ),
+fn relisted(running: &Arc<RunningServer>, server: &ServerConfig) -> ServerState {
+    let listed = running
+        .conn
+        .tools_changed()
+        .then(|| list_again(&running.conn, server));
+    listed
+        .flatten()
+        .unwrap_or_else(|| ServerState::Running(Arc::clone(running)))
+}
+
+/// `conn`'s tools listed again and filtered for `server`; `None` (logged)
+/// when the listing fails.
+fn list_again(conn: &Arc<Downstream>, server: &ServerConfig) -> Option<ServerState> {
+    match conn.list_tools(Instant::now() + server.startup_timeout) {
+        Ok(tools) => Some(RunningServer::state(
+            Arc::clone(conn),
+            tools,
+            &server.tool_filter,
+        )),
+        Err(e) => {
+            let why = conn.describe(&e, "listing tools");
+            log::warn!("cannot list tools again: {why}");
+            None
         }
     }
-    ServerState::Running(Arc::clone(running))
 }
 
 /// Dynamic mode: lists `conn`'s tools again (it said they changed) and puts
@@ -456,17 +469,9 @@ pub fn relist(wb: &Workbench, conn: &Arc<Downstream>) {
     let Some((slot, index)) = wb.registry.find_conn(conn) else {
         return; // closed or restarted meanwhile
     };
-    let server = &slot.config.servers[index];
-    let tools = match conn.list_tools(Instant::now() + server.startup_timeout) {
-        Ok(tools) => tools,
-        Err(e) => {
-            return log::warn!(
-                "cannot list tools again: {}",
-                conn.describe(&e, "listing tools")
-            )
-        }
+    let Some(state) = list_again(conn, &slot.config.servers[index]) else {
+        return;
     };
-    let state = RunningServer::state(Arc::clone(conn), tools, &server.tool_filter);
     let replaced = slot.update(|open| {
         let mut open = (**open?).clone();
         match &open.servers[index] {
