@@ -25,7 +25,7 @@ use std::io::{self, Write};
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicI32, Ordering};
 use std::sync::Arc;
-use std::thread::{self, JoinHandle};
+use std::thread::JoinHandle;
 
 /// Some hosts refuse or truncate tool lists longer than this.
 const TOOLS_PER_TOOLBOX_LIMIT: usize = 40;
@@ -170,17 +170,10 @@ impl Interrupt {
     fn watch(launcher: &Arc<Launcher>) -> Interrupt {
         let signal = Arc::new(AtomicI32::new(0));
         let (received, launcher) = (Arc::clone(&signal), Arc::clone(launcher));
-        let watcher = thread::Builder::new()
-            .name("signals".into())
-            .stack_size(64 * 1024)
-            .spawn(move || {
-                let number = process::wait_for_shutdown_signal();
-                log::info!("received signal {number}; stopping every server");
-                received.store(number, Ordering::SeqCst);
-                launcher.shutdown();
-            })
-            .inspect_err(|e| log::warn!("cannot watch for signals: {e}"))
-            .ok();
+        let watcher = process::on_shutdown_signal("signals", move |number| {
+            received.store(number, Ordering::SeqCst);
+            launcher.shutdown();
+        });
         Interrupt { signal, watcher }
     }
 

@@ -223,8 +223,27 @@ pub fn block_shutdown_signals() {
     }
 }
 
-/// Waits (in a dedicated thread) for one of the blocked shutdown signals.
-pub fn wait_for_shutdown_signal() -> i32 {
+/// Starts a thread named `name` that waits for one of the blocked shutdown
+/// signals, logs it and runs `on_signal` with its number. `None` (logged)
+/// when the thread cannot be created.
+pub fn on_shutdown_signal(
+    name: &str,
+    on_signal: impl FnOnce(i32) + Send + 'static,
+) -> Option<thread::JoinHandle<()>> {
+    thread::Builder::new()
+        .name(name.into())
+        .stack_size(64 * 1024)
+        .spawn(move || {
+            let signal = wait_for_shutdown_signal();
+            log::info!("received signal {signal}");
+            on_signal(signal);
+        })
+        .inspect_err(|e| log::warn!("cannot watch for signals: {e}"))
+        .ok()
+}
+
+/// Waits for one of the blocked shutdown signals.
+fn wait_for_shutdown_signal() -> i32 {
     // SAFETY: as above; sigwait writes the signal number into a local.
     unsafe {
         let mut set: libc::sigset_t = std::mem::zeroed();

@@ -41,10 +41,10 @@ pub struct Server {
     /// The meta-tools' `tools/list` entries, comma-separated, built once:
     /// [without, with] `outputSchema`.
     meta_tools: [String; 2],
-    /// `openToolboxResult` from the config, and the form it gave for this
-    /// host at `initialize` (from `clientInfo.name`).
+    /// `openToolboxResult` from the config, and the form it gives this host
+    /// (chosen again at `initialize`, from `clientInfo.name`).
     open_setting: open_result::Setting,
-    open_form: Option<open_result::Form>,
+    open_form: open_result::Form,
 }
 
 #[derive(Serialize)]
@@ -87,7 +87,7 @@ impl Server {
             outbox,
             meta_tools,
             open_setting: config_open_setting,
-            open_form: None,
+            open_form: open_result::form_for(config_open_setting, None),
         }
     }
 
@@ -113,29 +113,11 @@ impl Server {
     /// skips the kill; nor does a signal during a shutdown begun by stdin EOF.
     pub fn watch_signals(&self) {
         let wb = Arc::clone(&self.wb);
-        let spawned = thread::Builder::new()
-            .name("signals".into())
-            .stack_size(64 * 1024)
-            .spawn(move || {
-                let signal = process::wait_for_shutdown_signal();
-                log::info!("received signal {signal}; stopping");
-                let hurry = thread::Builder::new()
-                    .name("signals (again)".into())
-                    .stack_size(64 * 1024)
-                    .spawn(|| loop {
-                        let signal = process::wait_for_shutdown_signal();
-                        log::info!("received signal {signal} again; stopping at once");
-                        process::hurry();
-                    });
-                if let Err(e) = hurry {
-                    log::warn!("cannot watch for a second signal: {e}");
-                }
-                wb.launcher.shutdown();
-                std::process::exit(0);
-            });
-        if let Err(e) = spawned {
-            log::warn!("cannot watch for signals: {e}");
-        }
+        process::on_shutdown_signal("signals", move |_| {
+            process::on_shutdown_signal("signals (again)", |_| process::hurry());
+            wb.launcher.shutdown();
+            std::process::exit(0);
+        });
     }
 
     fn shutdown(&mut self) {
@@ -295,7 +277,7 @@ impl Server {
         let client = client.as_deref();
         let form = open_result::form_for(self.open_setting, client);
         log::debug!("open_toolbox results in the {form:?} form for client {client:?}");
-        self.open_form = Some(form);
+        self.open_form = form;
         let result = InitializeResult {
             protocol_version: version,
             capabilities: serde_json::json!({
@@ -407,9 +389,7 @@ impl Server {
                 let op = match name.as_str() {
                     meta_tools::OPEN_TOOLBOX => Op::Open {
                         id,
-                        form: self
-                            .open_form
-                            .unwrap_or_else(|| open_result::form_for(self.open_setting, None)),
+                        form: self.open_form,
                         requested,
                     },
                     _ => Op::Close(id),
