@@ -365,15 +365,15 @@ impl<'de> Deserialize<'de> for Members<'de> {
     }
 }
 
-/// `raw` without whitespace outside strings: the same JSON, compact.
-pub fn compact(raw: &RawValue) -> String {
-    let mut out = String::with_capacity(raw.get().len());
+/// JSON `text` without whitespace outside strings: the same JSON, compact.
+pub fn compact(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
     let (mut in_string, mut escaped) = (false, false);
-    for c in raw.get().chars() {
+    for c in text.chars() {
         if in_string {
             in_string = escaped || c != '"';
             escaped = !escaped && c == '\\';
-        } else if c.is_ascii_whitespace() {
+        } else if matches!(c, ' ' | '\t' | '\n' | '\r') {
             continue;
         } else {
             in_string = c == '"';
@@ -677,12 +677,12 @@ mod tests {
         )
         .unwrap();
         assert_eq!(
-            compact(&raw),
+            compact(raw.get()),
             r#"{"supported":["2026-07-28"],"note":"a \" b "}"#
         );
         let mut error = ErrorObject::new(-32022, "Unsupported protocol version");
         assert_eq!(error.text(), "Unsupported protocol version");
-        error.data = Some(compact(&raw));
+        error.data = Some(compact(raw.get()));
         assert_eq!(
             error.text(),
             r#"Unsupported protocol version (data: {"supported":["2026-07-28"],"note":"a \" b "})"#

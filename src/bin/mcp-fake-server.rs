@@ -39,6 +39,7 @@
 //! serverInfo, ...) keep the key order they have in the script. A bad script
 //! makes the fake print an error and exit with code 2.
 
+use mcp_workbench::jsonrpc::compact;
 use serde::Deserialize;
 use serde_json::value::RawValue;
 use serde_json::Value;
@@ -129,30 +130,13 @@ struct Fake {
     added: Mutex<Vec<String>>,
 }
 
-/// Removes whitespace outside strings. The input must be valid JSON.
-fn minify(json: &str) -> String {
-    let mut out = String::with_capacity(json.len());
-    let (mut in_string, mut escaped) = (false, false);
-    for c in json.chars() {
-        if in_string {
-            out.push(c);
-            in_string = escaped || c != '"';
-            escaped = !escaped && c == '\\';
-        } else if !matches!(c, ' ' | '\t' | '\n' | '\r') {
-            in_string = c == '"';
-            out.push(c);
-        }
-    }
-    out
-}
-
-fn minify_raw(raw: &RawValue) -> String {
-    minify(raw.get())
+fn compact_raw(raw: &RawValue) -> String {
+    compact(raw.get())
 }
 
 /// A scripted output line: a JSON string is written verbatim, anything else minified.
 fn raw_line(raw: &RawValue) -> String {
-    serde_json::from_str::<String>(raw.get()).unwrap_or_else(|_| minify(raw.get()))
+    serde_json::from_str::<String>(raw.get()).unwrap_or_else(|_| compact(raw.get()))
 }
 
 fn parse_init(raw: Option<&RawValue>) -> Result<InitMode, String> {
@@ -169,7 +153,7 @@ fn parse_init(raw: Option<&RawValue>) -> Result<InitMode, String> {
         Ok("ignore") => Ok(InitMode::Ignore),
         Ok("exit") => Ok(InitMode::Exit),
         _ => serde_json::from_str::<ErrorMode>(raw.get())
-            .map(|m| InitMode::Error(minify_raw(&m.error)))
+            .map(|m| InitMode::Error(compact_raw(&m.error)))
             .map_err(|_| {
                 r#""initialize" must be "normal", "ignore", "exit" or {"error": {...}}"#.into()
             }),
@@ -341,23 +325,23 @@ impl Fake {
         };
         let params = msg.params.as_deref().map_or("null", RawValue::get);
         match (msg.method.as_deref(), msg.id) {
-            (None, Some(_)) => self.inbox().push(minify(line)),
+            (None, Some(_)) => self.inbox().push(compact(line)),
             (None, None) => eprintln!("fake: ignoring message without method or id: {line}"),
             (Some("notifications/initialized"), None) => {
                 for line in &self.script.after_initialized {
                     send(raw_line(line));
                 }
             }
-            (Some(_), None) => self.inbox().push(minify(line)),
+            (Some(_), None) => self.inbox().push(compact(line)),
             (Some(method), Some(id)) => {
-                let id = minify(id.get());
+                let id = compact(id.get());
                 match method {
                     "initialize" => self.initialize(&id, params),
                     "ping" => send(result_line(&id, "{}")),
                     "tools/list" => self.list_tools(&id, params),
                     "tools/call" => self.call_tool(id, params),
                     _ => {
-                        self.inbox().push(minify(line));
+                        self.inbox().push(compact(line));
                         send(error_line(&id, &rpc_error(-32601, "Method not found")))
                     }
                 }
@@ -386,11 +370,11 @@ impl Fake {
                 let caps = s
                     .capabilities
                     .as_deref()
-                    .map_or(DEFAULT_CAPABILITIES.into(), minify_raw);
+                    .map_or(DEFAULT_CAPABILITIES.into(), compact_raw);
                 let info = s
                     .server_info
                     .as_deref()
-                    .map_or(DEFAULT_SERVER_INFO.into(), minify_raw);
+                    .map_or(DEFAULT_SERVER_INFO.into(), compact_raw);
                 let result = format!(
                     r#"{{"protocolVersion":{version},"capabilities":{caps},"serverInfo":{info}}}"#
                 );
@@ -404,7 +388,7 @@ impl Fake {
             .script
             .tools
             .iter()
-            .map(|t| minify_raw(&t.tool))
+            .map(|t| compact_raw(&t.tool))
             .collect();
         tools.extend(
             self.added
@@ -466,7 +450,7 @@ impl Fake {
                     .is_ok_and(|v| v.get("name").and_then(Value::as_str) == Some(&call.name))
             };
             if added.iter().any(named) {
-                let args = call.arguments.as_deref().map_or("{}".into(), minify_raw);
+                let args = call.arguments.as_deref().map_or("{}".into(), compact_raw);
                 return send(result_line(
                     &id,
                     &text_result(&format!("{} {args}", call.name)),
@@ -475,11 +459,11 @@ impl Fake {
             let message = format!("Unknown tool: {}", call.name);
             return send(error_line(&id, &rpc_error(-32602, &message)));
         };
-        let args = call.arguments.as_deref().map_or("{}".into(), minify_raw);
+        let args = call.arguments.as_deref().map_or("{}".into(), compact_raw);
         let token = call
             .meta
             .and_then(|m| m.progress_token)
-            .map(|t| minify(t.get()));
+            .map(|t| compact(t.get()));
         // Delayed calls get their own thread so they do not hold up other requests;
         // the others run inline, which keeps the order of replies deterministic.
         if tool.action.delay_ms > 0 || tool.action.progress_interval_ms > 0 {
@@ -494,12 +478,12 @@ impl Fake {
         sleep_ms(a.delay_ms);
         if !a.add_tools.is_empty() {
             let mut added = self.added.lock().unwrap_or_else(|e| e.into_inner());
-            added.extend(a.add_tools.iter().map(|t| minify_raw(t)));
+            added.extend(a.add_tools.iter().map(|t| compact_raw(t)));
         }
         for fields in &a.progress {
             sleep_ms(a.progress_interval_ms);
             let Some(token) = token else { break };
-            let fields = minify_raw(fields);
+            let fields = compact_raw(fields);
             let rest = fields.trim_start_matches('{').trim_end_matches('}');
             let sep = if rest.is_empty() { "" } else { "," };
             send(format!(
@@ -532,7 +516,7 @@ impl Fake {
             return;
         }
         if let Some(error) = &a.error {
-            return send(error_line(id, &minify_raw(error)));
+            return send(error_line(id, &compact_raw(error)));
         }
         if let Some(hex) = &a.reply_hex {
             let result = from_hex(hex).expect("checked when the script was loaded");
@@ -540,7 +524,7 @@ impl Fake {
             return send_bytes([head.as_bytes(), &result, b"}"].concat());
         }
         let result = if let Some(reply) = &a.reply {
-            minify_raw(reply)
+            compact_raw(reply)
         } else if let Some(env) = &a.env {
             text_result(&env_text(env))
         } else if a.inbox {

@@ -78,7 +78,7 @@ impl Downstream {
                     (None, Some(error)) => Err(ErrorObject {
                         code: error.code,
                         message: error.message,
-                        data: error.data.as_deref().map(jsonrpc::compact),
+                        data: error.data.map(|data| jsonrpc::compact(data.get())),
                     }),
                     (None, None) => Err(ErrorObject::new(
                         jsonrpc::INTERNAL_ERROR,
