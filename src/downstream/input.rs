@@ -76,8 +76,9 @@ impl Input {
         })
     }
 
-    /// Sends one complete line, or refuses all of it.
-    pub fn write(&self, line: &[u8]) -> Result<(), WriteError> {
+    /// Sends one complete line, or refuses all of it. What the pipe does not
+    /// take is queued as it is: the line is never copied.
+    pub fn write(&self, line: Vec<u8>) -> Result<(), WriteError> {
         let mut state = crate::lock(&self.state);
         if let Some(kind) = state.broken {
             return Err(WriteError::Io(kind.into()));
@@ -92,10 +93,10 @@ impl Input {
                 });
             }
             state.queued += line.len();
-            state.queue.push_back(line.to_vec());
+            state.queue.push_back(line);
             return Ok(());
         }
-        let written = match (&*pipe).write(line) {
+        let written = match (&*pipe).write(&line) {
             Ok(n) => n,
             Err(e) if e.kind() == io::ErrorKind::WouldBlock => 0,
             Err(e) if e.kind() == io::ErrorKind::Interrupted => 0,
@@ -106,7 +107,8 @@ impl Input {
         };
         if written < line.len() {
             state.queued = line.len() - written;
-            state.queue.push_back(line[written..].to_vec());
+            state.offset = written;
+            state.queue.push_back(line);
             self.wake_writer.notify_one();
         }
         Ok(())
@@ -208,7 +210,7 @@ mod tests {
         let line = vec![b'x'; 100_000];
         let mut accepted = 0;
         let refused = loop {
-            match input.write(&line) {
+            match input.write(line.clone()) {
                 Ok(()) => accepted += line.len(),
                 Err(e) => break e,
             }
@@ -217,9 +219,12 @@ mod tests {
         assert!(matches!(refused, WriteError::Full { queued } if queued <= QUEUE_LIMIT));
         assert!(accepted >= QUEUE_LIMIT, "refused after {accepted} bytes");
         // A line that does not fit is refused whole; the queue is unchanged.
-        assert!(matches!(input.write(&line), Err(WriteError::Full { .. })));
+        assert!(matches!(input.write(line), Err(WriteError::Full { .. })));
         input.close();
-        assert!(matches!(input.write(b"x\n"), Err(WriteError::Closed)));
+        assert!(matches!(
+            input.write(b"x\n".to_vec()),
+            Err(WriteError::Closed)
+        ));
         let _ = child.kill();
         let _ = child.wait();
     }
@@ -242,7 +247,7 @@ mod tests {
         let mut expected = Vec::new();
         for i in 0..200u32 {
             let line = format!("{i:0>5}{}\n", "y".repeat(3000));
-            input.write(line.as_bytes()).unwrap();
+            input.write(line.clone().into_bytes()).unwrap();
             expected.extend_from_slice(line.as_bytes());
         }
         let mut stdout = child.stdout.take().unwrap();

@@ -375,7 +375,7 @@ impl Downstream {
             .register(Entry::Wait(tx))
             .map_err(Failure::Down)?;
         let line = jsonrpc::request_line(&RequestId::Int(id), method, params);
-        match self.write(&line) {
+        match self.write(line) {
             // A child that died says how (exit status, stderr) when the exit
             // watcher or the reader notices, which fails this request: wait.
             Ok(()) | Err(WriteError::Io(_)) => {}
@@ -396,7 +396,7 @@ impl Downstream {
 
     fn notify(&self, method: &str) {
         let line = jsonrpc::notification_line::<Value>(method, None);
-        if let Err(e) = self.write(&line) {
+        if let Err(e) = self.write(line) {
             log::debug!("[{}] cannot send {method}: {e}", self.label);
         }
     }
@@ -447,7 +447,7 @@ impl Downstream {
             meta,
         };
         let line = jsonrpc::request_line(&RequestId::Int(id), method::TOOLS_CALL, &params);
-        let Err(e) = self.write(&line) else {
+        let Err(e) = self.write(line) else {
             return Ok(());
         };
         // The child may have died (or been stopped) meanwhile, and whoever
@@ -472,7 +472,7 @@ impl Downstream {
             return;
         };
         let params = json!({ "level": level });
-        let _ = self.write(&jsonrpc::request_line(
+        let _ = self.write(jsonrpc::request_line(
             &RequestId::Int(id),
             method::SET_LEVEL,
             &params,
@@ -489,10 +489,7 @@ impl Downstream {
         if let Some(reason) = reason {
             params["reason"] = json!(reason);
         }
-        let _ = self.write(&jsonrpc::notification_line(
-            method::CANCELLED,
-            Some(&params),
-        ));
+        let _ = self.write(jsonrpc::notification_line(method::CANCELLED, Some(&params)));
         true
     }
 
@@ -506,12 +503,12 @@ impl Downstream {
         lock(&self.shared).pending.closed().map(str::to_string)
     }
 
-    fn write(&self, line: &[u8]) -> Result<(), WriteError> {
+    fn write(&self, line: Vec<u8>) -> Result<(), WriteError> {
         if log::log_enabled!(log::Level::Debug) {
-            log::debug!("[{}] <- {}", self.label, framing::preview(line));
+            log::debug!("[{}] <- {}", self.label, framing::preview(&line));
         }
         if trace::enabled() {
-            trace::record(trace::Dir::WorkbenchToChild, Some(&self.label), line);
+            trace::record(trace::Dir::WorkbenchToChild, Some(&self.label), &line);
         }
         self.input.write(line)
     }

@@ -111,7 +111,7 @@ impl Downstream {
                 jsonrpc::METHOD_NOT_FOUND
             )
         };
-        if let Err(e) = self.write(line.as_bytes()) {
+        if let Err(e) = self.write(line.into_bytes()) {
             log::debug!("[{}] cannot answer {method}: {e}", self.label);
         }
     }

@@ -47,7 +47,7 @@ impl Downstream {
         };
         let cancel = json!({"requestId": id, "reason": format!("timed out after {ms} ms")});
         let line = jsonrpc::notification_line(method::CANCELLED, Some(&cancel));
-        let _ = self.write(&line);
+        let _ = self.write(line);
         let text = format!(
             "Tool '{}' in server '{}' (toolbox '{}') timed out after {ms} ms ({key})",
             call.tool, self.spec.server, self.spec.toolbox
