@@ -529,25 +529,35 @@ impl Downstream {
         // Let the drain catch the last words the child wrote to stderr.
         let _ = self.stderr_done.recv_timeout(Duration::from_millis(200));
         let tail = self.tail_text();
+        let (server, toolbox) = (&self.spec.server, &self.spec.toolbox);
+        let closed = self.fail_in_flight(&why, |tool| {
+            format!("Server '{server}' in toolbox '{toolbox}' failed while running tool '{tool}': {why}{tail}")
+        });
+        if closed {
+            log::warn!("[{}] {why}", self.label);
+        }
+    }
+
+    /// Closes the pending table with `why` and answers everything in flight
+    /// once: a forwarded call with `text(its tool)` as its `isError` text.
+    /// False when the table was closed already.
+    fn fail_in_flight(&self, why: &str, text: impl Fn(&str) -> String) -> bool {
         let entries = {
             let mut shared = lock(&self.shared);
             if shared.pending.closed().is_some() {
-                return;
+                return false;
             }
             self.timer_wake.notify_one();
-            shared.pending.fail_all(&why)
+            shared.pending.fail_all(why)
         };
-        log::warn!("[{}] {why}", self.label);
         for entry in entries {
             let text = match &entry {
-                Entry::Call(call) => format!(
-                    "Server '{}' in toolbox '{}' failed while running tool '{}': {why}{tail}",
-                    self.spec.server, self.spec.toolbox, call.tool
-                ),
+                Entry::Call(call) => text(&call.tool),
                 Entry::Wait(_) | Entry::Discard => String::new(),
             };
-            self.fail(entry, Failure::Down(why.clone()), &text);
+            self.fail(entry, Failure::Down(why.to_string()), &text);
         }
+        true
     }
 
     /// Stops the child: fail what is in flight with `in_flight` as the message
@@ -555,24 +565,13 @@ impl Downstream {
     /// release and join the child's threads. Safe to call more than once and
     /// from several threads: each returns once the child is gone.
     pub fn stop(&self, in_flight: &str) {
-        let entries = {
-            let mut shared = lock(&self.shared);
-            self.timer_wake.notify_one();
-            shared.pending.fail_all("stopped")
-        };
-        for entry in entries {
-            let text = match &entry {
-                Entry::Call(call) if !in_flight.is_empty() => {
-                    in_flight.replace("{tool}", &call.tool)
-                }
-                Entry::Call(call) => format!(
-                    "Server '{}' in toolbox '{}' was stopped while tool '{}' was running",
-                    self.spec.server, self.spec.toolbox, call.tool
-                ),
-                Entry::Wait(_) | Entry::Discard => String::new(),
-            };
-            self.fail(entry, Failure::Down("stopped".into()), &text);
-        }
+        let (server, toolbox) = (&self.spec.server, &self.spec.toolbox);
+        self.fail_in_flight("stopped", |tool| match in_flight {
+            "" => format!(
+                "Server '{server}' in toolbox '{toolbox}' was stopped while tool '{tool}' was running"
+            ),
+            text => text.replace("{tool}", tool),
+        });
         let exit = self.owner.stop(|| self.input.close());
         if self.stopping.swap(true, Ordering::SeqCst) {
             return; // another caller releases the threads
