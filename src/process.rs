@@ -209,7 +209,7 @@ const SHUTDOWN_SIGNALS: [i32; 3] = [libc::SIGTERM, libc::SIGINT, libc::SIGHUP];
 
 /// Blocks the shutdown signals in the calling thread. Call it first thing in
 /// `main`, before any thread exists, so that every thread inherits the mask and
-/// the signals wait for `wait_for_shutdown_signal` (children get an empty mask
+/// the signals wait for `on_shutdown_signal` (children get an empty mask
 /// from `configure`).
 pub fn block_shutdown_signals() {
     // SAFETY: the set is a local we initialise with sigemptyset before use.
