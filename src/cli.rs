@@ -1,6 +1,6 @@
 //! Hand-written command-line parsing (docs/reference.md, "Command line").
 //! Flags and the `check` word may come in any order; each may be given once.
-//! No IO: the environment (`WORKBENCH_CONFIG`, `HOME`) is read through a
+//! No IO: the environment (`WORKBENCH_CONFIG`, the home folder) is read through a
 //! lookup the caller passes.
 
 use crate::suggest;
@@ -20,7 +20,7 @@ Usage:
 
 The config path is --config, else $WORKBENCH_CONFIG, else ./workbench-config.json.
 Relative paths in the config are taken from the config file's folder; a path
-that starts with ~/ is taken from $HOME.
+that starts with ~/ is taken from your home folder ($HOME; %USERPROFILE% on Windows).
 Logs go to stderr; set RUST_LOG (error, warn, info, debug) to choose how much.
 Exit codes: 0 clean shutdown, 1 runtime failure, 2 usage or config error.
 ";
@@ -155,8 +155,9 @@ fn unexpected(text: &str, flag: &str) -> String {
     }
 }
 
-/// A path that starts with `~/` (or is `~`) is taken from `$HOME`: host
-/// configs pass arguments without a shell, so nothing else expands it.
+/// A path that starts with `~/` (or is `~`) is taken from the home folder
+/// (`process::HOME`): host configs pass arguments without a shell, so nothing
+/// else expands it.
 fn expand_home(path: OsString, env: &dyn Fn(&str) -> Option<OsString>) -> Result<PathBuf, String> {
     let Some(text) = path.to_str() else {
         return Ok(PathBuf::from(path));
@@ -164,17 +165,18 @@ fn expand_home(path: OsString, env: &dyn Fn(&str) -> Option<OsString>) -> Result
     if let Some(problem) = crate::expand::unsupported_tilde(text) {
         return Err(problem);
     }
-    let Some(rest) = text.strip_prefix('~') else {
+    let Some(rest) = crate::expand::home_relative(text) else {
         return Ok(PathBuf::from(path));
     };
-    match env("HOME") {
+    match env(crate::process::HOME) {
         Some(home) if !home.is_empty() => {
             let mut out = home;
             out.push(rest);
             Ok(PathBuf::from(out))
         }
         _ => Err(format!(
-            "'{text}' starts with '~' but HOME is not set; write the absolute path"
+            "'{text}' starts with '~' but {} is not set; write the absolute path",
+            crate::process::HOME
         )),
     }
 }
@@ -184,10 +186,7 @@ mod tests {
     use super::*;
 
     fn env(name: &str) -> Option<OsString> {
-        match name {
-            "HOME" => Some("/home/u".into()),
-            _ => None,
-        }
+        (name == crate::process::HOME).then(|| "/home/u".into())
     }
 
     fn parse_str(args: &[&str]) -> Result<Command, String> {
@@ -292,11 +291,14 @@ mod tests {
         let no_home = |_: &str| None;
         assert_eq!(
             parse(["--config", "~/x"].map(OsString::from), &no_home).unwrap_err(),
-            "--config: '~/x' starts with '~' but HOME is not set; write the absolute path"
+            format!(
+                "--config: '~/x' starts with '~' but {} is not set; write the absolute path",
+                crate::process::HOME
+            )
         );
         let from_env = |name: &str| match name {
             "WORKBENCH_CONFIG" => Some(OsString::from("~/e.json")),
-            "HOME" => Some(OsString::from("/h")),
+            _ if name == crate::process::HOME => Some(OsString::from("/h")),
             _ => None,
         };
         assert_eq!(

@@ -19,6 +19,7 @@
 //! the config file's folder, not from the workbench's working directory (GUI
 //! hosts start it in `/`). This module does no IO: the folder is given.
 
+use crate::process;
 use std::collections::BTreeMap;
 use std::path::{is_separator, Path, PathBuf};
 
@@ -125,19 +126,21 @@ impl Template {
     }
 }
 
-/// `~` or `~/...` becomes `$HOME` (an unset `HOME` is reported like any unset
-/// variable); then a relative path is joined to `base` when `relative_to_base`.
+/// `~` or `~/...` becomes the home folder (`process::HOME`: `$HOME`, or
+/// `%USERPROFILE%` on Windows, where `~\...` works too; unset, it is reported
+/// like any unset variable); then a relative path is joined to `base` when
+/// `relative_to_base`.
 fn anchor_path(
     value: String,
     base: &Path,
     relative_to_base: bool,
     lookup: &dyn Fn(&str) -> Option<String>,
 ) -> Result<String, String> {
-    if value == "~" || value.starts_with("~/") {
-        let home = lookup("HOME")
+    if let Some(rest) = home_relative(&value) {
+        let home = lookup(process::HOME)
             .filter(|h| !h.is_empty())
-            .ok_or_else(|| "HOME".to_string())?;
-        return Ok(format!("{home}{}", &value[1..]));
+            .ok_or_else(|| process::HOME.to_string())?;
+        return Ok(format!("{home}{rest}"));
     }
     if relative_to_base && !value.is_empty() && Path::new(&value).is_relative() {
         return Ok(base.join(&value).to_string_lossy().into_owned());
@@ -148,13 +151,20 @@ fn anchor_path(
 /// The problem with a path that starts with `~` in a form that is not
 /// expanded (`~user`), if it does.
 pub fn unsupported_tilde(path: &str) -> Option<String> {
-    let rest = path.strip_prefix('~')?;
-    if rest.is_empty() || rest.starts_with('/') {
+    if !path.starts_with('~') || home_relative(path).is_some() {
         return None;
     }
     Some(format!(
-        "'{path}': only '~' and '~/...' are expanded (to $HOME); write the absolute path instead"
+        "'{path}': only '~' and '~/...' are expanded (to ${}); write the absolute path instead",
+        process::HOME
     ))
+}
+
+/// What follows the `~` of a path that is `~` or starts with `~` and a
+/// separator: the part to append to the home folder.
+pub fn home_relative(path: &str) -> Option<&str> {
+    let rest = path.strip_prefix('~')?;
+    (rest.is_empty() || rest.starts_with(is_separator)).then_some(rest)
 }
 
 fn parse_reference(body: &str) -> Result<Part, String> {
@@ -189,9 +199,6 @@ fn parse_reference(body: &str) -> Result<Part, String> {
     })
 }
 
-/// Variables passed to every child, as the official MCP SDKs do.
-pub const ALLOWED_ENV: [&str; 6] = ["PATH", "HOME", "USER", "LOGNAME", "SHELL", "TERM"];
-
 /// The environment of a child: the allow-list (or everything, with `inherit`)
 /// from `parent`, overlaid with the server's own `env`.
 pub fn child_env(
@@ -203,7 +210,7 @@ pub fn child_env(
     let mut env: BTreeMap<String, String> = if inherit {
         all_parent.collect()
     } else {
-        ALLOWED_ENV
+        process::ALLOWED_ENV
             .iter()
             .filter_map(|k| parent(k).map(|v| (k.to_string(), v)))
             .collect()
@@ -252,7 +259,13 @@ mod tests {
             Template::parse(s)
                 .unwrap()
                 .anchored(Anchor::Dir(base.clone()))
-                .expand(&|n| if n == "HOME" { home.clone() } else { lookup(n) })
+                .expand(&|n| {
+                    if n == process::HOME {
+                        home.clone()
+                    } else {
+                        lookup(n)
+                    }
+                })
         };
         let program = |s: &str| {
             Template::parse(s)
@@ -265,8 +278,8 @@ mod tests {
         assert_eq!(dir("/abs", None).unwrap(), "/abs");
         assert_eq!(dir("~/x", Some("/home/u")).unwrap(), "/home/u/x");
         assert_eq!(dir("~", Some("/home/u")).unwrap(), "/home/u");
-        assert_eq!(dir("~/x", None).unwrap_err(), "HOME");
-        assert_eq!(dir("~/x", Some("")).unwrap_err(), "HOME");
+        assert_eq!(dir("~/x", None).unwrap_err(), process::HOME);
+        assert_eq!(dir("~/x", Some("")).unwrap_err(), process::HOME);
         assert_eq!(program("npx").unwrap(), "npx", "a bare name uses PATH");
         assert_eq!(program("bin/server").unwrap(), "/cfg/dir/bin/server");
         assert_eq!(program("../${SET}/s").unwrap(), "/cfg/dir/../value/s");

@@ -49,7 +49,7 @@ fn main() -> ExitCode {
         }
     };
     // Still before any thread exists, and before any file is opened.
-    if let Err(e) = mcp_workbench::process::watchdog::start() {
+    if let Err(e) = mcp_workbench::process::start_watchdog() {
         log::warn!("cannot start the watchdog ({e}): if the workbench is killed, processes its servers started may survive it");
     }
     match command {

@@ -171,6 +171,7 @@ fn binaries_are_found_through_cargo_not_a_fixed_target_folder() {
 }
 
 #[test]
+#[cfg(unix)] // the script is bash, run with a PATH of symlinks
 fn missing_prerequisites_stop_the_suite_with_one_line() {
     // A PATH with bash and nothing else, and a user who is not root: nothing
     // can be installed, so the script must stop at once and say what is missing.

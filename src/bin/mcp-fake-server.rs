@@ -583,6 +583,8 @@ fn main() {
     };
     // The fake lives until the process exits; leaking it lets call threads borrow it.
     let fake: &'static Fake = Box::leak(Box::new(fake));
+    // Windows has no SIGTERM: a stop there ends in the job's termination.
+    #[cfg(unix)]
     if fake.script.ignore_sigterm {
         // SAFETY: installing SIG_IGN has no handler code and no preconditions.
         unsafe {

@@ -1,12 +1,14 @@
 //! A child's stdin, written without ever blocking the caller.
 //!
-//! The caller (the main thread on the hot path) writes a line with one
-//! non-blocking `write`. Whatever the pipe does not take goes to a bounded
-//! queue that the child's *writer* thread drains as the child reads. While the
-//! queue holds anything, every later line queues behind it, so lines never
-//! interleave. A child that stops reading fills the queue up to `QUEUE_LIMIT`;
-//! past it, lines are refused at once with `Full`, and the calls that carried
-//! them fail fast instead of freezing the workbench.
+//! Where pipes can be written without blocking (Unix), the caller (the main
+//! thread on the hot path) writes a line with one non-blocking `write`.
+//! Whatever the pipe does not take, or every line where writes would block
+//! (Windows), goes to a bounded queue that the child's *writer* thread drains
+//! as the child reads, holding no lock while it writes. While the queue holds
+//! anything, every later line queues behind it, so lines never interleave. A
+//! child that stops reading fills the queue up to `QUEUE_LIMIT`; past it,
+//! lines are refused at once with `Full`, and the calls that carried them
+//! fail fast instead of freezing the workbench.
 
 use crate::process;
 use std::collections::VecDeque;
@@ -44,6 +46,8 @@ impl std::fmt::Display for WriteError {
 }
 
 pub struct Input {
+    /// The caller may write to the pipe itself (it never blocks).
+    direct: bool,
     state: Mutex<State>,
     /// Wakes the writer thread when the queue gets something, or on close.
     wake_writer: Condvar,
@@ -53,9 +57,12 @@ struct State {
     /// `None` once closed. Shared with the writer thread while it waits for
     /// room, so closing never waits for a write.
     pipe: Option<Arc<ChildStdin>>,
-    queue: VecDeque<Vec<u8>>,
+    /// Lines not yet written whole; the writer thread holds a clone of the
+    /// first while it writes it.
+    queue: VecDeque<Arc<Vec<u8>>>,
     /// Bytes of `queue[0]` already written.
     offset: usize,
+    /// Bytes in `queue` not yet written: while any are, lines queue.
     queued: usize,
     /// The pipe failed; further lines fail the same way.
     broken: Option<io::ErrorKind>,
@@ -63,8 +70,9 @@ struct State {
 
 impl Input {
     pub fn new(stdin: ChildStdin) -> io::Result<Input> {
-        process::set_nonblocking(&stdin)?;
+        let direct = process::use_nonblocking_writes(&stdin)?;
         Ok(Input {
+            direct,
             state: Mutex::new(State {
                 pipe: Some(Arc::new(stdin)),
                 queue: VecDeque::new(),
@@ -86,14 +94,15 @@ impl Input {
         let Some(pipe) = state.pipe.clone() else {
             return Err(WriteError::Closed);
         };
-        if !state.queue.is_empty() {
-            if state.queued + line.len() > QUEUE_LIMIT {
+        if state.queued > 0 || !self.direct {
+            if state.queued > 0 && state.queued + line.len() > QUEUE_LIMIT {
                 return Err(WriteError::Full {
                     queued: state.queued,
                 });
             }
             state.queued += line.len();
-            state.queue.push_back(line);
+            state.queue.push_back(Arc::new(line));
+            self.wake_writer.notify_one();
             return Ok(());
         }
         let written = match (&*pipe).write(&line) {
@@ -108,7 +117,7 @@ impl Input {
         if written < line.len() {
             state.queued = line.len() - written;
             state.offset = written;
-            state.queue.push_back(line);
+            state.queue.push_back(Arc::new(line));
             self.wake_writer.notify_one();
         }
         Ok(())
@@ -126,11 +135,14 @@ impl Input {
         state.pipe = None;
         state.queue.clear();
         state.queued = 0;
+        state.offset = 0;
         self.wake_writer.notify_one();
     }
 
     /// The writer thread: drains the queue as the child reads, until stdin is
     /// closed, or the owner is `stopping` and interrupts its wait for room.
+    /// It holds no lock while it writes or waits, so `write` and `close` never
+    /// wait for the child.
     pub fn run_writer(&self, label: &str, stopping: &AtomicBool) {
         let mut state = crate::lock(&self.state);
         loop {
@@ -140,55 +152,60 @@ impl Input {
                     .wait(state)
                     .unwrap_or_else(|p| p.into_inner());
             }
-            let Some(pipe) = state.pipe.clone() else {
+            let (Some(pipe), Some(line)) = (state.pipe.clone(), state.queue.front().cloned())
+            else {
                 return;
             };
-            if let Err(e) = state.drain(&pipe) {
-                log::debug!("[{label}] cannot write to stdin: {e}");
-                state.broken = Some(e.kind());
-                state.queue.clear();
-                state.queued = 0;
-                continue;
-            }
-            if state.queue.is_empty() {
-                continue;
-            }
+            let offset = state.offset;
             drop(state);
-            let ready = process::wait_writable(&*pipe);
-            drop(pipe);
-            if stopping.load(Ordering::SeqCst) {
-                return;
-            }
-            if let Err(e) = ready {
-                if e.kind() != io::ErrorKind::Interrupted {
-                    log::warn!("[{label}] cannot wait for room in stdin: {e}");
-                    return;
+            let written = (&*pipe).write(&line[offset..]);
+            state = crate::lock(&self.state);
+            let current = state.queue.front().is_some_and(|f| Arc::ptr_eq(f, &line));
+            match written {
+                // A line dropped by `close` while it was written is forgotten.
+                Ok(n) if current => state.advance(n),
+                Ok(_) => {}
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                    drop(state);
+                    let ready = process::wait_writable(&pipe);
+                    drop(pipe);
+                    if stopping.load(Ordering::SeqCst) {
+                        return;
+                    }
+                    if let Err(e) = ready {
+                        if e.kind() != io::ErrorKind::Interrupted {
+                            log::warn!("[{label}] cannot wait for room in stdin: {e}");
+                            return;
+                        }
+                    }
+                    state = crate::lock(&self.state);
+                }
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {
+                    if stopping.load(Ordering::SeqCst) {
+                        return;
+                    }
+                }
+                Err(e) => {
+                    log::debug!("[{label}] cannot write to stdin: {e}");
+                    state.broken = Some(e.kind());
+                    state.queue.clear();
+                    state.queued = 0;
+                    state.offset = 0;
                 }
             }
-            state = crate::lock(&self.state);
         }
     }
 }
 
 impl State {
-    /// Writes queued bytes until the pipe is full or the queue is empty.
-    fn drain(&mut self, pipe: &ChildStdin) -> io::Result<()> {
-        while let Some(front) = self.queue.front() {
-            match (&*pipe).write(&front[self.offset..]) {
-                Ok(n) => {
-                    self.offset += n;
-                    self.queued -= n;
-                    if self.offset == front.len() {
-                        self.queue.pop_front();
-                        self.offset = 0;
-                    }
-                }
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(()),
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                Err(e) => return Err(e),
-            }
+    /// `n` more bytes of the first queued line were written.
+    fn advance(&mut self, n: usize) {
+        self.offset += n;
+        self.queued -= n;
+        if self.offset == self.queue.front().map_or(0, |f| f.len()) {
+            self.queue.pop_front();
+            self.offset = 0;
         }
-        Ok(())
     }
 }
 

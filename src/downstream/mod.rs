@@ -47,7 +47,7 @@ use serde_json::{json, Map, Value};
 use std::borrow::Cow;
 use std::collections::{BTreeMap, VecDeque};
 use std::io::{self, BufRead, BufReader, Read};
-use std::process::{ChildStdout, Command, Stdio};
+use std::process::{ChildStdout, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Condvar, Mutex, Weak};
 use std::thread::{self, JoinHandle};
@@ -192,7 +192,7 @@ impl Downstream {
         changes: Option<Sender<Arc<Downstream>>>,
     ) -> Result<Arc<Downstream>, String> {
         let label = format!("{}/{}", spec.toolbox, spec.server);
-        let mut cmd = Command::new(&spec.program);
+        let mut cmd = process::command(&spec.program, &spec.env);
         cmd.args(&spec.args)
             .env_clear()
             .envs(&spec.env)
@@ -234,7 +234,7 @@ impl Downstream {
             stdout,
             stderr,
         } = spawned;
-        let pid = owner.pid();
+        let pid = owner.tree().pid();
         let input = match Input::new(stdin) {
             Ok(input) => input,
             Err(e) => {
@@ -516,7 +516,7 @@ impl Downstream {
     /// The exit watcher: waits for the process itself to end, so a crash is
     /// noticed even while a helper it started holds its stdout open.
     fn watch_exit(&self) {
-        let exit = process::wait_exit_blocking(self.owner.pid());
+        let exit = self.owner.tree().wait_exit_blocking();
         self.went_down(format!("the server process ended ({exit})"));
     }
 
@@ -713,6 +713,11 @@ fn named(label: &str, what: &str, f: impl FnOnce() + Send + 'static) -> io::Resu
 
 impl std::fmt::Debug for Downstream {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "Downstream({}, pid {})", self.label, self.owner.pid())
+        write!(
+            f,
+            "Downstream({}, pid {})",
+            self.label,
+            self.owner.tree().pid()
+        )
     }
 }

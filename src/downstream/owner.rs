@@ -1,16 +1,13 @@
 //! The process owner: the one place that spawns a child, stops it and kills
-//! its process group, and kills it on drop (like rust-analyzer's `JodChild`).
+//! its process tree, and kills it on drop (like rust-analyzer's `JodChild`).
 //!
-//! The stop sequence is MCP's for stdio (basic/transports §stdio, 2025-06-18):
-//! close stdin, wait, SIGTERM the group, wait, SIGKILL the group. The first
-//! caller runs it; a concurrent caller waits until it is done, so a shutdown
-//! that finds a stop already running does not exit before the kill.
-//! `process::hurry` cuts the waits short, never the kill.
-//!
-//! Each group is registered with the watchdog (`process::watchdog`) right
-//! after the spawn and unregistered just before its leader is reaped.
+//! The stop sequence (`process::Tree::stop`) is MCP's for stdio: close stdin,
+//! wait, ask the tree to stop, wait, kill it. The first caller runs it; a
+//! concurrent caller waits until it is done, so a shutdown that finds a stop
+//! already running does not exit before the kill. `process::hurry` cuts the
+//! waits short, never the kill.
 
-use crate::process::{self, Exit};
+use crate::process::{Exit, Tree};
 use std::io;
 use std::process::{Child, ChildStderr, ChildStdin, ChildStdout, Command};
 use std::sync::{Condvar, Mutex};
@@ -20,7 +17,7 @@ use std::time::Duration;
 pub const STOP_GRACE: Duration = Duration::from_secs(2);
 
 pub struct Owner {
-    pid: u32,
+    tree: Tree,
     state: Mutex<State>,
     stopped: Condvar,
 }
@@ -40,23 +37,21 @@ pub struct Spawned {
 }
 
 impl Owner {
-    /// Spawns `cmd` (its stdio must be piped) in a process group of its own.
-    /// Call it from a thread that lives as long as the child: the parent-death
-    /// signal follows the spawning thread.
+    /// Spawns `cmd` (its stdio must be piped) as a process tree of its own.
+    /// Call it from a thread that lives as long as the child: on Linux the
+    /// parent-death signal follows the spawning thread.
     pub fn spawn(mut cmd: Command) -> io::Result<Spawned> {
-        process::configure(&mut cmd);
-        let mut child = cmd.spawn()?;
-        process::watchdog::watch(child.id());
+        let (mut child, tree) = Tree::spawn(&mut cmd)?;
         let pipes = (child.stdin.take(), child.stdout.take(), child.stderr.take());
         let (Some(stdin), Some(stdout), Some(stderr)) = pipes else {
-            process::kill_group(child.id());
-            process::watchdog::forget(child.id());
+            tree.kill();
+            tree.release();
             let _ = child.wait();
             return Err(io::Error::other("the child's stdio is not piped"));
         };
         Ok(Spawned {
             owner: Owner {
-                pid: child.id(),
+                tree,
                 state: Mutex::new(State::Running(child)),
                 stopped: Condvar::new(),
             },
@@ -66,8 +61,9 @@ impl Owner {
         })
     }
 
-    pub fn pid(&self) -> u32 {
-        self.pid
+    /// The child's process tree, to poll or wait for its exit.
+    pub fn tree(&self) -> &Tree {
+        &self.tree
     }
 
     /// Runs the stop sequence (`close_stdin` first) and reaps the child; or,
@@ -88,9 +84,8 @@ impl Owner {
         };
         drop(state);
         close_stdin();
-        let exit = process::stop_group(self.pid, STOP_GRACE);
-        // While the leader is a zombie, its pid (the group id) is not reused.
-        process::watchdog::forget(self.pid);
+        let exit = self.tree.stop(STOP_GRACE);
+        self.tree.release();
         let _ = child.wait();
         *crate::lock(&self.state) = State::Stopped(exit);
         self.stopped.notify_all();
@@ -102,8 +97,8 @@ impl Drop for Owner {
     /// A last resort: every owner of a connection stops it first.
     fn drop(&mut self) {
         if let State::Running(child) = &mut *crate::lock(&self.state) {
-            process::kill_group(self.pid);
-            process::watchdog::forget(self.pid);
+            self.tree.kill();
+            self.tree.release();
             let _ = child.wait();
         }
     }

@@ -207,7 +207,7 @@ impl Downstream {
         if self.down_reason().is_some() {
             return; // being stopped, or the exit watcher was first
         }
-        let why = match process::wait_exit(self.owner.pid(), Duration::from_millis(500)) {
+        let why = match self.owner.tree().wait_exit(Duration::from_millis(500)) {
             Some(exit) => format!("the server process ended ({exit})"),
             None => "the server closed its stdout".to_string(),
         };

@@ -2,8 +2,9 @@
 //! process group once the workbench is gone, however it died (SIGKILL, a crash,
 //! an abort, an `exit` in the middle of a stop).
 //!
-//! `PR_SET_PDEATHSIG` reaches only a direct child; what an `sh -c` or `npx`
-//! wrapper started would survive, reparented to init. The workbench holds the
+//! Linux's `PR_SET_PDEATHSIG` reaches only a direct child, and macOS has no
+//! parent-death signal at all: what an `sh -c` or `npx` wrapper started would
+//! survive, reparented to init (launchd). The workbench holds the
 //! write end of a pipe whose read end only the watchdog holds, and writes one
 //! fixed-size record per change: `+pgid` right after a spawn, `-pgid` just
 //! before the group's leader is reaped (until then the leader is a zombie, so
@@ -30,7 +31,7 @@ use std::sync::OnceLock;
 /// Far below `PIPE_BUF`, so concurrent writes never interleave.
 const RECORD: usize = 5;
 /// Groups the watchdog can hold at once; more live children than this are
-/// covered only by the parent-death signal.
+/// covered only by Linux's parent-death signal.
 const CAPACITY: usize = 4096;
 
 /// Where closing descriptors one by one stops, when `close_range` is missing.

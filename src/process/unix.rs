@@ -1,0 +1,306 @@
+//! Unix (Linux, macOS): process groups, exit polls that leave the child
+//! unreaped, the shutdown signals, and the signal that releases a thread
+//! blocked on a pipe.
+//!
+//! Every child runs in its own process group, so signalling the group also
+//! reaches what an `npx` or `sh -c` wrapper started. On Linux each child also
+//! asks the kernel for SIGKILL when the thread that spawned it exits
+//! (`PR_SET_PDEATHSIG`); macOS has no such thing, and everywhere the
+//! `watchdog` kills every group when the workbench dies, grandchildren
+//! included. Exit polls use `waitid(.., WNOWAIT)`: the child stays a zombie
+//! until its owner reaps it, so its pid, which is also its group id, cannot be
+//! reused while we may still signal the group. Children start with an empty
+//! signal mask and default dispositions, whatever the workbench blocks or
+//! ignores.
+
+use super::{watchdog, Exit};
+use std::io;
+use std::os::fd::AsRawFd;
+use std::os::unix::process::CommandExt;
+use std::process::{Child, ChildStdin, Command};
+use std::thread;
+
+/// Variables passed to every child, as the official MCP SDKs do on Unix.
+pub const ALLOWED_ENV: &[&str] = &["HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER"];
+
+/// The variable that `~` in a config path stands for.
+pub const HOME: &str = "HOME";
+
+/// The command that runs `program`: a name without a slash is looked up in
+/// the child's `PATH` by `exec`, as a shell would.
+pub fn command(program: &str, _env: &std::collections::BTreeMap<String, String>) -> Command {
+    Command::new(program)
+}
+
+/// The processes of one server: its process group, named by the pid of the
+/// process we started (the group's leader).
+pub struct Tree {
+    pid: u32,
+}
+
+impl Tree {
+    /// Spawns `cmd` in a process group of its own, registered with the
+    /// watchdog. Call it from a thread that lives as long as the child: on
+    /// Linux the parent-death signal follows the spawning thread.
+    pub fn spawn(cmd: &mut Command) -> io::Result<(Child, Tree)> {
+        configure(cmd);
+        let child = cmd.spawn()?;
+        let pid = child.id();
+        watchdog::watch(pid);
+        Ok((child, Tree { pid }))
+    }
+
+    /// The exit of the first process if it has exited, without reaping it.
+    pub fn exited(&self) -> Option<Exit> {
+        // SAFETY: waitid writes into the zeroed siginfo we own; the accessors
+        // read the fields waitid filled for CLD_* codes.
+        unsafe {
+            let mut info: libc::siginfo_t = std::mem::zeroed();
+            let flags = libc::WEXITED | libc::WNOHANG | libc::WNOWAIT;
+            if libc::waitid(libc::P_PID, self.pid as libc::id_t, &mut info, flags) != 0 {
+                return Some(Exit::Unknown); // ECHILD: reaped already
+            }
+            if info.si_pid() == 0 {
+                return None; // still running
+            }
+            Some(exit_of(&info))
+        }
+    }
+
+    /// Blocks until the first process exits, without reaping it (the exit
+    /// watcher's wait).
+    pub fn wait_exit_blocking(&self) -> Exit {
+        loop {
+            // SAFETY: as in `exited`; without WNOHANG waitid blocks until a change.
+            let (rc, info) = unsafe {
+                let mut info: libc::siginfo_t = std::mem::zeroed();
+                let flags = libc::WEXITED | libc::WNOWAIT;
+                let rc = libc::waitid(libc::P_PID, self.pid as libc::id_t, &mut info, flags);
+                (rc, info)
+            };
+            if rc == 0 {
+                // SAFETY: waitid succeeded and filled a CLD_* record.
+                return unsafe { exit_of(&info) };
+            }
+            if io::Error::last_os_error().kind() != io::ErrorKind::Interrupted {
+                return Exit::Unknown; // ECHILD: reaped already
+            }
+        }
+    }
+
+    /// The pid of the first process, for messages.
+    pub fn pid(&self) -> u32 {
+        self.pid
+    }
+
+    /// SIGTERM to the group: true, there is a way to ask.
+    pub fn ask_to_stop(&self) -> bool {
+        self.signal(libc::SIGTERM);
+        true
+    }
+
+    /// SIGKILL to the group.
+    pub fn kill(&self) {
+        self.signal(libc::SIGKILL);
+    }
+
+    /// Call just before the first process is reaped: until then it is a
+    /// zombie and its pid, the group id, cannot be reused.
+    pub fn release(&self) {
+        watchdog::forget(self.pid);
+    }
+
+    /// Sends `signal` to the group; a group that is already gone is fine.
+    fn signal(&self, signal: i32) {
+        let Ok(pgid) = libc::pid_t::try_from(self.pid) else {
+            return;
+        };
+        // SAFETY: killpg has no memory-safety preconditions.
+        unsafe {
+            libc::killpg(pgid, signal);
+        }
+    }
+}
+
+/// The exit that `waitid` reported in `info`.
+///
+/// # Safety
+/// `info` was filled by a successful `waitid` for a CLD_* change.
+unsafe fn exit_of(info: &libc::siginfo_t) -> Exit {
+    let status = info.si_status();
+    match info.si_code {
+        libc::CLD_EXITED => Exit::Code(status),
+        _ => Exit::Signal(status),
+    }
+}
+
+/// Forks the watchdog (`watchdog::start`). Call it once, before any thread exists.
+pub fn start_watchdog() -> io::Result<()> {
+    watchdog::start()
+}
+
+/// The signals whose disposition the workbench changes (std ignores SIGPIPE)
+/// or that it blocks in every thread (the shutdown signals).
+const RESET_SIGNALS: [i32; 4] = [libc::SIGHUP, libc::SIGINT, libc::SIGTERM, libc::SIGPIPE];
+
+/// Puts the child in a new process group, gives it an empty signal mask and
+/// default dispositions (the workbench blocks the shutdown signals in every
+/// thread, and a blocked mask survives exec), and on Linux arranges SIGKILL on
+/// the death of the spawning thread.
+fn configure(cmd: &mut Command) {
+    cmd.process_group(0);
+    // SAFETY: getpid and sigemptyset run before fork on locals we own; the
+    // closure runs between fork and exec and only calls the async-signal-safe
+    // sigprocmask, signal, prctl, getppid and _exit.
+    #[cfg(target_os = "linux")]
+    let parent = unsafe { libc::getpid() };
+    let empty = unsafe {
+        let mut set: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut set);
+        set
+    };
+    unsafe {
+        cmd.pre_exec(move || {
+            if libc::sigprocmask(libc::SIG_SETMASK, &empty, std::ptr::null_mut()) != 0 {
+                return Err(io::Error::last_os_error());
+            }
+            for signal in RESET_SIGNALS {
+                if libc::signal(signal, libc::SIG_DFL) == libc::SIG_ERR {
+                    return Err(io::Error::last_os_error());
+                }
+            }
+            #[cfg(target_os = "linux")]
+            {
+                let kill = libc::SIGKILL as libc::c_ulong;
+                if libc::prctl(libc::PR_SET_PDEATHSIG, kill, 0, 0, 0) != 0 {
+                    return Err(io::Error::last_os_error());
+                }
+                // The parent may have died before prctl took effect.
+                if libc::getppid() != parent {
+                    libc::_exit(1);
+                }
+            }
+            Ok(())
+        });
+    }
+}
+
+/// The signals that mean "shut down": SIGTERM, SIGINT, SIGHUP.
+const SHUTDOWN_SIGNALS: [i32; 3] = [libc::SIGTERM, libc::SIGINT, libc::SIGHUP];
+
+/// Blocks the shutdown signals in the calling thread. Call it first thing in
+/// `main`, before any thread exists, so that every thread inherits the mask and
+/// the signals wait for `on_shutdown_signal` (children get an empty mask
+/// from `configure`).
+pub fn block_shutdown_signals() {
+    // SAFETY: the set is a local we initialise with sigemptyset before use.
+    unsafe {
+        let mut set: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut set);
+        for signal in SHUTDOWN_SIGNALS {
+            libc::sigaddset(&mut set, signal);
+        }
+        libc::pthread_sigmask(libc::SIG_BLOCK, &set, std::ptr::null_mut());
+    }
+}
+
+/// Starts a thread named `name` that waits for one of the blocked shutdown
+/// signals, logs it and runs `on_signal` with its number. `None` (logged)
+/// when the thread cannot be created.
+pub fn on_shutdown_signal(
+    name: &str,
+    on_signal: impl FnOnce(i32) + Send + 'static,
+) -> Option<thread::JoinHandle<()>> {
+    thread::Builder::new()
+        .name(name.into())
+        .stack_size(64 * 1024)
+        .spawn(move || {
+            let signal = wait_for_shutdown_signal();
+            log::info!("received signal {signal}");
+            on_signal(signal);
+        })
+        .inspect_err(|e| log::warn!("cannot watch for signals: {e}"))
+        .ok()
+}
+
+/// Waits for one of the blocked shutdown signals.
+fn wait_for_shutdown_signal() -> i32 {
+    // SAFETY: as above; sigwait writes the signal number into a local.
+    unsafe {
+        let mut set: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut set);
+        for signal in SHUTDOWN_SIGNALS {
+            libc::sigaddset(&mut set, signal);
+        }
+        let mut signal = 0;
+        while libc::sigwait(&set, &mut signal) != 0 {}
+        signal
+    }
+}
+
+/// Makes writes to a child's stdin non-blocking (our end of the pipe: the
+/// child's end is a separate open file and keeps blocking). True: a write
+/// that finds the pipe full returns `WouldBlock`, and `wait_writable` waits
+/// for room.
+pub fn use_nonblocking_writes(stdin: &ChildStdin) -> io::Result<bool> {
+    let fd = stdin.as_raw_fd();
+    // SAFETY: fcntl on a descriptor the caller owns; no memory is passed.
+    unsafe {
+        let flags = libc::fcntl(fd, libc::F_GETFL);
+        if flags < 0 || libc::fcntl(fd, libc::F_SETFL, flags | libc::O_NONBLOCK) < 0 {
+            return Err(io::Error::last_os_error());
+        }
+    }
+    Ok(true)
+}
+
+/// The signal that interrupts a thread blocked in `read` or `poll` on a
+/// child's pipe (`interrupt`). Its handler does nothing; what matters is that
+/// it is installed without `SA_RESTART`, so the call fails with `EINTR`.
+const INTERRUPT: i32 = libc::SIGUSR2;
+
+extern "C" fn on_interrupt(_: libc::c_int) {}
+
+/// Installs the `INTERRUPT` handler (once per process). Children start with
+/// default dispositions: exec resets handled signals.
+pub fn install_interrupt() {
+    static INSTALLED: std::sync::Once = std::sync::Once::new();
+    INSTALLED.call_once(|| {
+        // SAFETY: a zeroed sigaction with an empty mask and a handler that
+        // touches nothing is valid; sigaction copies it.
+        unsafe {
+            let mut action: libc::sigaction = std::mem::zeroed();
+            action.sa_sigaction = on_interrupt as extern "C" fn(libc::c_int) as usize;
+            libc::sigemptyset(&mut action.sa_mask);
+            action.sa_flags = 0; // no SA_RESTART
+            libc::sigaction(INTERRUPT, &action, std::ptr::null_mut());
+        }
+    });
+}
+
+/// Makes `thread`'s blocking system call, if any, return `EINTR`. A thread
+/// not yet in one is unaffected, so callers repeat until the thread ends.
+pub fn interrupt(thread: &thread::JoinHandle<()>) {
+    use std::os::unix::thread::JoinHandleExt;
+    // SAFETY: the handle is not joined, so the pthread_t is still valid.
+    unsafe {
+        #[allow(clippy::unnecessary_cast)]
+        // `RawPthread` is an integer on musl, where `pthread_t` is a pointer
+        libc::pthread_kill(thread.as_pthread_t() as libc::pthread_t, INTERRUPT);
+    }
+}
+
+/// Blocks until a child's stdin can be written. `EINTR` (from `interrupt`) is returned
+/// to the caller, which decides whether to give up.
+pub fn wait_writable(stdin: &ChildStdin) -> io::Result<()> {
+    let mut pollfd = libc::pollfd {
+        fd: stdin.as_raw_fd(),
+        events: libc::POLLOUT,
+        revents: 0,
+    };
+    // SAFETY: poll reads and writes the one pollfd record we own.
+    if unsafe { libc::poll(&mut pollfd, 1, -1) } < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(())
+}
