@@ -796,6 +796,7 @@ mod tests {
     }
 
     #[test]
+    #[cfg(unix)]
     fn paths_are_taken_from_the_config_folder() {
         let (config, _) = check(
             r#"{"toolboxes": {"t": {"description": "d", "mcpServers": {

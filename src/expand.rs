@@ -155,8 +155,7 @@ pub fn unsupported_tilde(path: &str) -> Option<String> {
         return None;
     }
     Some(format!(
-        "'{path}': only '~' and '~/...' are expanded (to ${}); write the absolute path instead",
-        process::HOME
+        "'{path}': only '~' and '~/...' are expanded (to your home folder); write the absolute path instead"
     ))
 }
 
@@ -252,6 +251,42 @@ mod tests {
     }
 
     #[test]
+    #[cfg(windows)]
+    fn windows_paths_are_anchored_to_the_config_folder() {
+        let base = PathBuf::from(r"C:\Users\me\cfg");
+        let lookup = |n: &str| (n == process::HOME).then(|| r"C:\Users\me".to_string());
+        let dir = |s: &str| {
+            Template::parse(s)
+                .unwrap()
+                .anchored(Anchor::Dir(base.clone()))
+                .expand(&lookup)
+                .unwrap()
+        };
+        let program = |s: &str| {
+            Template::parse(s)
+                .unwrap()
+                .anchored(Anchor::Program(base.clone()))
+                .expand(&lookup)
+                .unwrap()
+        };
+        assert_eq!(dir("data"), r"C:\Users\me\cfg\data");
+        assert_eq!(dir(r"sub\data"), r"C:\Users\me\cfg\sub\data");
+        assert_eq!(dir(r"D:\srv\data"), r"D:\srv\data");
+        assert_eq!(dir(r"~\notes"), r"C:\Users\me\notes");
+        assert_eq!(dir("~/notes"), r"C:\Users\me/notes");
+        assert_eq!(
+            program(r"bin\server.exe"),
+            r"C:\Users\me\cfg\bin\server.exe"
+        );
+        assert_eq!(
+            program(r"C:\Program Files\nodejs\npx.cmd"),
+            r"C:\Program Files\nodejs\npx.cmd"
+        );
+        assert_eq!(program("npx"), "npx");
+    }
+
+    #[test]
+    #[cfg(unix)]
     fn paths_are_anchored_to_the_config_folder() {
         let base = PathBuf::from("/cfg/dir");
         let dir = |s: &str, home: Option<&str>| {

@@ -29,7 +29,7 @@ fn run(cwd: &Path, args: &[&str], env: &[(&str, &str)]) -> Output {
     cmd.args(args)
         .current_dir(cwd)
         .env_clear()
-        .env("PATH", "/usr/local/bin:/usr/bin:/bin");
+        .env("PATH", common::system_path());
     for (k, v) in env {
         cmd.env(k, v);
     }

@@ -57,7 +57,7 @@ impl Session {
             .args(["--config", "config.json"])
             .current_dir(&dir)
             .env_clear()
-            .env("PATH", "/usr/local/bin:/usr/bin:/bin")
+            .env("PATH", common::system_path())
             .env("RUST_LOG", "warn")
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())

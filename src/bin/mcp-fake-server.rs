@@ -12,6 +12,9 @@
 //! startup                    {"stderr": [..], "stderrBytes": n, "stdoutBytes": n (noise),
 //!                             "stdout": [..], "exit": code,
 //!                             "appendPidTo": "file"} (appends the pid as a line: counts starts)
+//!                            "heartbeatTo": "file", "heartbeatMs": n: from startup on,
+//!                            a line appended every n ms (default 50) while the
+//!                            process lives (a test sees whether it outlives a stop)
 //! afterInitialized           lines written when notifications/initialized arrives
 //! pageSize                   tools/list page size (nextCursor = index of next tool)
 //! ignoreStdinEof             on stdin EOF sleep forever instead of exiting 0
@@ -79,6 +82,8 @@ struct Startup {
     stdout: Vec<Raw>,
     exit: Option<i32>,
     append_pid_to: Option<String>,
+    heartbeat_to: Option<String>,
+    heartbeat_ms: Option<u64>,
 }
 
 #[derive(Deserialize)]
@@ -297,6 +302,20 @@ impl Fake {
                 eprintln!("fake: cannot append to {file}: {e}");
                 exit(2);
             }
+        }
+        if let Some(file) = s.heartbeat_to.clone() {
+            let every = Duration::from_millis(s.heartbeat_ms.unwrap_or(50));
+            thread::spawn(move || loop {
+                let beat = std::fs::OpenOptions::new()
+                    .create(true)
+                    .append(true)
+                    .open(&file)
+                    .and_then(|mut f| writeln!(f, "{}", std::process::id()));
+                if let Err(e) = beat {
+                    eprintln!("fake: cannot append to {file}: {e}");
+                }
+                thread::sleep(every);
+            });
         }
         for line in &s.stderr {
             eprintln!("{line}");
@@ -569,6 +588,12 @@ fn env_text(env: &Value) -> String {
 
 fn main() {
     let args: Vec<String> = std::env::args().collect();
+    #[cfg(windows)]
+    if let [_, flag, pid, event] = args.as_slice() {
+        if flag == "--console-event" {
+            exit(console_event(pid, event));
+        }
+    }
     // Arguments after the script are accepted and ignored (tests pass markers).
     let [_, path, ..] = args.as_slice() else {
         eprintln!("usage: mcp-fake-server SCRIPT.json [IGNORED...]");
@@ -612,4 +637,38 @@ fn main() {
         }
     }
     exit(0);
+}
+
+/// `mcp-fake-server --console-event PID EVENT` (Windows): sends console event
+/// EVENT (0 Ctrl-C to the whole console, 1 Ctrl-Break to the process group
+/// PID leads) in the console of process PID, as a user pressing the keys
+/// there would (Wine 8 sends only Ctrl-C). An event reaches only the processes of the
+/// sender's console, so the test runs this in a process of its own, which
+/// leaves its console and attaches to PID's. Exits 0 once sent.
+#[cfg(windows)]
+fn console_event(pid: &str, event: &str) -> i32 {
+    #[link(name = "kernel32")]
+    extern "system" {
+        fn FreeConsole() -> i32;
+        fn AttachConsole(pid: u32) -> i32;
+        fn SetConsoleCtrlHandler(handler: *const (), add: i32) -> i32;
+        fn GenerateConsoleCtrlEvent(event: u32, group: u32) -> i32;
+    }
+    let (Ok(pid), Ok(event)) = (pid.parse::<u32>(), event.parse::<u32>()) else {
+        return 2;
+    };
+    // SAFETY: plain console calls; a null handler with TRUE makes this
+    // process ignore the event it sends to its (new) console.
+    unsafe {
+        FreeConsole();
+        if AttachConsole(pid) == 0 {
+            return 3;
+        }
+        SetConsoleCtrlHandler(std::ptr::null(), 1);
+        let group = if event == 0 { 0 } else { pid };
+        if GenerateConsoleCtrlEvent(event, group) == 0 {
+            return 4;
+        }
+    }
+    0
 }

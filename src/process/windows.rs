@@ -401,9 +401,11 @@ mod tests {
             r"C:\tools\npx.exe.bak",
             r"D:\abs\tool.cmd",
         ];
+        // Names match exactly here (Windows ignores case; is_file does too).
         let exists = |p: &Path| files.iter().any(|f| Path::new(f) == p);
         let path = r#"C:\tools;"C:\node";"#;
-        let find = |program| find_program(program, path, DEFAULT_PATHEXT, exists);
+        let pathext = ".com;.exe;.bat;.cmd";
+        let find = |program| find_program(program, path, pathext, exists);
         assert_eq!(find("npx"), Some(PathBuf::from(r"C:\node\npx.cmd")));
         assert_eq!(find("node"), Some(PathBuf::from(r"C:\node\node.exe")));
         assert_eq!(find("node.exe"), Some(PathBuf::from(r"C:\node\node.exe")));
@@ -420,7 +422,7 @@ mod tests {
         // PATHEXT order decides between two matches in one folder.
         let both = |p: &Path| p == Path::new(r"C:\x\a.exe") || p == Path::new(r"C:\x\a.cmd");
         assert_eq!(
-            find_program("a", r"C:\x", ".CMD;.EXE", both),
+            find_program("a", r"C:\x", ".cmd;.exe", both),
             Some(PathBuf::from(r"C:\x\a.cmd"))
         );
     }

@@ -1,13 +1,30 @@
-//! Helpers shared by the integration tests.
+//! Helpers shared by the integration tests (not every test file uses each).
+
+#![allow(dead_code)]
 
 use std::fs;
 use std::path::Path;
 use std::thread;
 use std::time::{Duration, Instant};
 
+/// The `PATH` the tests give the workbench: the system folders (on Windows,
+/// the test's own `PATH`, which holds the system folders there).
+pub fn system_path() -> String {
+    if cfg!(windows) {
+        std::env::var("PATH").unwrap_or_default()
+    } else {
+        "/usr/local/bin:/usr/bin:/bin".to_string()
+    }
+}
+
 /// Processes (other than zombies) whose working directory is inside `dir`.
-/// The workbench's watchdog works in `/`, so it is never among them.
+/// The workbench's watchdog works in `/`, so it is never among them. Linux
+/// only (it reads `/proc`); on Windows, `tests/windows.rs` checks that no
+/// process outlives the workbench in its own way.
 pub fn leftover_processes(dir: &Path) -> Vec<String> {
+    if cfg!(not(target_os = "linux")) {
+        panic!("leftover_processes reads /proc: Linux only");
+    }
     let deadline = Instant::now() + Duration::from_millis(500);
     loop {
         let found: Vec<String> = fs::read_dir("/proc")

@@ -44,7 +44,7 @@ pub fn command(dir: &PathBuf, env: &[(&str, &str)]) -> Command {
     cmd.args(["--config", "config.json"])
         .current_dir(dir)
         .env_clear()
-        .env("PATH", "/usr/local/bin:/usr/bin:/bin")
+        .env("PATH", super::system_path())
         .env("FAKE_MCP_SERVER", FAKE)
         .env("RUST_LOG", "debug");
     for (k, v) in env {
@@ -63,7 +63,14 @@ impl Workbench {
         env: &[(&str, &str)],
     ) -> Workbench {
         let dir = case_dir(name, &config, files);
-        let mut child = command(&dir, env)
+        let cmd = command(&dir, env);
+        Workbench::spawn(dir, cmd)
+    }
+
+    /// Starts `cmd` (from `command`, adjusted as a test needs) in `dir` and
+    /// initializes the session.
+    pub fn spawn(dir: PathBuf, mut cmd: Command) -> Workbench {
+        let mut child = cmd
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
