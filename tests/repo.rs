@@ -197,8 +197,9 @@ fn missing_prerequisites_stop_the_suite_with_one_line() {
     assert_eq!(String::from_utf8_lossy(&out.stdout), "");
     assert_eq!(
         String::from_utf8_lossy(&out.stderr),
-        "setup failed: missing nodejs npm python3 python3-venv; install them \
-         (on Debian, as root: apt-get install -y nodejs npm python3 python3-venv)\n"
+        "setup failed: missing nodejs npm python3 python3-venv gcc-mingw-w64-x86-64 wine wine64; \
+         install them (on Debian, as root: apt-get install -y nodejs npm python3 python3-venv \
+         gcc-mingw-w64-x86-64 wine wine64)\n"
     );
 }
 
