@@ -255,20 +255,12 @@ mod tests {
     fn windows_paths_are_anchored_to_the_config_folder() {
         let base = PathBuf::from(r"C:\Users\me\cfg");
         let lookup = |n: &str| (n == process::HOME).then(|| r"C:\Users\me".to_string());
-        let dir = |s: &str| {
-            Template::parse(s)
-                .unwrap()
-                .anchored(Anchor::Dir(base.clone()))
-                .expand(&lookup)
-                .unwrap()
+        let anchored = |s: &str, anchor: Anchor| {
+            let template = Template::parse(s).unwrap().anchored(anchor);
+            template.expand(&lookup).unwrap()
         };
-        let program = |s: &str| {
-            Template::parse(s)
-                .unwrap()
-                .anchored(Anchor::Program(base.clone()))
-                .expand(&lookup)
-                .unwrap()
-        };
+        let dir = |s: &str| anchored(s, Anchor::Dir(base.clone()));
+        let program = |s: &str| anchored(s, Anchor::Program(base.clone()));
         assert_eq!(dir("data"), r"C:\Users\me\cfg\data");
         assert_eq!(dir(r"sub\data"), r"C:\Users\me\cfg\sub\data");
         assert_eq!(dir(r"D:\srv\data"), r"D:\srv\data");

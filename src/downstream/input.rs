@@ -209,7 +209,7 @@ impl State {
     }
 }
 
-#[cfg(test)]
+#[cfg(all(test, unix))] // `sleep` and `cat` stand in for children
 mod tests {
     use super::*;
     use std::process::{Command, Stdio};
@@ -217,7 +217,6 @@ mod tests {
     /// A child that never reads its stdin: writes must still return at once,
     /// queue up to the limit, then be refused whole.
     #[test]
-    #[cfg(unix)] // `sleep` and `cat` stand in for children
     fn a_child_that_does_not_read_fills_the_queue_then_refuses() {
         let mut child = Command::new("sleep")
             .arg("30")
@@ -250,7 +249,6 @@ mod tests {
     /// What the pipe does not take reaches the child, in order, once the
     /// writer runs and the child reads.
     #[test]
-    #[cfg(unix)]
     fn the_writer_delivers_the_queue_in_order() {
         let mut child = Command::new("cat")
             .stdin(Stdio::piped())
