@@ -33,7 +33,7 @@ pub enum Mode {
     Dynamic,
 }
 
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Config {
     pub mode: Mode,
     /// `dynamicNameMaxLength`: dynamic mode's budget for native tool names.
@@ -44,7 +44,9 @@ pub struct Config {
     pub toolboxes: Vec<ToolboxConfig>,
 }
 
-#[derive(Debug, Clone)]
+/// Equal definitions run the same processes: a reloaded config restarts only
+/// the servers whose definition is not equal.
+#[derive(Debug, Clone, PartialEq)]
 pub struct ToolboxConfig {
     pub name: String,
     pub description: String,
@@ -52,7 +54,7 @@ pub struct ToolboxConfig {
     pub servers: Vec<ServerConfig>,
 }
 
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct ServerConfig {
     pub name: String,
     /// JSON path of this server's object, for messages.
@@ -69,6 +71,9 @@ pub struct ServerConfig {
     /// `maxCallTimeoutMs`: the longest a call may run however much progress it
     /// reports (default `MAX_CALL_TIMEOUT_FACTOR` × `callTimeoutMs`).
     pub max_call_timeout: Duration,
+    /// `idleTimeoutMs` (the server's, else the top level's): how long the
+    /// server may go without a call before it is stopped; `None`: never.
+    pub idle_timeout: Option<Duration>,
     pub disabled: bool,
     pub inherit_env: bool,
 }
@@ -236,6 +241,8 @@ fn child_path(parent: &str, key: &str) -> String {
 struct Checker {
     /// The absolute folder of the config file.
     folder: PathBuf,
+    /// The top level's `idleTimeoutMs`: the default of every server.
+    idle_timeout: Option<Duration>,
     errors: Vec<Problem>,
     warnings: Vec<Problem>,
 }
@@ -354,6 +361,28 @@ impl Checker {
         }
     }
 
+    /// `idleTimeoutMs`: 0 is never, like an absent key.
+    fn idle_timeout(&mut self, node: &Node, path: &str) -> Option<Duration> {
+        match node {
+            Node::Number(n) if n.as_u64().is_some_and(|ms| ms <= MAX_TIMEOUT_MS) => {
+                Some(Duration::from_millis(n.as_u64().unwrap_or_default())).filter(|d| !d.is_zero())
+            }
+            other => {
+                self.error(
+                    path,
+                    format!(
+                        "expected a whole number of milliseconds from 0 (never) to {MAX_TIMEOUT_MS}, found {}",
+                        match other {
+                            Node::Number(n) => n.to_string(),
+                            _ => other.kind().to_string(),
+                        }
+                    ),
+                );
+                None
+            }
+        }
+    }
+
     fn config(&mut self, root: &Node) -> Config {
         let mut config = Config {
             mode: Mode::Proxy,
@@ -366,10 +395,15 @@ impl Checker {
             "toolboxes",
             "dynamicNameMaxLength",
             "openToolboxResult",
+            "idleTimeoutMs",
         ];
         let Some(entries) = self.object(root, "", &known) else {
             return config;
         };
+        // The servers' default, wherever it is in the file.
+        if let Some((key, value)) = entries.iter().find(|(k, _)| k == "idleTimeoutMs") {
+            self.idle_timeout = self.idle_timeout(value, key);
+        }
         let mut saw_toolboxes = false;
         for (key, value) in entries {
             match key.as_str() {
@@ -531,6 +565,7 @@ impl Checker {
             startup_timeout: DEFAULT_STARTUP_TIMEOUT,
             call_timeout: DEFAULT_CALL_TIMEOUT,
             max_call_timeout: Duration::ZERO,
+            idle_timeout: self.idle_timeout,
             disabled: false,
             inherit_env: false,
         };
@@ -564,6 +599,7 @@ impl Checker {
                 "maxCallTimeoutMs" => {
                     server.max_call_timeout = self.timeout(value, &p, Duration::ZERO)
                 }
+                "idleTimeoutMs" => server.idle_timeout = self.idle_timeout(value, &p),
                 "disabled" => server.disabled = self.boolean(value, &p),
                 "inheritEnv" => server.inherit_env = self.boolean(value, &p),
                 "type" => match value {
@@ -690,6 +726,7 @@ const SERVER_KEYS: &[&str] = &[
     "startupTimeoutMs",
     "callTimeoutMs",
     "maxCallTimeoutMs",
+    "idleTimeoutMs",
     "disabled",
     "inheritEnv",
     "type",
@@ -738,7 +775,7 @@ mod tests {
         // The other unknown key is still reported; mcpServers is not reported twice.
         assert_eq!(
             strings(&error.warnings),
-            ["globalShortcut: unknown key ignored (known keys: mode, toolboxes, dynamicNameMaxLength, openToolboxResult)"]
+            ["globalShortcut: unknown key ignored (known keys: mode, toolboxes, dynamicNameMaxLength, openToolboxResult, idleTimeoutMs)"]
         );
         let text = error.to_string();
         assert!(
@@ -933,6 +970,42 @@ mod tests {
         assert_eq!(
             errors,
             ["openToolboxResult: expected \"auto\", \"full\" or \"compact\", found \"short\""]
+        );
+    }
+
+    #[test]
+    fn idle_timeout_per_server_with_a_top_level_default() {
+        let (config, _) = check(
+            r#"{"toolboxes":{"t":{"description":"d","mcpServers":{
+                "default":{"command":"x"},"own":{"command":"x","idleTimeoutMs":300},
+                "never":{"command":"x","idleTimeoutMs":0}}}},
+               "idleTimeoutMs":60000}"#,
+        )
+        .unwrap();
+        let idle: Vec<_> = config.toolboxes[0]
+            .servers
+            .iter()
+            .map(|s| s.idle_timeout.map(|d| d.as_millis()))
+            .collect();
+        assert_eq!(idle, [Some(60_000), Some(300), None]);
+        let (config, _) =
+            check(r#"{"toolboxes":{"t":{"description":"d","mcpServers":{"s":{"command":"x"}}}}}"#)
+                .unwrap();
+        assert_eq!(
+            config.toolboxes[0].servers[0].idle_timeout, None,
+            "never by default"
+        );
+        let errors = check(
+            r#"{"idleTimeoutMs":-1,"toolboxes":{"t":{"description":"d","mcpServers":{
+                "s":{"command":"x","idleTimeoutMs":"5m"}}}}}"#,
+        )
+        .unwrap_err();
+        assert_eq!(
+            errors,
+            [
+                "idleTimeoutMs: expected a whole number of milliseconds from 0 (never) to 86400000, found -1",
+                "toolboxes.t.mcpServers.s.idleTimeoutMs: expected a whole number of milliseconds from 0 (never) to 86400000, found a string",
+            ]
         );
     }
 
