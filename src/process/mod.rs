@@ -1,7 +1,7 @@
 //! Everything that differs between operating systems, behind one interface:
 //! starting a server's process tree, stopping it, killing it, noticing its
-//! exit; the shutdown signals (Unix) or console events (Windows); how a
-//! program name becomes a program and which variables a child inherits.
+//! exit; the shutdown signals and SIGUSR1 (Unix) or console events (Windows);
+//! how a program name becomes a program and which variables a child inherits.
 //! The rest of the workbench does not know which system it runs on.
 //!
 //! A server runs as a *tree*: the process we start and everything it starts
@@ -32,8 +32,9 @@ use unix as sys;
 use windows as sys;
 
 pub use sys::{
-    block_shutdown_signals, command, install_interrupt, interrupt, on_shutdown_signal,
-    start_watchdog, use_nonblocking_writes, wait_writable, Tree, ALLOWED_ENV, HOME,
+    block_shutdown_signals, command, install_interrupt, interrupt, on_reload_signal,
+    on_shutdown_signal, start_watchdog, use_nonblocking_writes, wait_writable, Tree, ALLOWED_ENV,
+    HOME,
 };
 
 use std::sync::atomic::{AtomicBool, Ordering};

@@ -140,8 +140,14 @@ pub fn start_watchdog() -> io::Result<()> {
 }
 
 /// The signals whose disposition the workbench changes (std ignores SIGPIPE)
-/// or that it blocks in every thread (the shutdown signals).
-const RESET_SIGNALS: [i32; 4] = [libc::SIGHUP, libc::SIGINT, libc::SIGTERM, libc::SIGPIPE];
+/// or that it blocks in every thread (the shutdown signals, and SIGUSR1).
+const RESET_SIGNALS: [i32; 5] = [
+    libc::SIGHUP,
+    libc::SIGINT,
+    libc::SIGTERM,
+    libc::SIGPIPE,
+    libc::SIGUSR1,
+];
 
 /// Puts the child in a new process group, gives it an empty signal mask and
 /// default dispositions (the workbench blocks the shutdown signals in every
@@ -188,10 +194,10 @@ fn configure(cmd: &mut Command) {
 /// The signals that mean "shut down": SIGTERM, SIGINT, SIGHUP.
 const SHUTDOWN_SIGNALS: [i32; 3] = [libc::SIGTERM, libc::SIGINT, libc::SIGHUP];
 
-/// Blocks the shutdown signals in the calling thread. Call it first thing in
-/// `main`, before any thread exists, so that every thread inherits the mask and
-/// the signals wait for `on_shutdown_signal` (children get an empty mask
-/// from `configure`).
+/// Blocks the shutdown signals, and SIGUSR1, in the calling thread. Call it
+/// first thing in `main`, before any thread exists, so that every thread
+/// inherits the mask and the signals wait for `on_shutdown_signal` and
+/// `on_reload_signal` (children get an empty mask from `configure`).
 pub fn block_shutdown_signals() {
     // SAFETY: the set is a local we initialise with sigemptyset before use.
     unsafe {
@@ -200,6 +206,7 @@ pub fn block_shutdown_signals() {
         for signal in SHUTDOWN_SIGNALS {
             libc::sigaddset(&mut set, signal);
         }
+        libc::sigaddset(&mut set, libc::SIGUSR1);
         libc::pthread_sigmask(libc::SIG_BLOCK, &set, std::ptr::null_mut());
     }
 }
@@ -236,6 +243,34 @@ fn wait_for_shutdown_signal() -> i32 {
         while libc::sigwait(&set, &mut signal) != 0 {}
         signal
     }
+}
+
+/// Starts a thread named `name` that runs `on_signal` each time SIGUSR1 (the
+/// reload signal) comes: blocked in every thread, it waits in this thread's
+/// sigwait alone (the shutdown watcher's set does not hold it). `None`
+/// (logged) when the thread cannot be created.
+pub fn on_reload_signal(
+    name: &str,
+    on_signal: impl Fn() + Send + 'static,
+) -> Option<thread::JoinHandle<()>> {
+    thread::Builder::new()
+        .name(name.into())
+        .stack_size(64 * 1024)
+        .spawn(move || loop {
+            // SAFETY: the set is a local initialised by sigemptyset; sigwait
+            // writes the signal number into a local.
+            unsafe {
+                let mut set: libc::sigset_t = std::mem::zeroed();
+                libc::sigemptyset(&mut set);
+                libc::sigaddset(&mut set, libc::SIGUSR1);
+                let mut signal = 0;
+                while libc::sigwait(&set, &mut signal) != 0 {}
+            }
+            log::info!("received SIGUSR1: loading the config again");
+            on_signal();
+        })
+        .inspect_err(|e| log::warn!("cannot watch for SIGUSR1: {e}"))
+        .ok()
 }
 
 /// Makes writes to a child's stdin non-blocking (our end of the pipe: the

@@ -301,6 +301,14 @@ pub fn start_watchdog() -> io::Result<()> {
 /// Nothing to block: console events come to `on_shutdown_signal`'s handler.
 pub fn block_shutdown_signals() {}
 
+/// No SIGUSR1 on Windows: the config file's watch alone reloads it.
+pub fn on_reload_signal(
+    _name: &str,
+    _on_signal: impl Fn() + Send + 'static,
+) -> Option<std::thread::JoinHandle<()>> {
+    None
+}
+
 /// The console events received, as numbers (`event_number`), in order.
 fn events() -> &'static (Sender<i32>, Receiver<i32>) {
     static EVENTS: OnceLock<(Sender<i32>, Receiver<i32>)> = OnceLock::new();
