@@ -1,7 +1,8 @@
 //! `mcp-workbench check`: the doctor. Starts every enabled server of every
 //! toolbox once, all in parallel, and reports per server: status (ok, failed
-//! with the reason and stderr tail, disabled), start-up time, tool count after
-//! filters, and the approximate context cost of its tool schemas (bytes / 4).
+//! with the reason and stderr tail, disabled), start-up time, idle timeout,
+//! tool count after filters, and the approximate context cost of its tool
+//! schemas (bytes / 4).
 //! Totals per toolbox and for the config; warnings for filters that name no
 //! tool, unset variables, shortened dynamic-mode names and toolboxes over 40
 //! tools, after the config's own warnings (unknown keys). Then what the
@@ -19,7 +20,7 @@ use crate::meta_tools;
 use crate::naming;
 use crate::outbox::Outbox;
 use crate::process;
-use crate::toolbox::{apply_filter, Registry};
+use crate::toolbox::apply_filter;
 use serde::Serialize;
 use std::io::{self, Write};
 use std::process::ExitCode;
@@ -61,6 +62,8 @@ struct ServerReport {
     reason: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     startup_ms: Option<u128>,
+    /// `idleTimeoutMs` in effect (the server's or the top level's); 0: never.
+    idle_timeout_ms: u128,
     #[serde(skip_serializing_if = "Option::is_none")]
     tools: Option<usize>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -206,6 +209,7 @@ fn examine(config: &Config, launcher: &Launcher) -> Report {
                 status: Status::Disabled,
                 reason: None,
                 startup_ms: None,
+                idle_timeout_ms: server.idle_timeout.unwrap_or_default().as_millis(),
                 tools: None,
                 tokens: None,
             };
@@ -310,8 +314,8 @@ fn examine(config: &Config, launcher: &Launcher) -> Report {
 /// The workbench's own `tools/list` entries (the meta-tools, with
 /// `outputSchema`), counted like the servers' tools.
 fn meta_tools_cost(config: &Config) -> Totals {
-    let registry = Registry::new(config.toolboxes.clone());
-    let list = meta_tools::tools_list(&registry, true);
+    let toolboxes: Vec<_> = config.toolboxes.iter().collect();
+    let list = meta_tools::tools_list(&toolboxes, true);
     let tools = list["tools"].as_array().map_or(&[][..], Vec::as_slice);
     Totals {
         tools: tools.len(),
@@ -320,8 +324,10 @@ fn meta_tools_cost(config: &Config) -> Totals {
 }
 
 fn print_text(out: &mut impl Write, report: &Report) -> io::Result<()> {
-    let mut rows: Vec<[String; 6]> =
-        vec![["TOOLBOX", "SERVER", "STATUS", "START", "TOOLS", "TOKENS"].map(String::from)];
+    let mut rows: Vec<[String; 7]> = vec![[
+        "TOOLBOX", "SERVER", "STATUS", "START", "IDLE", "TOOLS", "TOKENS",
+    ]
+    .map(String::from)];
     let mut reasons = Vec::new();
     let dash = || "-".to_string();
     for toolbox in &report.toolboxes {
@@ -336,6 +342,7 @@ fn print_text(out: &mut impl Write, report: &Report) -> io::Result<()> {
                 server.name.clone(),
                 status.to_string(),
                 server.startup_ms.map_or_else(dash, |ms| format!("{ms} ms")),
+                idle(server.idle_timeout_ms),
                 server.tools.map_or_else(dash, |n| n.to_string()),
                 server.tokens.map_or_else(dash, |n| n.to_string()),
             ]);
@@ -351,24 +358,26 @@ fn print_text(out: &mut impl Write, report: &Report) -> io::Result<()> {
         rows.push(total_row(&toolbox.name, "(total)", toolbox.total));
     }
     rows.push(total_row("all toolboxes", "", report.total));
-    let widths: Vec<usize> = (0..6)
+    let widths: Vec<usize> = (0..7)
         .map(|c| rows.iter().map(|r| r[c].len()).max().unwrap_or(0))
         .collect();
     for row in &rows {
         let line = format!(
-            "{:w0$}  {:w1$}  {:w2$}  {:>w3$}  {:>w4$}  {:>w5$}",
+            "{:w0$}  {:w1$}  {:w2$}  {:>w3$}  {:>w4$}  {:>w5$}  {:>w6$}",
             row[0],
             row[1],
             row[2],
             row[3],
             row[4],
             row[5],
+            row[6],
             w0 = widths[0],
             w1 = widths[1],
             w2 = widths[2],
             w3 = widths[3],
             w4 = widths[4],
-            w5 = widths[5]
+            w5 = widths[5],
+            w6 = widths[6]
         );
         writeln!(out, "{}", line.trim_end())?;
     }
@@ -401,10 +410,21 @@ fn print_text(out: &mut impl Write, report: &Report) -> io::Result<()> {
     out.flush()
 }
 
-fn total_row(first: &str, second: &str, totals: Totals) -> [String; 6] {
+/// An idle timeout as the report shows it: `never`, `5 min`, `30 s`, `300 ms`.
+fn idle(ms: u128) -> String {
+    match ms {
+        0 => "never".to_string(),
+        ms if ms % 60_000 == 0 => format!("{} min", ms / 60_000),
+        ms if ms % 1000 == 0 => format!("{} s", ms / 1000),
+        ms => format!("{ms} ms"),
+    }
+}
+
+fn total_row(first: &str, second: &str, totals: Totals) -> [String; 7] {
     [
         first.to_string(),
         second.to_string(),
+        String::new(),
         String::new(),
         String::new(),
         totals.tools.to_string(),

@@ -7,7 +7,7 @@
 //! `title` and `annotations` exactly as received. No IO here.
 
 use crate::naming;
-use crate::toolbox::{Registry, ServerState, ToolId};
+use crate::toolbox::{ToolId, Toolboxes};
 use serde::Deserialize;
 use serde_json::json;
 use serde_json::value::RawValue;
@@ -38,19 +38,16 @@ struct ToolParts<'a> {
 }
 
 impl NativeTable {
-    pub fn build(registry: &Registry) -> NativeTable {
-        let open: Vec<_> = registry
-            .slots()
-            .iter()
-            .filter_map(|slot| Some((slot, slot.snapshot()?)))
-            .collect();
+    /// The tools of every open toolbox's servers, asleep ones included.
+    pub fn build(toolboxes: &Toolboxes) -> NativeTable {
         let mut entries = Vec::new();
-        for (slot, open) in &open {
-            for (server, state) in slot.config.servers.iter().zip(&open.servers) {
-                if let ServerState::Running(running) = state {
+        for toolbox in toolboxes.iter() {
+            let Some(open) = &toolbox.open else { continue };
+            for (server, state) in toolbox.config.servers.iter().zip(&open.servers) {
+                if let Some(running) = state.listing() {
                     for tool in &running.tools {
                         let id = ToolId {
-                            toolbox: slot.config.name.clone(),
+                            toolbox: toolbox.config.name.clone(),
                             server: server.name.clone(),
                             tool: tool.name.clone(),
                         };
@@ -63,7 +60,7 @@ impl NativeTable {
             entries
                 .iter()
                 .map(|(id, _)| (id.toolbox.as_str(), id.server.as_str(), id.tool.as_str())),
-            registry.native_name_max(),
+            toolboxes.native_name_max,
         );
         let mut table = NativeTable::default();
         for ((id, raw), name) in entries.into_iter().zip(names) {

@@ -2,14 +2,15 @@
 //! identifier, write the call to the child, return. The child's reader thread
 //! answers the host; nothing here waits for a child.
 //!
-//! A call whose server died (whether the workbench had noticed yet or not)
-//! joins its toolbox's lifecycle queue for one restart of that server.
+//! A call whose server died (whether the workbench had noticed yet or not),
+//! fell asleep or was reconfigured joins its toolbox's lifecycle queue for
+//! one start of that server.
 
 use crate::downstream::{Downstream, Refused};
 use crate::jsonrpc::RequestId;
 use crate::lifecycle::{self, Op, Workbench};
 use crate::meta_tools::Outcome;
-use crate::toolbox::ToolId;
+use crate::toolbox::{Route, ToolId};
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 use std::ops::Deref;
@@ -47,40 +48,45 @@ impl<A: Deref<Target = RawValue>> ForwardedCall<A> {
 
 /// Forwards `call` (on the main thread).
 pub fn forward<A: Deref<Target = RawValue>>(wb: &Arc<Workbench>, call: ForwardedCall<A>) {
-    let route = match wb.registry.resolve(&call.tool_id) {
-        Ok(route) => route,
+    let conn = match wb.registry.resolve(&call.tool_id) {
+        Ok(Route::Conn(conn)) => conn,
+        // Asleep or reconfigured: start it.
+        Ok(Route::Start) => return restart(wb, call.into_owned()),
         Err(text) => return wb.send_outcome(&call.id, &Outcome::error(text)),
     };
-    match send(&call, &route.conn) {
+    match send(&call, &conn) {
         Ok(()) => {}
         // It died, whether the workbench had noticed or not: restart it.
-        Err(Refused::Down(_)) => restart(wb, route.toolbox, route.server, call.into_owned()),
+        Err(Refused::Down(_)) => restart(wb, call.into_owned()),
         Err(Refused::Busy(why)) => busy(wb, &call, &why),
     }
 }
 
-fn restart(wb: &Arc<Workbench>, toolbox: usize, server: usize, mut call: ForwardedCall) {
+/// Queues `call` for one start of its server, in its toolbox's queue.
+fn restart(wb: &Arc<Workbench>, mut call: ForwardedCall) {
+    let slot = match wb.registry.current().find(&call.tool_id.toolbox) {
+        Some(toolbox) => Arc::clone(&toolbox.slot),
+        None => {
+            let text = format!("Toolbox '{}' not found", call.tool_id.toolbox);
+            return wb.send_outcome(&call.id, &Outcome::error(text));
+        }
+    };
     call.restarts += 1;
     let op = Op::Restart {
-        server,
+        server: call.tool_id.server.clone(),
         calls: vec![call],
     };
-    lifecycle::submit(wb, toolbox, op);
+    lifecycle::submit(wb, &slot, op);
 }
 
 /// Forwards `call` to `conn`, which was just (re)started for it. A server
 /// that is down again already (another queued call may have ended it) gets
 /// one more restart for this call; after that the call fails.
-pub fn after_restart(
-    wb: &Arc<Workbench>,
-    (toolbox, server): (usize, usize),
-    call: ForwardedCall,
-    conn: &Downstream,
-) {
+pub fn after_restart(wb: &Arc<Workbench>, call: ForwardedCall, conn: &Downstream) {
     match send(&call, conn) {
         Ok(()) => {}
         Err(Refused::Busy(why)) => busy(wb, &call, &why),
-        Err(Refused::Down(_)) if call.restarts < 2 => restart(wb, toolbox, server, call),
+        Err(Refused::Down(_)) if call.restarts < 2 => restart(wb, call),
         Err(Refused::Down(why)) => {
             let ToolId {
                 toolbox, server, ..

@@ -101,6 +101,13 @@ impl Launcher {
         }
     }
 
+    /// Every live child, whatever toolbox it serves (or served: a retiring
+    /// one still runs its calls).
+    pub fn live_conns(&self) -> Vec<Arc<Downstream>> {
+        let live = lock(&self.live);
+        live.conns.iter().filter_map(Weak::upgrade).collect()
+    }
+
     /// Stops every live child, in parallel, and refuses new ones. The host
     /// gets no more messages: it is leaving, and may no longer read them. A
     /// second call hurries the first and returns when it is done.

@@ -1,23 +1,28 @@
-//! The toolbox lifecycle: opening, closing, restarting servers that died, and
-//! (dynamic mode) listing a server's tools again. `Workbench` is the state every
-//! thread that serves the host shares.
+//! The toolbox lifecycle: opening, closing, restarting servers that died or
+//! fell asleep, putting idle servers to sleep, applying a reloaded config to
+//! a toolbox, and (dynamic mode) listing a server's tools again. `Workbench`
+//! is the state every thread that serves the host shares.
 //!
 //! Order and liveness:
 //! - Each toolbox has a queue of lifecycle operations run by one worker thread
 //!   at a time, so `open_toolbox X` then `close_toolbox X` run in the order the
-//!   host sent them, and concurrent opens start each server once.
-//! - Calls to a server that died wait in that queue for one restart of it, so
-//!   a thousand calls to a dead server cost one thread, not a thousand; when no
-//!   thread can be created, every queued call is answered with the error.
+//!   host sent them, and concurrent opens start each server once. A reload's
+//!   change to a toolbox runs in that order too: at once when the queue is
+//!   idle, else after the operations queued before it.
+//! - Calls to a server that died, fell asleep or was reconfigured wait in that
+//!   queue for one start of it, so a thousand calls to a dead server cost one
+//!   thread, not a thousand; when no thread can be created, every queued call
+//!   is answered with the error.
 //! - A re-list runs with no lock held: an unanswered `tools/list` delays
 //!   nothing but its own result.
 //! - A request the host cancelled while it waited here gets no answer
 //!   (basic/utilities/cancellation, 2025-06-18: the receiver SHOULD NOT respond).
 
-use crate::config::{Mode, ServerConfig, ToolFilter};
+use crate::config::{Config, Mode, ServerConfig, ToolFilter, ToolboxConfig};
 use crate::downstream::{Downstream, Spec, Started};
 use crate::dynamic::NativeTable;
 use crate::forward::{self, ForwardedCall};
+use crate::idle::IdleWatch;
 use crate::jsonrpc::{self, RequestId};
 use crate::launch::{self, Launcher};
 use crate::lock;
@@ -25,12 +30,12 @@ use crate::mcp::{self, method};
 use crate::meta_tools::{self, Outcome};
 use crate::open_result;
 use crate::outbox::Outbox;
-use crate::toolbox::{self, OpenToolbox, Registry, RunningServer, ServerState, Slot};
+use crate::toolbox::{self, OpenToolbox, Registry, RunningServer, ServerState, Slot, Toolbox};
 use std::collections::{HashMap, VecDeque};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock, Weak};
 use std::thread;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 /// The state shared by every thread that serves the host.
 pub struct Workbench {
@@ -42,17 +47,23 @@ pub struct Workbench {
     pub initialized: AtomicBool,
     /// The negotiated protocol version, once `initialize` was answered.
     pub version: OnceLock<&'static str>,
+    /// The host's `clientInfo.name`, once `initialize` was answered.
+    pub client: OnceLock<Option<String>>,
+    /// The meta-tools' `tools/list` entries, comma-separated, [without, with]
+    /// `outputSchema`: built at start and again when the config is reloaded.
+    meta_tools: Mutex<Arc<[String; 2]>>,
     /// Dynamic mode's native tools (empty in proxy mode).
     native: Mutex<Arc<NativeTable>>,
-    /// One lifecycle queue per toolbox, in registry order.
-    queues: Vec<Mutex<Queue>>,
     /// Host requests waiting here (queued opens, closes and calls): `true`
     /// once the host cancelled one.
     waiting: Mutex<HashMap<RequestId, bool>>,
+    /// The idle timer of the servers with an `idleTimeoutMs`.
+    pub idle: Arc<IdleWatch>,
 }
 
+/// A toolbox's queue of lifecycle operations.
 #[derive(Default)]
-struct Queue {
+pub struct Queue {
     ops: VecDeque<Op>,
     /// A worker thread is running this queue.
     busy: bool,
@@ -70,29 +81,58 @@ pub enum Op {
     Close(RequestId),
     /// Start server `server` again, then forward `calls` to it.
     Restart {
-        server: usize,
+        server: String,
         calls: Vec<ForwardedCall>,
     },
+    /// The idle timer: put server `server` to sleep if `conn` still runs it
+    /// and has had no call in flight for `timeout`.
+    Sleep {
+        server: String,
+        conn: Weak<Downstream>,
+        timeout: Duration,
+    },
+    /// A reloaded config changed or removed this toolbox.
+    Reload(Reload),
+}
+
+pub enum Reload {
+    /// The toolbox's new definition.
+    Reconfigure(Arc<ToolboxConfig>),
+    /// The toolbox is no longer configured.
+    Remove,
 }
 
 impl Workbench {
-    pub fn new(registry: Registry, launcher: Launcher, mode: Mode, outbox: Arc<Outbox>) -> Self {
-        let queues = registry.slots().iter().map(|_| Mutex::default()).collect();
+    pub fn new(config: &Config, launcher: Launcher, outbox: Arc<Outbox>) -> Self {
+        let configs: Vec<&ToolboxConfig> = config.toolboxes.iter().collect();
         Workbench {
-            registry,
+            registry: Registry::new(config),
             launcher,
-            mode,
+            mode: config.mode,
             outbox,
             initialized: AtomicBool::new(false),
             version: OnceLock::new(),
+            client: OnceLock::new(),
+            meta_tools: Mutex::new(Arc::new(meta_tools_entries(&configs))),
             native: Mutex::new(Arc::default()),
-            queues,
             waiting: Mutex::new(HashMap::new()),
+            idle: Arc::default(),
         }
     }
 
     pub fn native(&self) -> Arc<NativeTable> {
         Arc::clone(&lock(&self.native))
+    }
+
+    /// The meta-tools' `tools/list` entries: [without, with] `outputSchema`.
+    pub fn meta_tools(&self) -> Arc<[String; 2]> {
+        Arc::clone(&lock(&self.meta_tools))
+    }
+
+    /// The form of `open_toolbox` results for this host.
+    pub fn open_form(&self) -> open_result::Form {
+        let client = self.client.get().and_then(Option::as_deref);
+        open_result::form_for(self.registry.current().open_setting, client)
     }
 
     /// Whether results may carry `structuredContent` in this session (before
@@ -127,31 +167,67 @@ impl Workbench {
     /// tools and, if they changed and the host is initialized, send one
     /// `notifications/tools/list_changed`.
     pub fn tools_changed(&self) {
-        if self.mode != Mode::Dynamic {
-            return;
+        if self.rebuild_native() {
+            self.list_changed();
         }
-        let table = NativeTable::build(&self.registry);
-        let changed = {
-            let mut current = lock(&self.native);
-            let changed = current.listing() != table.listing();
-            *current = Arc::new(table);
-            changed
-        };
-        if changed && self.initialized.load(Ordering::SeqCst) {
+    }
+
+    /// After a reload: the meta-tools (toolbox names and descriptions) built
+    /// from `toolboxes` and the native tools again; one
+    /// `notifications/tools/list_changed` if either changed.
+    pub fn config_changed(&self, toolboxes: &[&ToolboxConfig]) {
+        let entries = Arc::new(meta_tools_entries(toolboxes));
+        let meta = std::mem::replace(&mut *lock(&self.meta_tools), Arc::clone(&entries));
+        let native = self.rebuild_native();
+        if meta != entries || native {
+            self.list_changed();
+        }
+    }
+
+    /// Dynamic mode: builds the native tools again; whether they changed.
+    fn rebuild_native(&self) -> bool {
+        if self.mode != Mode::Dynamic {
+            return false;
+        }
+        let table = NativeTable::build(&self.registry.current());
+        let mut current = lock(&self.native);
+        let changed = current.listing() != table.listing();
+        *current = Arc::new(table);
+        changed
+    }
+
+    /// Tells the host its tool list changed, once it is initialized.
+    fn list_changed(&self) {
+        if self.initialized.load(Ordering::SeqCst) {
             let line = jsonrpc::notification_line::<()>(method::TOOLS_LIST_CHANGED, None);
             self.outbox.send(&line);
         }
     }
 }
 
-/// Queues `op` for toolbox `toolbox` (its registry index), starting a worker
-/// for the queue if none runs. A restart joins a restart of the same server
-/// that has not begun yet.
-pub fn submit(wb: &Arc<Workbench>, toolbox: usize, op: Op) {
+impl Drop for Workbench {
+    fn drop(&mut self) {
+        self.idle.end();
+    }
+}
+
+/// The meta-tools' `tools/list` entries, comma-separated: [without, with]
+/// `outputSchema`.
+fn meta_tools_entries(toolboxes: &[&ToolboxConfig]) -> [String; 2] {
+    [false, true].map(|structured| {
+        let list = meta_tools::tools_list(toolboxes, structured);
+        let text = list["tools"].to_string();
+        text[1..text.len() - 1].to_string()
+    })
+}
+
+/// Queues `op` for toolbox `slot`, starting a worker for the queue if none
+/// runs. A restart joins a restart of the same server that has not begun yet.
+pub fn submit(wb: &Arc<Workbench>, slot: &Arc<Slot>, op: Op) {
     for id in op.request_ids() {
         lock(&wb.waiting).insert(id.clone(), false);
     }
-    let mut queue = lock(&wb.queues[toolbox]);
+    let mut queue = lock(&slot.queue);
     match op {
         Op::Restart { server, calls } => {
             let waiting = queue.ops.iter_mut().find_map(|op| match op {
@@ -170,15 +246,14 @@ pub fn submit(wb: &Arc<Workbench>, toolbox: usize, op: Op) {
     }
     queue.busy = true;
     drop(queue);
-    let worker = Arc::clone(wb);
-    let name = format!("toolbox {}", wb.registry.slots()[toolbox].config.name);
+    let (worker, queued) = (Arc::clone(wb), Arc::clone(slot));
     if let Err(e) = thread::Builder::new()
-        .name(name)
-        .spawn(move || run_queue(&worker, toolbox))
+        .name(format!("toolbox {}", slot.name))
+        .spawn(move || run_queue(&worker, &queued))
     {
         log::error!("cannot create a worker thread: {e}");
         let ops: Vec<Op> = {
-            let mut queue = lock(&wb.queues[toolbox]);
+            let mut queue = lock(&slot.queue);
             queue.busy = false;
             queue.ops.drain(..).collect()
         };
@@ -193,19 +268,34 @@ pub fn submit(wb: &Arc<Workbench>, toolbox: usize, op: Op) {
     }
 }
 
+/// Applies a reload's change to toolbox `slot`: at once when its queue is
+/// idle (holding the queue, so no operation starts meanwhile; the caller
+/// then tells the host once for the whole reload), else after the operations
+/// queued before it (then the host hears of it by itself).
+pub fn reload(wb: &Arc<Workbench>, slot: &Arc<Slot>, change: Reload) {
+    let queue = lock(&slot.queue);
+    if !queue.busy {
+        apply_reload(wb, slot, change);
+        return;
+    }
+    drop(queue);
+    submit(wb, slot, Op::Reload(change));
+}
+
 impl Op {
     fn request_ids(&self) -> Vec<&RequestId> {
         match self {
             Op::Open { id, .. } | Op::Close(id) => vec![id],
             Op::Restart { calls, .. } => calls.iter().map(|c| &c.id).collect(),
+            Op::Sleep { .. } | Op::Reload(_) => Vec::new(),
         }
     }
 }
 
-fn run_queue(wb: &Arc<Workbench>, toolbox: usize) {
+fn run_queue(wb: &Arc<Workbench>, slot: &Arc<Slot>) {
     loop {
         let op = {
-            let mut queue = lock(&wb.queues[toolbox]);
+            let mut queue = lock(&slot.queue);
             match queue.ops.pop_front() {
                 Some(op) => op,
                 None => {
@@ -220,47 +310,66 @@ fn run_queue(wb: &Arc<Workbench>, toolbox: usize) {
                 form,
                 requested,
             } if wb.finish(&id) => {
-                let mut outcome = open_toolbox(wb, toolbox);
+                let mut outcome = open_toolbox(wb, slot);
                 if outcome.json && !outcome.is_error {
                     outcome.text = open_result::reshape(outcome.text, form, requested.as_deref());
                 }
                 wb.send_outcome(&id, &outcome);
             }
             Op::Close(id) if wb.finish(&id) => {
-                let outcome = close_toolbox(wb, toolbox);
+                let outcome = close_toolbox(wb, slot);
                 wb.send_outcome(&id, &outcome);
             }
             Op::Open { .. } | Op::Close(_) => {} // cancelled while queued
-            Op::Restart { server, calls } => restart_then_forward(wb, toolbox, server, calls),
+            Op::Restart { server, calls } => restart_then_forward(wb, slot, &server, calls),
+            Op::Sleep {
+                server,
+                conn,
+                timeout,
+            } => sleep(wb, slot, &server, &conn, timeout),
+            Op::Reload(change) => {
+                apply_reload(wb, slot, change);
+                wb.tools_changed();
+            }
         }
     }
 }
 
-/// `open_toolbox`: starts the toolbox's servers that are not running (in
-/// parallel), and lists the tools of all of them.
-fn open_toolbox(wb: &Workbench, toolbox: usize) -> Outcome {
-    let slot = &wb.registry.slots()[toolbox];
-    let config = &slot.config;
-    let name = &config.name;
-    let previous = slot.snapshot();
+/// Toolbox `slot`, unless a reload removed it.
+fn configured(wb: &Workbench, slot: &Slot) -> Option<Toolbox> {
+    wb.registry.toolbox(slot).filter(|t| !t.removed)
+}
 
-    // Keep healthy servers; (re)start the rest. Resolve all env first: an unset
-    // variable fails the open and changes nothing.
-    let mut keep: Vec<Option<&Arc<RunningServer>>> = Vec::new();
+/// `open_toolbox`: starts the toolbox's servers that are not running (in
+/// parallel), and lists the tools of all of them. Asleep servers stay
+/// asleep: their last listing answers.
+fn open_toolbox(wb: &Arc<Workbench>, slot: &Arc<Slot>) -> Outcome {
+    let Some(toolbox) = configured(wb, slot) else {
+        return Outcome::error(meta_tools::not_configured(
+            &wb.registry.current(),
+            &slot.name,
+        ));
+    };
+    let config = &*toolbox.config;
+    let name = &config.name;
+    let previous = toolbox.open;
+
+    // Keep healthy and sleeping servers; (re)start the rest. Resolve all env
+    // first: an unset variable fails the open and changes nothing.
+    let mut keep: Vec<Option<ServerState>> = Vec::new();
     let mut specs = Vec::new();
     let mut env_errors = Vec::new();
     let mut dead: Vec<(&str, Arc<Downstream>)> = Vec::new();
     let mut notes = Vec::new();
     for (i, server) in config.servers.iter().enumerate() {
-        let running = previous.as_ref().and_then(|p| match &p.servers[i] {
-            ServerState::Running(r) => Some(r),
-            _ => None,
-        });
-        match running {
-            Some(r) if r.conn.is_up() => keep.push(Some(r)),
+        match previous.as_ref().map(|p| &p.servers[i]) {
+            Some(ServerState::Running(r)) if r.conn.is_up() => {
+                keep.push(Some(ServerState::Running(Arc::clone(r))))
+            }
+            Some(asleep @ ServerState::Asleep(_)) => keep.push(Some(asleep.clone())),
             other => {
                 keep.push(None);
-                if let Some(r) = other {
+                if let Some(ServerState::Running(r)) = other {
                     let why = r.conn.down_reason().unwrap_or_default();
                     notes.push(format!(
                         "Server '{}' had stopped ({why}) and was restarted",
@@ -289,10 +398,15 @@ fn open_toolbox(wb: &Workbench, toolbox: usize) -> Outcome {
     let mut states = Vec::new();
     for (server, kept) in config.servers.iter().zip(keep) {
         let state = match kept {
-            Some(running) => relisted(running, server),
+            Some(ServerState::Running(running)) => relisted(&running, server),
+            Some(kept) => kept,
             None if server.disabled => ServerState::Disabled,
             None => match started.next() {
-                Some(result) => started_state(result, &server.tool_filter),
+                Some(result) => {
+                    let state = started_state(result, &server.tool_filter);
+                    watch_idle(wb, slot, server, &state);
+                    state
+                }
                 None => ServerState::Failed("internal error: no start result".into()),
             },
         };
@@ -301,16 +415,16 @@ fn open_toolbox(wb: &Workbench, toolbox: usize) -> Outcome {
     let open = OpenToolbox { servers: states };
     let outcome = meta_tools::describe_open(config, &open, notes);
     let enabled = config.servers.iter().filter(|s| !s.disabled).count();
-    let connected = meta_tools::count_running(&open);
+    let connected = meta_tools::count_connected(&open);
     if enabled > 0 && connected == 0 {
-        slot.set_open(None);
+        wb.registry.set_open(slot, None);
         log::warn!("toolbox '{name}' failed to open: no server started");
         return Outcome::error(outcome.errors.join("\n"));
     }
-    slot.install(open);
+    wb.registry.install(slot, open);
     wb.tools_changed();
     log::info!(
-        "toolbox '{name}' {} ({connected} of {enabled} servers running)",
+        "toolbox '{name}' {} ({connected} of {enabled} servers running or asleep)",
         if restarted { "reopened" } else { "open" }
     );
     Outcome {
@@ -324,6 +438,14 @@ fn started_state(result: Result<Started, String>, filter: &ToolFilter) -> Server
     match result {
         Ok(s) => RunningServer::state(s.conn, s.tools, filter),
         Err(why) => ServerState::Failed(why),
+    }
+}
+
+/// A server that just started sleeps after `idleTimeoutMs` without a call.
+fn watch_idle(wb: &Arc<Workbench>, slot: &Arc<Slot>, server: &ServerConfig, state: &ServerState) {
+    if let (Some(timeout), ServerState::Running(running)) = (server.idle_timeout, state) {
+        wb.idle
+            .watch(wb, slot, &server.name, &running.conn, timeout);
     }
 }
 
@@ -349,89 +471,198 @@ fn start_servers(
     wb.launcher.start_all(specs)
 }
 
-/// Starts server `server` of toolbox `toolbox` again for the calls queued for
-/// it, then forwards them; or answers each with the reason it cannot run.
+/// Starts server `server` of toolbox `slot` again for the calls queued for
+/// it, then forwards each one its new listing has; or answers each with the
+/// reason it cannot run.
 fn restart_then_forward(
     wb: &Arc<Workbench>,
-    toolbox: usize,
-    server: usize,
+    slot: &Arc<Slot>,
+    server: &str,
     calls: Vec<ForwardedCall>,
 ) {
-    let restarted = restart_server(wb, toolbox, server);
+    let restarted = restart_server(wb, slot, server);
     for call in calls {
         if !wb.finish(&call.id) {
             continue; // cancelled while it waited
         }
         match &restarted {
-            Ok(conn) => forward::after_restart(wb, (toolbox, server), call, conn),
+            Ok(running) if !running.has_tool(&call.tool_id.tool) => {
+                let text = running.missing_tool(&call.tool_id);
+                wb.send_outcome(&call.id, &Outcome::error(text));
+            }
+            Ok(running) => forward::after_restart(wb, call, &running.conn),
             Err(text) => wb.send_outcome(&call.id, &Outcome::error(text.clone())),
         }
     }
 }
 
-/// Starts again server `server` of toolbox `toolbox`, which died since the
-/// toolbox was opened. Returns its connection (the running one, if another
-/// operation restarted it meanwhile).
+/// Why a server is started for a call.
+enum Cause {
+    /// It died since the toolbox was opened: its reason, and the connection.
+    Died(String, Arc<Downstream>),
+    /// It was asleep, or its definition changed.
+    Woken(&'static str),
+}
+
+/// Starts again server `server` of toolbox `slot`, which died, fell asleep or
+/// was reconfigured since the toolbox was opened. Returns its state (the
+/// running one, if another operation started it meanwhile).
 fn restart_server(
-    wb: &Workbench,
-    toolbox: usize,
-    server: usize,
-) -> Result<Arc<Downstream>, String> {
-    let slot = &wb.registry.slots()[toolbox];
-    let (toolbox, config) = (&slot.config.name, &slot.config.servers[server]);
-    let name = &config.name;
+    wb: &Arc<Workbench>,
+    slot: &Arc<Slot>,
+    server: &str,
+) -> Result<Arc<RunningServer>, String> {
+    let toolbox =
+        configured(wb, slot).ok_or_else(|| format!("Toolbox '{}' not found", slot.name))?;
+    let name = &toolbox.config.name;
     // The toolbox may have been closed, or the server restarted, meanwhile.
-    let previous = slot.snapshot().ok_or_else(|| toolbox::not_open(toolbox))?;
-    let old = match &previous.servers[server] {
-        ServerState::Running(r) if r.conn.is_up() => return Ok(Arc::clone(&r.conn)),
-        ServerState::Running(r) => Arc::clone(&r.conn),
-        _ => {
+    let previous = toolbox.open.ok_or_else(|| toolbox::not_open(name))?;
+    let index = toolbox
+        .config
+        .servers
+        .iter()
+        .position(|s| s.name == server)
+        .ok_or_else(|| format!("Server '{server}' not found in toolbox '{name}'"))?;
+    let config = &toolbox.config.servers[index];
+    let cause = match &previous.servers[index] {
+        ServerState::Running(r) if r.conn.is_up() => return Ok(Arc::clone(r)),
+        ServerState::Running(r) => Cause::Died(
+            r.conn.down_reason().unwrap_or_default(),
+            Arc::clone(&r.conn),
+        ),
+        ServerState::Asleep(_) => Cause::Woken("it was asleep"),
+        ServerState::Reconfigured(_) => Cause::Woken("its configuration changed"),
+        ServerState::Failed(_) | ServerState::Disabled => {
             return Err(format!(
-                "Server '{name}' in toolbox '{toolbox}' is not running"
+                "Server '{server}' in toolbox '{name}' is not running"
             ))
         }
     };
-    let why = old.down_reason().unwrap_or_default();
-    let spec = launch::resolve(toolbox, config).map_err(|errors| errors.join("; "))?;
-    let result = start_servers(wb, slot, vec![(name, old)], vec![spec])
+    let spec = launch::resolve(name, config).map_err(|errors| errors.join("; "))?;
+    let dead = match &cause {
+        Cause::Died(_, conn) => vec![(server, Arc::clone(conn))],
+        Cause::Woken(_) => Vec::new(),
+    };
+    let result = start_servers(wb, slot, dead, vec![spec])
         .pop()
         .unwrap_or_else(|| Err("no start result".into()));
     let state = started_state(result, &config.tool_filter);
     let mut open = (*previous).clone();
-    open.servers[server] = state.clone();
-    slot.install(open);
+    open.servers[index] = state.clone();
+    wb.registry.install(slot, open);
+    watch_idle(wb, slot, config, &state);
     wb.tools_changed();
-    match state {
-        ServerState::Running(r) => {
-            log::warn!("[{toolbox}/{name}] had stopped ({why}); restarted for a call");
-            Ok(Arc::clone(&r.conn))
+    match (state, cause) {
+        (ServerState::Running(r), Cause::Died(why, _)) => {
+            log::warn!("[{name}/{server}] had stopped ({why}); restarted for a call");
+            Ok(r)
         }
-        ServerState::Failed(e) => Err(format!(
-            "Server '{name}' in toolbox '{toolbox}' had stopped ({why}) and could not be restarted: {e}"
+        (ServerState::Running(r), Cause::Woken(why)) => {
+            log::info!("[{name}/{server}] started for a call ({why})");
+            Ok(r)
+        }
+        (ServerState::Failed(e), Cause::Died(why, _)) => Err(format!(
+            "Server '{server}' in toolbox '{name}' had stopped ({why}) and could not be restarted: {e}"
         )),
-        ServerState::Disabled => Err(format!("Server '{name}' in toolbox '{toolbox}' is disabled")),
+        // As for any start (an open's `_errors`).
+        (ServerState::Failed(e), Cause::Woken(_)) => Err(format!(
+            "Failed to connect to server '{server}' in toolbox '{name}': {e}"
+        )),
+        _ => Err(format!("Server '{server}' in toolbox '{name}' is disabled")),
     }
 }
 
 /// `close_toolbox`: stops this toolbox's servers, and nothing else.
-fn close_toolbox(wb: &Workbench, toolbox: usize) -> Outcome {
-    let slot = &wb.registry.slots()[toolbox];
-    let name = &slot.config.name;
-    let Some(open) = slot.set_open(None) else {
+fn close_toolbox(wb: &Workbench, slot: &Slot) -> Outcome {
+    if configured(wb, slot).is_none() {
+        let all = wb.registry.current();
+        return Outcome::error(meta_tools::not_configured(&all, &slot.name));
+    }
+    let name = &slot.name;
+    let Some(open) = wb.registry.set_open(slot, None) else {
         return Outcome::error(format!("Toolbox '{name}' is not open"));
     };
     wb.tools_changed();
-    let conns = open.running_conns();
+    let n = open.running();
     launch::stop_all(
-        &conns,
+        &open.conns(),
         &format!("Toolbox '{name}' was closed while tool '{{tool}}' was running"),
     );
-    let n = conns.len();
     log::info!("toolbox '{name}' closed");
     Outcome::ok(format!(
         "Toolbox '{name}' closed ({n} server{} stopped)",
         if n == 1 { "" } else { "s" }
     ))
+}
+
+/// The idle timer found server `server` idle: if `conn` still runs it and
+/// still has had no call in flight for `timeout`, it falls asleep (its
+/// state keeps its listing, then it is stopped). A call that came meanwhile
+/// keeps it awake, and the timer watches it again.
+fn sleep(
+    wb: &Arc<Workbench>,
+    slot: &Arc<Slot>,
+    server: &str,
+    conn: &Weak<Downstream>,
+    timeout: Duration,
+) {
+    let Some(conn) = conn.upgrade() else {
+        return;
+    };
+    if configured(wb, slot).is_none() {
+        return;
+    }
+    if !conn.retire_if_idle(timeout) {
+        if conn.is_up() {
+            wb.idle.watch(wb, slot, server, &conn, timeout);
+        }
+        return;
+    }
+    // Calls that come from now on wait in this queue for its next start.
+    let asleep = wb
+        .registry
+        .replace_running(slot, &conn, |r| ServerState::Asleep(Arc::clone(r)));
+    conn.stop("");
+    if asleep {
+        log::info!(
+            "[{}/{server}] asleep after {} ms without a call; the next call starts it again",
+            slot.name,
+            timeout.as_millis()
+        );
+    }
+}
+
+/// A reload's change to toolbox `slot` (see `reload`).
+fn apply_reload(wb: &Workbench, slot: &Slot, change: Reload) {
+    let (retire, why) = match change {
+        Reload::Reconfigure(config) => {
+            let retire = wb.registry.update(|all| {
+                let Some(toolbox) = all.of_mut(slot) else {
+                    return Vec::new();
+                };
+                let retire = match &toolbox.open {
+                    Some(open) => {
+                        let (open, retire) = toolbox::realign(&toolbox.config, &config, open);
+                        toolbox.open = Some(Arc::new(open));
+                        retire
+                    }
+                    None => Vec::new(),
+                };
+                toolbox.config = config;
+                retire
+            });
+            (retire, "its configuration changed")
+        }
+        Reload::Remove => {
+            let open = wb.registry.update(|all| all.drop_toolbox(slot));
+            let conns = open.map(|open| open.conns()).unwrap_or_default();
+            (conns, "its toolbox was removed from the configuration")
+        }
+    };
+    // Each answers the calls it has in flight, then stops.
+    for conn in retire {
+        conn.retire(why);
+    }
 }
 
 /// A kept server, listed again if it said its tools changed.
@@ -466,22 +697,13 @@ fn list_again(conn: &Arc<Downstream>, server: &ServerConfig) -> Option<ServerSta
 /// them in its toolbox, if it still serves one; then lets `tools_changed`
 /// decide whether the host hears of it. Holds no lock while it waits.
 pub fn relist(wb: &Workbench, conn: &Arc<Downstream>) {
-    let Some((slot, index)) = wb.registry.find_conn(conn) else {
+    let Some((slot, server)) = wb.registry.find_conn(conn) else {
         return; // closed or restarted meanwhile
     };
-    let Some(state) = list_again(conn, &slot.config.servers[index]) else {
+    let Some(state) = list_again(conn, &server) else {
         return;
     };
-    let replaced = slot.update(|open| {
-        let mut open = (**open?).clone();
-        match &open.servers[index] {
-            ServerState::Running(r) if Arc::ptr_eq(&r.conn, conn) => {}
-            _ => return None,
-        }
-        open.servers[index] = state;
-        Some(Arc::new(open))
-    });
-    if replaced {
+    if wb.registry.replace_running(&slot, conn, |_| state) {
         wb.tools_changed();
     }
 }

@@ -68,6 +68,7 @@ fn main() -> ExitCode {
             }
             let server = Server::new(loaded.config, Box::new(io::stdout()));
             server.watch_signals();
+            server.watch_config(config_path.path.clone());
             match server.run(io::stdin().lock()) {
                 Ok(()) => ExitCode::SUCCESS,
                 Err(e) => {

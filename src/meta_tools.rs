@@ -8,7 +8,7 @@
 
 use crate::config::ToolboxConfig;
 use crate::mcp::TextResult;
-use crate::toolbox::{OpenToolbox, Registry, ServerState};
+use crate::toolbox::{OpenToolbox, ServerState, Toolboxes};
 use serde_json::value::RawValue;
 use serde_json::{json, Value};
 
@@ -54,14 +54,13 @@ impl Outcome {
     }
 }
 
-/// The `tools/list` result: the three meta-tools. `outputSchema` only for
-/// versions that know `structuredContent`.
-pub fn tools_list(registry: &Registry, structured: bool) -> Value {
-    let names = registry.names();
-    let toolboxes: Vec<String> = registry
-        .slots()
+/// The `tools/list` result: the three meta-tools, naming `toolboxes`.
+/// `outputSchema` only for versions that know `structuredContent`.
+pub fn tools_list(toolboxes: &[&ToolboxConfig], structured: bool) -> Value {
+    let names: Vec<&str> = toolboxes.iter().map(|t| t.name.as_str()).collect();
+    let toolboxes: Vec<String> = toolboxes
         .iter()
-        .map(|s| format!("{} ({})", s.config.name, s.config.description))
+        .map(|t| format!("{} ({})", t.name, t.description))
         .collect();
     let toolbox_name =
         |what: &str| json!({"type": "string", "minLength": 1, "enum": names, "description": what});
@@ -148,7 +147,7 @@ pub fn tools_list(registry: &Registry, structured: bool) -> Value {
 
 /// The `instructions` of the `initialize` result: what the workbench is, every
 /// toolbox, and an example call whose shape is exactly what `use_tool` accepts.
-pub fn instructions(registry: &Registry) -> String {
+pub fn instructions(toolboxes: &[&ToolboxConfig]) -> String {
     let mut text = String::from(
         "This server is a workbench of MCP toolboxes. A toolbox groups MCP servers; \
          its tools can be used once it is open.\n\
@@ -156,9 +155,9 @@ pub fn instructions(registry: &Registry) -> String {
          2. use_tool calls one of them by its toolbox, server and tool name.\n\
          3. close_toolbox stops the toolbox's servers when you are done.\n\nToolboxes:\n",
     );
-    for slot in registry.slots() {
-        let n = slot.config.servers.len();
-        let disabled = slot.config.servers.iter().filter(|s| s.disabled).count();
+    for toolbox in toolboxes {
+        let n = toolbox.servers.len();
+        let disabled = toolbox.servers.iter().filter(|s| s.disabled).count();
         let disabled = if disabled > 0 {
             format!(", {disabled} disabled")
         } else {
@@ -166,14 +165,14 @@ pub fn instructions(registry: &Registry) -> String {
         };
         text.push_str(&format!(
             "- {} ({n} server{}{disabled}): {}\n",
-            slot.config.name,
+            toolbox.name,
             if n == 1 { "" } else { "s" },
-            slot.config.description
+            toolbox.description
         ));
     }
-    let example = registry.slots().iter().find_map(|s| {
-        let server = s.config.servers.iter().find(|srv| !srv.disabled)?;
-        Some((&s.config.name, &server.name))
+    let example = toolboxes.iter().find_map(|t| {
+        let server = t.servers.iter().find(|srv| !srv.disabled)?;
+        Some((&t.name, &server.name))
     });
     if let Some((toolbox, server)) = example {
         let (toolbox, server) = (json!(toolbox), json!(server));
@@ -202,8 +201,16 @@ pub fn describe_open(
     let mut tools = String::from("[");
     let mut errors = Vec::new();
     for (server, state) in config.servers.iter().zip(&open.servers) {
+        if let ServerState::Asleep(_) = state {
+            let ms = server.idle_timeout.unwrap_or_default().as_millis();
+            warnings.push(format!(
+                "Server '{}' is asleep (no call for idleTimeoutMs, {ms} ms): its tools are from \
+                 its last listing, and the next call to it starts it again",
+                server.name
+            ));
+        }
         match state {
-            ServerState::Running(running) => {
+            ServerState::Running(running) | ServerState::Asleep(running) => {
                 for tool in &running.tools {
                     if tools.len() > 1 {
                         tools.push(',');
@@ -221,7 +228,8 @@ pub fn describe_open(
                 "Failed to connect to server '{}' in toolbox '{}': {why}",
                 server.name, config.name
             )),
-            ServerState::Disabled => {}
+            // Only before an open, which starts it: never in its result.
+            ServerState::Reconfigured(_) | ServerState::Disabled => {}
         }
     }
     tools.push(']');
@@ -229,7 +237,7 @@ pub fn describe_open(
         "{{\"toolbox\":{},\"description\":{},\"servers_connected\":{},\"tools\":{tools}",
         json!(config.name),
         json!(config.description),
-        count_running(open)
+        count_connected(open)
     );
     if !errors.is_empty() {
         text.push_str(&format!(",\"_errors\":{}", json!(errors)));
@@ -261,18 +269,19 @@ fn annotate_tool(out: &mut String, raw: &str, toolbox: &str, server: &str) {
     ));
 }
 
-pub fn count_running(open: &OpenToolbox) -> usize {
+/// `servers_connected`: the servers running, or asleep (a call starts them).
+pub fn count_connected(open: &OpenToolbox) -> usize {
     open.servers
         .iter()
-        .filter(|s| matches!(s, ServerState::Running(_)))
+        .filter(|s| matches!(s, ServerState::Running(_) | ServerState::Asleep(_)))
         .count()
 }
 
 /// The error for a toolbox name the config does not have.
-pub fn not_configured(registry: &Registry, name: &str) -> String {
+pub fn not_configured(toolboxes: &Toolboxes, name: &str) -> String {
     format!(
         "Toolbox '{name}' not found in configuration. Available toolboxes: {}",
-        registry.names().join(", ")
+        toolboxes.names().join(", ")
     )
 }
 

@@ -6,7 +6,8 @@
 //! without blocking); the child's reader thread writes the answer to the host.
 //! `open_toolbox` and `close_toolbox` take seconds, so they go to their
 //! toolbox's lifecycle queue and never hold up the main loop. stdin EOF stops
-//! every child and returns.
+//! every child and returns. A changed config file (or SIGUSR1) is applied
+//! live by `reload`, on a thread of its own.
 //!
 //! Params arrive as JSON text; each handler reads only the members it needs,
 //! and tool arguments are forwarded as the host's bytes, never parsed.
@@ -22,14 +23,15 @@ use crate::lifecycle::{self, Op, Workbench};
 use crate::mcp::{self, method};
 use crate::meta_tools::{self, Outcome};
 use crate::outbox::Outbox;
-use crate::toolbox::{Registry, ToolId};
-use crate::{open_result, params, process, trace};
+use crate::toolbox::ToolId;
+use crate::{params, process, reload, trace};
 use crossbeam_channel::{Receiver, RecvTimeoutError};
 use serde::Serialize;
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 use std::borrow::Cow;
 use std::io::{self, BufRead, Write};
+use std::path::PathBuf;
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, Weak};
 use std::thread;
@@ -38,13 +40,9 @@ use std::time::{Duration, Instant};
 pub struct Server {
     wb: Arc<Workbench>,
     outbox: Arc<Outbox>,
-    /// The meta-tools' `tools/list` entries, comma-separated, built once:
-    /// [without, with] `outputSchema`.
-    meta_tools: [String; 2],
-    /// `openToolboxResult` from the config, and the form it gives this host
-    /// (chosen again at `initialize`, from `clientInfo.name`).
-    open_setting: open_result::Setting,
-    open_form: open_result::Form,
+    /// The config the workbench started with (what `watch_config` compares
+    /// the file with first).
+    config: Config,
 }
 
 #[derive(Serialize)]
@@ -60,35 +58,22 @@ struct InitializeResult<'a> {
 impl Server {
     pub fn new(config: Config, output: Box<dyn Write + Send>) -> Server {
         let outbox = Arc::new(Outbox::new(output));
-        let config_open_setting = config.open_toolbox_result;
-        let registry =
-            Registry::new(config.toolboxes).with_native_name_max(config.dynamic_name_max_length);
-        let meta_tools = [false, true].map(|structured| {
-            let list = meta_tools::tools_list(&registry, structured);
-            let text = list["tools"].to_string();
-            text[1..text.len() - 1].to_string()
-        });
         let dynamic = config.mode == Mode::Dynamic;
         // Unbounded, but each child has at most one report in it: it reports
         // again only after the re-lister has listed its tools.
         let (changes, changed) = crossbeam_channel::unbounded();
         let launcher = Launcher::new(Arc::clone(&outbox), dynamic.then_some(changes));
-        let wb = Arc::new(Workbench::new(
-            registry,
-            launcher,
-            config.mode,
-            Arc::clone(&outbox),
-        ));
+        let wb = Arc::new(Workbench::new(&config, launcher, Arc::clone(&outbox)));
         if dynamic {
             spawn_relister(Arc::downgrade(&wb), changed);
         }
-        Server {
-            wb,
-            outbox,
-            meta_tools,
-            open_setting: config_open_setting,
-            open_form: open_result::form_for(config_open_setting, None),
-        }
+        Server { wb, outbox, config }
+    }
+
+    /// Applies the config file `path` again whenever it changes, and at once
+    /// on SIGUSR1 (`reload`).
+    pub fn watch_config(&self, path: PathBuf) {
+        reload::watch(&self.wb, path, self.config.clone());
     }
 
     /// Serves until EOF on `input`, then stops every child.
@@ -217,11 +202,12 @@ impl Server {
                 };
                 let reason = params.string("reason");
                 self.outbox.forget(&id);
+                // Any live child: one that is retiring still runs its calls.
                 let found = self.wb.cancel(&id)
                     || self
                         .wb
-                        .registry
-                        .running_conns()
+                        .launcher
+                        .live_conns()
                         .iter()
                         .any(|conn| conn.cancel(&id, reason.as_deref()));
                 log::debug!(
@@ -274,18 +260,20 @@ impl Server {
             .get("clientInfo")
             .and_then(|info| Members::read(info).ok())
             .and_then(|info| info.string("name"));
-        let client = client.as_deref();
-        let form = open_result::form_for(self.open_setting, client);
-        log::debug!("open_toolbox results in the {form:?} form for client {client:?}");
-        self.open_form = form;
+        let _ = self.wb.client.set(client.clone());
+        log::debug!(
+            "open_toolbox results in the {:?} form for client {client:?}",
+            self.wb.open_form()
+        );
+        // listChanged in both modes: a reloaded config changes the meta-tools.
         let result = InitializeResult {
             protocol_version: version,
             capabilities: serde_json::json!({
                 "logging": {},
-                "tools": {"listChanged": self.wb.mode == Mode::Dynamic}
+                "tools": {"listChanged": true}
             }),
             server_info: serde_json::json!({"name": mcp::NAME, "version": mcp::VERSION}),
-            instructions: meta_tools::instructions(&self.wb.registry),
+            instructions: meta_tools::instructions(&self.wb.registry.current().configs()),
         };
         Ok(jsonrpc::result_line(id, &result))
     }
@@ -312,7 +300,8 @@ impl Server {
         if params.get("cursor").is_some_and(|c| c.get() != "null") {
             return Err(invalid_params("Invalid cursor: the tool list has one page"));
         }
-        let meta_tools = &self.meta_tools[usize::from(self.structured())];
+        let meta_tools = self.wb.meta_tools();
+        let meta_tools = &meta_tools[usize::from(self.structured())];
         let native = self.wb.native();
         let separator = if native.listing().is_empty() { "" } else { "," };
         let list = format!(
@@ -382,19 +371,20 @@ impl Server {
                     Ok(parsed) => parsed,
                     Err(text) => return self.send_outcome(&id, &Outcome::error(text)),
                 };
-                let Some(index) = self.wb.registry.position(&toolbox) else {
-                    let text = meta_tools::not_configured(&self.wb.registry, &toolbox);
+                let all = self.wb.registry.current();
+                let Some(found) = all.find(&toolbox) else {
+                    let text = meta_tools::not_configured(&all, &toolbox);
                     return self.send_outcome(&id, &Outcome::error(text));
                 };
                 let op = match name.as_str() {
                     meta_tools::OPEN_TOOLBOX => Op::Open {
                         id,
-                        form: self.open_form,
+                        form: self.wb.open_form(),
                         requested,
                     },
                     _ => Op::Close(id),
                 };
-                lifecycle::submit(&self.wb, index, op);
+                lifecycle::submit(&self.wb, &found.slot, op);
             }
             other => match self.wb.native().lookup(other) {
                 // A native tool (dynamic mode) is use_tool with its identifier.

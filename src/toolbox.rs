@@ -2,30 +2,54 @@
 //! (filtered) tools, and the lookup behind `use_tool`.
 //!
 //! No IO here: starting and stopping processes is `launch`'s job, and the order
-//! of opens and closes is `lifecycle`'s. Each toolbox has an `open` snapshot,
-//! swapped atomically and read with a short lock by calls, which therefore
-//! never wait for an open.
+//! of opens and closes is `lifecycle`'s. The whole state is one snapshot,
+//! `Toolboxes`, replaced as a whole under a short lock (copy on write): a call
+//! reads it with one lock, as it read one toolbox's before, and never waits
+//! for an open; a reloaded config swaps the set of toolboxes the same way.
 
-use crate::config::{ToolFilter, ToolboxConfig};
+use crate::config::{Config, ServerConfig, ToolFilter, ToolboxConfig};
 use crate::downstream::Downstream;
+use crate::lifecycle::Queue;
 use crate::lock;
 use crate::mcp::ToolEntry;
-use crate::naming;
+use crate::open_result;
 use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-/// Every configured toolbox, in config order.
+/// Every configured toolbox and what is open, as one snapshot.
 pub struct Registry {
-    slots: Vec<Slot>,
-    /// Dynamic mode's budget for native tool names (`dynamicNameMaxLength`).
-    native_name_max: usize,
+    current: Mutex<Arc<Toolboxes>>,
 }
 
+/// A snapshot of the registry: the toolboxes in config order, then the ones a
+/// reload removed whose servers are still being stopped.
+#[derive(Clone)]
+pub struct Toolboxes {
+    entries: Vec<Toolbox>,
+    /// `dynamicNameMaxLength`: dynamic mode's budget for native tool names.
+    pub native_name_max: usize,
+    /// `openToolboxResult`.
+    pub open_setting: open_result::Setting,
+}
+
+/// One toolbox: its identity, its definition and what of it is open.
+#[derive(Clone)]
+pub struct Toolbox {
+    pub slot: Arc<Slot>,
+    pub config: Arc<ToolboxConfig>,
+    pub open: Option<Arc<OpenToolbox>>,
+    /// A reload removed it: no name lookup finds it, and its lifecycle queue
+    /// drops it once the operations queued before the reload are done.
+    pub removed: bool,
+}
+
+/// What lasts of a toolbox across reloads while it is configured: its
+/// lifecycle queue and the restart history of its servers.
 pub struct Slot {
-    pub config: ToolboxConfig,
-    open: Mutex<Option<Arc<OpenToolbox>>>,
+    pub name: String,
+    pub(crate) queue: Mutex<Queue>,
     restarts: Mutex<HashMap<String, Restarts>>,
 }
 
@@ -39,9 +63,27 @@ pub struct OpenToolbox {
 pub enum ServerState {
     /// Shared: a new snapshot of the toolbox keeps its running servers as they are.
     Running(Arc<RunningServer>),
+    /// Stopped after `idleTimeoutMs` without a call: `open_toolbox` answers
+    /// from this last listing, and the next call starts it again.
+    Asleep(Arc<RunningServer>),
+    /// Its definition changed in a reloaded config (or it was added): it
+    /// starts at its next use. The old process, if any, finishes its calls in
+    /// flight and stops; its listing serves dynamic mode's names meanwhile.
+    Reconfigured(Option<Arc<RunningServer>>),
     /// Start-up failed; the text is the reason.
     Failed(String),
     Disabled,
+}
+
+impl ServerState {
+    /// The server's last listing, whether its process runs or not.
+    pub fn listing(&self) -> Option<&Arc<RunningServer>> {
+        match self {
+            ServerState::Running(r) | ServerState::Asleep(r) => Some(r),
+            ServerState::Reconfigured(r) => r.as_ref(),
+            ServerState::Failed(_) | ServerState::Disabled => None,
+        }
+    }
 }
 
 pub struct RunningServer {
@@ -92,7 +134,7 @@ impl RunningServer {
     }
 
     /// The `use_tool` error for a tool this server does not offer.
-    fn missing_tool(&self, id: &ToolId) -> String {
+    pub fn missing_tool(&self, id: &ToolId) -> String {
         let base = format!(
             "Tool '{}' not found in server '{}' (toolbox '{}')",
             id.tool, id.server, id.toolbox
@@ -129,13 +171,13 @@ pub fn apply_filter(tools: Vec<ToolEntry>, filter: &ToolFilter) -> (Vec<ToolEntr
 }
 
 /// Where a `use_tool` call goes.
-pub struct Route {
-    /// Indices of the toolbox in the registry and of the server in its config.
-    pub toolbox: usize,
-    pub server: usize,
+pub enum Route {
     /// The connection the server was opened with. If it has died since, it
     /// refuses the call, which then waits for a restart (`forward`).
-    pub conn: Arc<Downstream>,
+    Conn(Arc<Downstream>),
+    /// The server is asleep, or its definition changed: the call waits in its
+    /// toolbox's queue for a start.
+    Start,
 }
 
 /// Restart history of one server, for the backoff of a server that keeps dying.
@@ -159,68 +201,55 @@ pub struct ToolId {
 }
 
 impl Registry {
-    pub fn new(toolboxes: Vec<ToolboxConfig>) -> Registry {
+    pub fn new(config: &Config) -> Registry {
+        let toolboxes = Toolboxes {
+            entries: config.toolboxes.iter().cloned().map(Toolbox::new).collect(),
+            native_name_max: config.dynamic_name_max_length,
+            open_setting: config.open_toolbox_result,
+        };
         Registry {
-            slots: toolboxes
-                .into_iter()
-                .map(|config| Slot {
-                    config,
-                    open: Mutex::new(None),
-                    restarts: Mutex::new(HashMap::new()),
-                })
-                .collect(),
-            native_name_max: naming::DEFAULT_MAX_LEN,
+            current: Mutex::new(Arc::new(toolboxes)),
         }
     }
 
-    /// Sets dynamic mode's budget for native tool names.
-    pub fn with_native_name_max(mut self, max: usize) -> Registry {
-        self.native_name_max = max;
-        self
+    /// The current snapshot.
+    pub fn current(&self) -> Arc<Toolboxes> {
+        Arc::clone(&lock(&self.current))
     }
 
-    pub fn native_name_max(&self) -> usize {
-        self.native_name_max
+    /// Changes the snapshot with `f`, atomically (a copy if a reader holds it).
+    pub fn update<R>(&self, f: impl FnOnce(&mut Toolboxes) -> R) -> R {
+        let mut current = lock(&self.current);
+        f(Arc::make_mut(&mut current))
     }
 
-    pub fn slots(&self) -> &[Slot] {
-        &self.slots
-    }
-
-    pub fn find(&self, name: &str) -> Option<&Slot> {
-        self.slots.iter().find(|s| s.config.name == name)
-    }
-
-    pub fn names(&self) -> Vec<&str> {
-        self.slots.iter().map(|s| s.config.name.as_str()).collect()
+    /// Toolbox `slot` as it is now, removed or not; `None` once it is gone.
+    pub fn toolbox(&self, slot: &Slot) -> Option<Toolbox> {
+        self.current().of(slot).cloned()
     }
 
     /// The connection that serves `id`, or the `use_tool` error text
     /// (docs/reference.md §5.2).
     pub fn resolve(&self, id: &ToolId) -> Result<Route, String> {
-        let toolbox = self
-            .slots
-            .iter()
-            .position(|s| s.config.name == id.toolbox)
+        let all = self.current();
+        let toolbox = all
+            .find(&id.toolbox)
             .ok_or_else(|| format!("Toolbox '{}' not found", id.toolbox))?;
-        let slot = &self.slots[toolbox];
-        let open = slot.snapshot().ok_or_else(|| not_open(&id.toolbox))?;
-        let index = slot
+        let open = toolbox.open.as_ref().ok_or_else(|| not_open(&id.toolbox))?;
+        let index = toolbox
             .config
             .servers
             .iter()
             .position(|s| s.name == id.server)
-            .ok_or_else(|| unknown_server(&slot.config, id))?;
+            .ok_or_else(|| unknown_server(&toolbox.config, id))?;
 
         match &open.servers[index] {
-            ServerState::Running(running) if !running.has_tool(&id.tool) => {
-                Err(running.missing_tool(id))
+            ServerState::Running(r) | ServerState::Asleep(r) if !r.has_tool(&id.tool) => {
+                Err(r.missing_tool(id))
             }
-            ServerState::Running(running) => Ok(Route {
-                toolbox,
-                server: index,
-                conn: Arc::clone(&running.conn),
-            }),
+            ServerState::Running(running) => Ok(Route::Conn(Arc::clone(&running.conn))),
+            // Filters may have changed too: the tool is checked once it started.
+            ServerState::Asleep(_) | ServerState::Reconfigured(_) => Ok(Route::Start),
             ServerState::Failed(why) => Err(format!(
                 "Tool '{}' cannot run: server '{}' in toolbox '{}' failed to start (call \
                  open_toolbox with toolbox_name '{}' to try again): {why}",
@@ -232,89 +261,200 @@ impl Registry {
             )),
         }
     }
-}
 
-impl Registry {
-    /// The toolbox and server index that `conn` serves, if any.
-    pub fn find_conn(&self, conn: &Arc<Downstream>) -> Option<(&Slot, usize)> {
-        self.slots.iter().find_map(|slot| {
-            let open = slot.snapshot()?;
+    /// The toolbox and the config of the server that `conn` runs for, if any.
+    pub fn find_conn(&self, conn: &Arc<Downstream>) -> Option<(Arc<Slot>, ServerConfig)> {
+        let all = self.current();
+        all.entries.iter().find_map(|toolbox| {
+            let open = toolbox.open.as_ref()?;
             let index = open.servers.iter().position(|s| match s {
                 ServerState::Running(r) => Arc::ptr_eq(&r.conn, conn),
                 _ => false,
             })?;
-            Some((slot, index))
+            let server = toolbox.config.servers[index].clone();
+            Some((Arc::clone(&toolbox.slot), server))
         })
     }
 
-    /// The index of toolbox `name`.
-    pub fn position(&self, name: &str) -> Option<usize> {
-        self.slots.iter().position(|s| s.config.name == name)
+    /// Sets what is open of `slot`; the previous state. Nothing happens to a
+    /// toolbox that is gone.
+    pub fn set_open(&self, slot: &Slot, open: Option<OpenToolbox>) -> Option<Arc<OpenToolbox>> {
+        self.update(|all| {
+            let toolbox = all.of_mut(slot)?;
+            std::mem::replace(&mut toolbox.open, open.map(Arc::new))
+        })
     }
 
-    /// The connections of every open toolbox (for cancellation lookups).
-    pub fn running_conns(&self) -> Vec<Arc<Downstream>> {
-        self.slots
+    /// Installs `open` for `slot`, keeping the current state of each server
+    /// whose connection is unchanged and whose listing is newer: a re-list may
+    /// have updated its tools while `open` was being built.
+    pub fn install(&self, slot: &Slot, mut open: OpenToolbox) {
+        self.update(|all| {
+            let Some(toolbox) = all.of_mut(slot) else {
+                return;
+            };
+            if let Some(current) = &toolbox.open {
+                for (new, now) in open.servers.iter_mut().zip(&current.servers) {
+                    if let (ServerState::Running(n), ServerState::Running(c)) = (&*new, now) {
+                        if Arc::ptr_eq(&n.conn, &c.conn) && c.listing > n.listing {
+                            *new = now.clone();
+                        }
+                    }
+                }
+            }
+            toolbox.open = Some(Arc::new(open));
+        })
+    }
+
+    /// Replaces the state of the server that `conn` runs in toolbox `slot`
+    /// with what `f` makes of it; false when `conn` no longer runs there.
+    pub fn replace_running(
+        &self,
+        slot: &Slot,
+        conn: &Arc<Downstream>,
+        f: impl FnOnce(&Arc<RunningServer>) -> ServerState,
+    ) -> bool {
+        self.update(|all| {
+            let Some(open) = all.of_mut(slot).and_then(|t| t.open.as_mut()) else {
+                return false;
+            };
+            let Some(index) = open.servers.iter().position(|s| match s {
+                ServerState::Running(r) => Arc::ptr_eq(&r.conn, conn),
+                _ => false,
+            }) else {
+                return false;
+            };
+            let ServerState::Running(running) = &open.servers[index] else {
+                return false;
+            };
+            let state = f(running);
+            Arc::make_mut(open).servers[index] = state;
+            true
+        })
+    }
+}
+
+impl Toolboxes {
+    /// The configured toolbox `name` (not one a reload removed).
+    pub fn find(&self, name: &str) -> Option<&Toolbox> {
+        self.iter().find(|t| t.config.name == name)
+    }
+
+    /// The configured toolboxes, in config order.
+    pub fn iter(&self) -> impl Iterator<Item = &Toolbox> {
+        self.entries.iter().filter(|t| !t.removed)
+    }
+
+    pub fn names(&self) -> Vec<&str> {
+        self.iter().map(|t| t.config.name.as_str()).collect()
+    }
+
+    pub fn configs(&self) -> Vec<&ToolboxConfig> {
+        self.iter().map(|t| &*t.config).collect()
+    }
+
+    /// Toolbox `slot`, removed or not.
+    pub fn of(&self, slot: &Slot) -> Option<&Toolbox> {
+        self.entries.iter().find(|t| std::ptr::eq(&*t.slot, slot))
+    }
+
+    pub fn of_mut(&mut self, slot: &Slot) -> Option<&mut Toolbox> {
+        self.entries
+            .iter_mut()
+            .find(|t| std::ptr::eq(&*t.slot, slot))
+    }
+
+    /// Every entry, removed ones included (a reload rebuilds the list).
+    pub fn entries_mut(&mut self) -> &mut Vec<Toolbox> {
+        &mut self.entries
+    }
+
+    /// Drops toolbox `slot` for good; what was open of it.
+    pub fn drop_toolbox(&mut self, slot: &Slot) -> Option<Arc<OpenToolbox>> {
+        let index = self
+            .entries
             .iter()
-            .filter_map(Slot::snapshot)
-            .flat_map(|open| open.running_conns())
-            .collect()
+            .position(|t| std::ptr::eq(&*t.slot, slot))?;
+        self.entries.remove(index).open
+    }
+}
+
+impl Toolbox {
+    /// A toolbox that is not open.
+    pub fn new(config: ToolboxConfig) -> Toolbox {
+        Toolbox {
+            slot: Arc::new(Slot {
+                name: config.name.clone(),
+                queue: Mutex::default(),
+                restarts: Mutex::default(),
+            }),
+            config: Arc::new(config),
+            open: None,
+            removed: false,
+        }
     }
 }
 
 impl OpenToolbox {
-    pub fn running_conns(&self) -> Vec<Arc<Downstream>> {
+    /// The connections of its servers that still have a process, or had one:
+    /// what closing the toolbox stops (stopping a stopped one costs nothing).
+    pub fn conns(&self) -> Vec<Arc<Downstream>> {
         self.servers
             .iter()
-            .filter_map(|s| match s {
-                ServerState::Running(r) => Some(Arc::clone(&r.conn)),
-                _ => None,
-            })
+            .filter_map(|s| s.listing().map(|r| Arc::clone(&r.conn)))
             .collect()
+    }
+
+    /// How many of its servers run.
+    pub fn running(&self) -> usize {
+        self.servers
+            .iter()
+            .filter(|s| matches!(s, ServerState::Running(_)))
+            .count()
     }
 }
 
+/// The open state of a toolbox whose definition changed from `old` to `new`:
+/// a server whose definition is equal keeps its state (and its process); a
+/// changed or added one starts at its next use, keeping its last listing; a
+/// disabled one is disabled. Also returns the connections that no longer
+/// serve: the caller retires them (they finish their calls, then stop).
+pub fn realign(
+    old: &ToolboxConfig,
+    new: &ToolboxConfig,
+    open: &OpenToolbox,
+) -> (OpenToolbox, Vec<Arc<Downstream>>) {
+    let mut retire = Vec::new();
+    let mut servers = Vec::new();
+    for server in &new.servers {
+        let before = old
+            .servers
+            .iter()
+            .position(|s| s.name == server.name)
+            .map(|i| (&old.servers[i], &open.servers[i]));
+        let state = match before {
+            Some((definition, state)) if definition == server => state.clone(),
+            _ if server.disabled => ServerState::Disabled,
+            Some((_, state)) => ServerState::Reconfigured(state.listing().cloned()),
+            None => ServerState::Reconfigured(None),
+        };
+        if let (Some((_, ServerState::Running(r))), false) =
+            (before, matches!(state, ServerState::Running(_)))
+        {
+            retire.push(Arc::clone(&r.conn));
+        }
+        servers.push(state);
+    }
+    for (definition, state) in old.servers.iter().zip(&open.servers) {
+        let kept = new.servers.iter().any(|s| s.name == definition.name);
+        if let (ServerState::Running(r), false) = (state, kept) {
+            retire.push(Arc::clone(&r.conn));
+        }
+    }
+    (OpenToolbox { servers }, retire)
+}
+
 impl Slot {
-    pub fn snapshot(&self) -> Option<Arc<OpenToolbox>> {
-        lock(&self.open).clone()
-    }
-
-    pub fn set_open(&self, open: Option<Arc<OpenToolbox>>) -> Option<Arc<OpenToolbox>> {
-        std::mem::replace(&mut *lock(&self.open), open)
-    }
-
-    /// Installs `open`, keeping the current state of each server whose
-    /// connection is unchanged and whose listing is newer: a re-list may have
-    /// updated its tools while `open` was being built.
-    pub fn install(&self, mut open: OpenToolbox) {
-        let mut current = lock(&self.open);
-        if let Some(current) = current.as_ref() {
-            for (new, now) in open.servers.iter_mut().zip(&current.servers) {
-                if let (ServerState::Running(n), ServerState::Running(c)) = (&*new, now) {
-                    if Arc::ptr_eq(&n.conn, &c.conn) && c.listing > n.listing {
-                        *new = now.clone();
-                    }
-                }
-            }
-        }
-        *current = Some(Arc::new(open));
-    }
-
-    /// Replaces the snapshot with what `f` makes of it, when `f` returns one.
-    pub fn update(
-        &self,
-        f: impl FnOnce(Option<&Arc<OpenToolbox>>) -> Option<Arc<OpenToolbox>>,
-    ) -> bool {
-        let mut current = lock(&self.open);
-        match f(current.as_ref()) {
-            Some(new) => {
-                *current = Some(new);
-                true
-            }
-            None => false,
-        }
-    }
-
     /// Records that `server` is being started now.
     pub fn note_start(&self, server: &str) {
         lock(&self.restarts)
@@ -387,44 +527,99 @@ mod tests {
         assert!(kept.is_empty());
     }
 
+    /// A config of toolbox `t` with `servers` (JSON text, in this order).
+    fn one_toolbox(servers: &str) -> Config {
+        let text =
+            format!(r#"{{"toolboxes": {{"t": {{"description": "d", "mcpServers": {servers}}}}}}}"#);
+        let path = std::path::Path::new("c.json");
+        crate::config::parse(text.as_bytes(), path, path)
+            .unwrap()
+            .config
+    }
+
     #[test]
     fn an_unknown_server_lists_the_toolboxs_servers() {
-        let registry = Registry::new(vec![ToolboxConfig {
-            name: "t".into(),
-            description: "d".into(),
-            servers: Vec::new(),
-        }]);
         let id = ToolId {
             toolbox: "t".into(),
             server: "db".into(),
             tool: "q".into(),
         };
-        let mut config = registry.slots()[0].config.clone();
+        let empty = one_toolbox("{}");
         assert_eq!(
-            unknown_server(&config, &id),
+            unknown_server(&empty.toolboxes[0], &id),
             "Server 'db' not found in toolbox 't'; it has no servers"
         );
-        let root: serde_json::Value = serde_json::json!({"toolboxes": {"t": {"description": "d",
-            "mcpServers": {"files": {"command": "x"}, "git": {"command": "y"}}}}});
-        let file = std::env::temp_dir().join(format!("toolbox-test-{}.json", std::process::id()));
-        std::fs::write(&file, root.to_string()).unwrap();
-        let loaded = crate::config::load(&file);
-        let _ = std::fs::remove_file(&file);
-        config.servers = loaded.unwrap().config.toolboxes.remove(0).servers;
+        let two = one_toolbox(r#"{"files": {"command": "x"}, "git": {"command": "y"}}"#);
         assert_eq!(
-            unknown_server(&config, &id),
+            unknown_server(&two.toolboxes[0], &id),
             "Server 'db' not found in toolbox 't'; its servers are: files, git"
         );
     }
 
     #[test]
+    fn realign_keeps_equal_servers_and_marks_changed_and_added_ones() {
+        let old = one_toolbox(
+            r#"{"same": {"command": "a"}, "changed": {"command": "b"}, "gone": {"command": "c"},
+                "failed": {"command": "d"}, "off": {"command": "e", "disabled": true}}"#,
+        );
+        let new = one_toolbox(
+            r#"{"added": {"command": "f"}, "changed": {"command": "b", "args": ["x"]},
+                "same": {"command": "a"}, "failed": {"command": "d", "idleTimeoutMs": 5},
+                "off": {"command": "e"}}"#,
+        );
+        let open = OpenToolbox {
+            servers: vec![
+                ServerState::Failed("same".into()),
+                ServerState::Reconfigured(None),
+                ServerState::Failed("gone".into()),
+                ServerState::Failed("failed".into()),
+                ServerState::Disabled,
+            ],
+        };
+        let (realigned, retire) = realign(&old.toolboxes[0], &new.toolboxes[0], &open);
+        assert!(retire.is_empty());
+        let shown: Vec<String> = realigned
+            .servers
+            .iter()
+            .map(|s| match s {
+                ServerState::Failed(why) => format!("failed {why}"),
+                ServerState::Reconfigured(None) => "reconfigured".into(),
+                ServerState::Disabled => "disabled".into(),
+                _ => "other".into(),
+            })
+            .collect();
+        // In the new order; an equal definition keeps its state, any change
+        // (a timeout included) waits for the next use.
+        assert_eq!(
+            shown,
+            [
+                "reconfigured",
+                "reconfigured",
+                "failed same",
+                "reconfigured",
+                "reconfigured"
+            ]
+        );
+    }
+
+    #[test]
+    fn removed_toolboxes_are_not_found_but_kept_until_dropped() {
+        let registry = Registry::new(&one_toolbox("{}"));
+        let slot = Arc::clone(&registry.current().find("t").unwrap().slot);
+        registry.update(|all| all.entries_mut()[0].removed = true);
+        let all = registry.current();
+        assert!(all.find("t").is_none());
+        assert!(all.names().is_empty());
+        assert!(all.of(&slot).is_some(), "its queue still finds it");
+        registry.update(|all| all.drop_toolbox(&slot));
+        assert!(registry.toolbox(&slot).is_none());
+    }
+
+    #[test]
     fn restart_backoff_grows_only_for_quick_deaths() {
-        let registry = Registry::new(vec![ToolboxConfig {
-            name: "t".into(),
-            description: "d".into(),
-            servers: Vec::new(),
-        }]);
-        let slot = registry.find("t").unwrap();
+        let registry = Registry::new(&one_toolbox("{}"));
+        let all = registry.current();
+        let slot = &all.find("t").unwrap().slot;
         assert_eq!(slot.restart_delay("s"), Duration::ZERO, "never started");
         slot.note_start("s");
         assert_eq!(slot.restart_delay("s"), Duration::ZERO, "first quick death");

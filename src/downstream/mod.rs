@@ -94,6 +94,17 @@ pub enum Failure {
     Down(String),
 }
 
+/// Whether a child is idle (`Downstream::idle_since`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Idle {
+    /// A forwarded call is in flight.
+    Busy,
+    /// No call has been in flight since then.
+    Since(Instant),
+    /// It is gone, being stopped, or retiring.
+    NotServing,
+}
+
 /// Why `forward_call` did not take a call.
 #[derive(Debug)]
 pub enum Refused {
@@ -482,7 +493,14 @@ impl Downstream {
     /// The host cancelled `upstream_id`: if it is in flight here, forget it (no
     /// answer goes upstream) and tell the child (MCP 2025-11-25, basic/utilities/cancellation).
     pub fn cancel(&self, upstream_id: &RequestId, reason: Option<&str>) -> bool {
-        let Some(id) = lock(&self.shared).pending.cancel(upstream_id) else {
+        let (id, drained) = {
+            let mut shared = lock(&self.shared);
+            (
+                shared.pending.cancel(upstream_id),
+                shared.pending.take_drained(),
+            )
+        };
+        let Some(id) = id else {
             return false;
         };
         let mut params = json!({ "requestId": id });
@@ -490,17 +508,77 @@ impl Downstream {
             params["reason"] = json!(reason);
         }
         let _ = self.write(jsonrpc::notification_line(method::CANCELLED, Some(&params)));
+        if drained {
+            self.stop_drained();
+        }
         true
     }
 
-    /// Whether the child is still serving: not gone, and still taking input.
+    /// Whether the child is still serving: not gone, not retiring, and still
+    /// taking input.
     pub fn is_up(&self) -> bool {
-        lock(&self.shared).pending.closed().is_none() && !self.input.is_broken()
+        lock(&self.shared).pending.refusing().is_none() && !self.input.is_broken()
     }
 
     /// Why the child is not serving, if it is not.
     pub fn down_reason(&self) -> Option<String> {
-        lock(&self.shared).pending.closed().map(str::to_string)
+        lock(&self.shared).pending.refusing().map(str::to_string)
+    }
+
+    /// Whether the child is gone or being stopped (not merely retiring).
+    fn is_closed(&self) -> bool {
+        lock(&self.shared).pending.closed().is_some()
+    }
+
+    /// Since when no call has been in flight, while the child serves calls.
+    pub fn idle_since(&self) -> Idle {
+        let shared = lock(&self.shared);
+        if shared.pending.refusing().is_some() {
+            return Idle::NotServing;
+        }
+        shared.pending.quiet_since().map_or(Idle::Busy, Idle::Since)
+    }
+
+    /// Falls asleep if no call has been in flight for `timeout`: from then on
+    /// the child refuses requests (calls wait for a new start), and the caller
+    /// stops it. False, and nothing changes, if it is not idle that long.
+    pub fn retire_if_idle(&self, timeout: Duration) -> bool {
+        let mut shared = lock(&self.shared);
+        let idle = shared.pending.refusing().is_none()
+            && shared
+                .pending
+                .quiet_since()
+                .is_some_and(|since| since.elapsed() >= timeout);
+        if idle {
+            shared.pending.retire("asleep");
+            shared.pending.take_drained(); // the caller stops it
+        }
+        idle
+    }
+
+    /// No longer serves new requests (they wait for a new start): the child
+    /// answers the calls in flight, then stops, in the background.
+    pub fn retire(&self, why: &str) {
+        let drained = {
+            let mut shared = lock(&self.shared);
+            shared.pending.retire(why);
+            shared.pending.take_drained()
+        };
+        if drained {
+            self.stop_drained();
+        }
+    }
+
+    /// A retiring child answered its last call: stop it, in the background.
+    fn stop_drained(&self) {
+        log::info!(
+            "[{}] stopping: {}",
+            self.label,
+            self.down_reason().unwrap_or_default()
+        );
+        if let Some(me) = self.me.upgrade() {
+            me.stop_in_background();
+        }
     }
 
     fn write(&self, line: Vec<u8>) -> Result<(), WriteError> {
@@ -523,7 +601,7 @@ impl Downstream {
     /// The child died or closed its stdout: fail what is in flight, once, with
     /// `why` and its last stderr lines. A stop in progress has done it already.
     fn went_down(&self, why: String) {
-        if self.down_reason().is_some() {
+        if self.is_closed() {
             return;
         }
         // Let the drain catch the last words the child wrote to stderr.

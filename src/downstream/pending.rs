@@ -5,7 +5,10 @@
 //! fails entries, and the timer takes the expired ones; what to write or send
 //! for each is the caller's business. Once the table is closed (the child is
 //! gone or being stopped) it refuses new entries, so nothing registered after
-//! `fail_all` can be left without an answer.
+//! `fail_all` can be left without an answer. A retiring table (the server
+//! falls asleep, or its definition changed) refuses new entries too, but the
+//! ones in flight are still answered. The table also knows since when no
+//! forwarded call has been in flight: the idle timer's measure.
 
 use crate::jsonrpc::RequestId;
 use serde_json::value::RawValue;
@@ -62,19 +65,44 @@ impl Call {
     }
 }
 
-#[derive(Default)]
 pub struct Pending {
     next_id: i64,
     entries: HashMap<i64, Entry>,
     /// Why the table is closed, once it is.
     closed: Option<String>,
+    /// Why the table refuses new entries while the ones in flight finish.
+    retiring: Option<String>,
+    /// Whoever retired the table was told that nothing is left in flight.
+    drained: bool,
+    /// Forwarded calls in flight.
+    calls: usize,
+    /// When the last forwarded call left the table (or the table was made).
+    quiet_since: Instant,
+}
+
+impl Default for Pending {
+    fn default() -> Pending {
+        Pending {
+            next_id: 0,
+            entries: HashMap::new(),
+            closed: None,
+            retiring: None,
+            drained: false,
+            calls: 0,
+            quiet_since: Instant::now(),
+        }
+    }
 }
 
 impl Pending {
-    /// Registers `entry` under a new id; refused with the reason once closed.
+    /// Registers `entry` under a new id; refused with the reason once closed
+    /// or retiring.
     pub fn register(&mut self, entry: Entry) -> Result<i64, String> {
-        if let Some(why) = &self.closed {
-            return Err(why.clone());
+        if let Some(why) = self.refusing() {
+            return Err(why.to_string());
+        }
+        if let Entry::Call(_) = entry {
+            self.calls += 1;
         }
         self.next_id += 1;
         self.entries.insert(self.next_id, entry);
@@ -83,7 +111,19 @@ impl Pending {
 
     /// Takes the entry answered by the child's response `id`.
     pub fn complete(&mut self, id: i64) -> Option<Entry> {
-        self.entries.remove(&id)
+        let entry = self.entries.remove(&id)?;
+        self.left(&entry);
+        Some(entry)
+    }
+
+    /// Counts an entry that left the table.
+    fn left(&mut self, entry: &Entry) {
+        if let Entry::Call(_) = entry {
+            self.calls -= 1;
+            if self.calls == 0 {
+                self.quiet_since = Instant::now();
+            }
+        }
     }
 
     /// Forgets the forwarded call the host knows as `upstream`; its child id.
@@ -92,7 +132,7 @@ impl Pending {
             Entry::Call(call) if call.upstream_id == *upstream => Some(*id),
             _ => None,
         })?;
-        self.entries.remove(&id);
+        self.complete(id);
         Some(id)
     }
 
@@ -119,7 +159,7 @@ impl Pending {
             })
             .collect();
         ids.into_iter()
-            .filter_map(|id| match self.entries.remove(&id) {
+            .filter_map(|id| match self.complete(id) {
                 Some(Entry::Call(call)) => Some((id, call)),
                 _ => None,
             })
@@ -141,12 +181,40 @@ impl Pending {
     /// entry, each to be answered once by the caller. Later calls return nothing.
     pub fn fail_all(&mut self, why: &str) -> Vec<Entry> {
         self.closed.get_or_insert_with(|| why.to_string());
+        if self.calls > 0 {
+            self.calls = 0;
+            self.quiet_since = Instant::now();
+        }
         self.entries.drain().map(|(_, e)| e).collect()
     }
 
     /// Why the table is closed, if it is.
     pub fn closed(&self) -> Option<&str> {
         self.closed.as_deref()
+    }
+
+    /// Why the table refuses new entries (closed or retiring), if it does.
+    pub fn refusing(&self) -> Option<&str> {
+        self.closed.as_deref().or(self.retiring.as_deref())
+    }
+
+    /// Refuses new entries from now on, with `why`; the ones in flight stay.
+    pub fn retire(&mut self, why: &str) {
+        self.retiring.get_or_insert_with(|| why.to_string());
+    }
+
+    /// Since when no forwarded call has been in flight; `None` while one is.
+    pub fn quiet_since(&self) -> Option<Instant> {
+        (self.calls == 0).then_some(self.quiet_since)
+    }
+
+    /// True once, when the table is retiring and no call is left in flight:
+    /// then the connection can stop.
+    pub fn take_drained(&mut self) -> bool {
+        let drained =
+            self.retiring.is_some() && self.closed.is_none() && self.calls == 0 && !self.drained;
+        self.drained |= drained;
+        drained
     }
 }
 
@@ -204,6 +272,44 @@ mod tests {
         assert!(p.next_deadline().is_some());
         assert!(p.complete(slow).is_some());
         assert_eq!(p.next_deadline(), None);
+    }
+
+    #[test]
+    fn the_quiet_time_starts_when_the_last_call_leaves() {
+        let mut p = Pending::default();
+        let made = p.quiet_since().unwrap();
+        let wait = p.register(Entry::Discard).unwrap();
+        assert_eq!(p.quiet_since(), Some(made), "only calls count");
+        let a = p.register(call(1, 1000, 1000)).unwrap();
+        p.register(call(2, 0, 0)).unwrap();
+        assert_eq!(p.quiet_since(), None);
+        p.complete(a);
+        assert_eq!(p.quiet_since(), None, "one is still in flight");
+        std::thread::sleep(Duration::from_millis(2));
+        assert_eq!(
+            p.take_expired(Instant::now() + Duration::from_millis(5))
+                .len(),
+            1
+        );
+        assert!(p.quiet_since().unwrap() > made);
+        p.complete(wait);
+        p.register(call(3, 1000, 1000)).unwrap();
+        assert!(p.cancel(&RequestId::Int(3)).is_some());
+        assert!(p.quiet_since().is_some(), "a cancelled call leaves too");
+    }
+
+    #[test]
+    fn a_retiring_table_refuses_new_entries_and_drains_once() {
+        let mut p = Pending::default();
+        let a = p.register(call(1, 1000, 1000)).unwrap();
+        p.retire("replaced");
+        p.retire("later");
+        assert_eq!(p.register(Entry::Discard), Err("replaced".to_string()));
+        assert_eq!(p.closed(), None, "still answering what is in flight");
+        assert!(!p.take_drained());
+        assert!(p.complete(a).is_some());
+        assert!(p.take_drained());
+        assert!(!p.take_drained(), "only once");
     }
 
     #[test]

@@ -160,7 +160,11 @@ impl Downstream {
             log::warn!("[{}] response with an unknown id {}", self.label, id.get());
             return;
         };
-        let Some(pending) = lock(&self.shared).pending.complete(id) else {
+        let (pending, drained) = {
+            let mut shared = lock(&self.shared);
+            (shared.pending.complete(id), shared.pending.take_drained())
+        };
+        let Some(pending) = pending else {
             log::debug!("[{}] late or unknown response {id}", self.label);
             return;
         };
@@ -187,6 +191,9 @@ impl Downstream {
                 ));
             }
         }
+        if drained {
+            self.stop_drained();
+        }
     }
 
     /// The child's tools changed: the first notice since the last listing
@@ -204,7 +211,7 @@ impl Downstream {
 
     /// Stdout reached EOF: the process ended, or it closed its stdout.
     fn on_stdout_closed(&self) {
-        if self.down_reason().is_some() {
+        if self.is_closed() {
             return; // being stopped, or the exit watcher was first
         }
         let why = match self.owner.tree().wait_exit(Duration::from_millis(500)) {

@@ -14,9 +14,13 @@ impl Downstream {
             }
             let expired = shared.pending.take_expired(Instant::now());
             if !expired.is_empty() {
+                let drained = shared.pending.take_drained();
                 drop(shared);
                 for (id, call) in expired {
                     self.time_out(id, call);
+                }
+                if drained {
+                    self.stop_drained();
                 }
                 shared = lock(&self.shared);
                 continue;

@@ -1,0 +1,210 @@
+//! The config applies live (docs/reference.md §3.5): a thread polls the
+//! config file's identity, size and modification time every second (editors
+//! write a new file and rename it over the old one), and SIGUSR1 asks for a
+//! reload at once. A reload loads and validates the file as at start-up; a
+//! config with errors changes nothing and is logged with file and JSON path.
+//!
+//! A valid config is compared with the one applied last; what changed is
+//! applied through the toolboxes' lifecycle queues (`lifecycle::reload`):
+//! - an added toolbox can be opened, a removed one is not found at once and
+//!   its servers finish their calls in flight, then stop;
+//! - in an open toolbox, a server whose definition is unchanged keeps its
+//!   process; a changed one finishes its calls in flight and stops, and its
+//!   new definition starts at its next use;
+//! - the meta-tools (names, descriptions) are rebuilt, and the host hears one
+//!   `notifications/tools/list_changed` when its tool list changed.
+//!
+//! `mode` applies at the next start only. The thread takes no lock across
+//! IO: it reads the file, then applies the result.
+
+use crate::config::{self, Config};
+use crate::lifecycle::{self, Reload, Workbench};
+use crate::process;
+use crate::toolbox::Toolbox;
+use crossbeam_channel::{bounded, Receiver, RecvTimeoutError};
+use std::fs::Metadata;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Weak};
+use std::thread;
+use std::time::{Duration, SystemTime};
+
+/// How often the file's metadata is read.
+const POLL: Duration = Duration::from_secs(1);
+
+/// Starts the watch of config file `path`, whose contents are `applied` now.
+pub fn watch(wb: &Arc<Workbench>, path: PathBuf, applied: Config) {
+    // One pending request is enough: a reload reads the file as it is then.
+    let (tx, signals) = bounded(1);
+    let watcher = process::on_reload_signal("reload signal", move || {
+        let _ = tx.try_send(());
+    });
+    let signals = watcher.map(|_| signals);
+    let wb = Arc::downgrade(wb);
+    let spawned = thread::Builder::new()
+        .name("config watch".into())
+        .stack_size(256 * 1024)
+        .spawn(move || run(&wb, &path, applied, signals));
+    if let Err(e) = spawned {
+        log::warn!("cannot watch the config file: {e}; changes apply at the next start");
+    }
+}
+
+fn run(wb: &Weak<Workbench>, path: &Path, mut applied: Config, mut signals: Option<Receiver<()>>) {
+    let mut seen = stamp(path);
+    loop {
+        let signalled = match &signals {
+            Some(rx) => match rx.recv_timeout(POLL) {
+                Ok(()) => true,
+                Err(RecvTimeoutError::Timeout) => false,
+                Err(RecvTimeoutError::Disconnected) => {
+                    signals = None;
+                    false
+                }
+            },
+            None => {
+                thread::sleep(POLL);
+                false
+            }
+        };
+        let now = stamp(path);
+        if !signalled && now == seen {
+            continue;
+        }
+        seen = now;
+        let Some(wb) = wb.upgrade() else {
+            return;
+        };
+        match config::load(path) {
+            Ok(loaded) => {
+                for warning in &loaded.warnings {
+                    log::warn!("{}: {warning}", path.display());
+                }
+                if loaded.config != applied {
+                    apply(&wb, &applied, &loaded.config);
+                    applied = loaded.config;
+                } else {
+                    log::debug!("{}: unchanged", path.display());
+                }
+            }
+            Err(error) => log::error!(
+                "the config was not reloaded; the running one stays.\n{}",
+                error.to_string().trim_end()
+            ),
+        }
+    }
+}
+
+/// What tells a changed file apart: its identity (a file renamed over it is
+/// another file), size and modification time. `None`: it cannot be read.
+#[derive(PartialEq)]
+struct Stamp {
+    identity: (u64, u64),
+    len: u64,
+    modified: Option<SystemTime>,
+}
+
+fn stamp(path: &Path) -> Option<Stamp> {
+    let meta = std::fs::metadata(path).ok()?;
+    Some(Stamp {
+        identity: identity(&meta),
+        len: meta.len(),
+        modified: meta.modified().ok(),
+    })
+}
+
+/// The file's device and inode.
+#[cfg(unix)]
+fn identity(meta: &Metadata) -> (u64, u64) {
+    use std::os::unix::fs::MetadataExt;
+    (meta.dev(), meta.ino())
+}
+
+/// No stable identity without unstable APIs: size and time tell the change.
+#[cfg(not(unix))]
+fn identity(_: &Metadata) -> (u64, u64) {
+    (0, 0)
+}
+
+/// Applies `new` in place of `old` (see the module header).
+fn apply(wb: &Arc<Workbench>, old: &Config, new: &Config) {
+    if new.mode != old.mode {
+        log::warn!(
+            "mode changed to {:?} in the config: it applies when the workbench starts again",
+            new.mode
+        );
+    }
+    let (changed, removed) = wb.registry.update(|all| {
+        let mut entries = Vec::new();
+        let mut changed = Vec::new();
+        for config in &new.toolboxes {
+            match all.find(&config.name) {
+                Some(kept) => {
+                    if *kept.config != *config {
+                        changed.push((Arc::clone(&kept.slot), Arc::new(config.clone())));
+                    }
+                    entries.push(kept.clone());
+                }
+                None => entries.push(Toolbox::new(config.clone())),
+            }
+        }
+        let mut removed = Vec::new();
+        for mut gone in all.entries_mut().drain(..) {
+            if !gone.removed && !new.toolboxes.iter().any(|t| t.name == gone.config.name) {
+                gone.removed = true;
+                removed.push(Arc::clone(&gone.slot));
+            }
+            if gone.removed {
+                entries.push(gone); // until its queue drops it
+            }
+        }
+        *all.entries_mut() = entries;
+        all.native_name_max = new.dynamic_name_max_length;
+        all.open_setting = new.open_toolbox_result;
+        (changed, removed)
+    });
+    let names = |slots: &[Arc<crate::toolbox::Slot>]| {
+        slots
+            .iter()
+            .map(|s| s.name.as_str())
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let changed_slots: Vec<_> = changed.iter().map(|(slot, _)| Arc::clone(slot)).collect();
+    log::info!(
+        "config reloaded: {} toolboxes; changed: [{}]; removed: [{}]",
+        new.toolboxes.len(),
+        names(&changed_slots),
+        names(&removed),
+    );
+    for (slot, config) in changed {
+        lifecycle::reload(wb, &slot, Reload::Reconfigure(config));
+    }
+    for slot in removed {
+        lifecycle::reload(wb, &slot, Reload::Remove);
+    }
+    wb.config_changed(&new.toolboxes.iter().collect::<Vec<_>>());
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_file_renamed_over_the_config_is_a_change() {
+        let dir = std::env::temp_dir().join(format!("reload-stamp-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let file = dir.join("c.json");
+        std::fs::write(&file, "{}").unwrap();
+        let first = stamp(&file);
+        assert!(first.is_some());
+        assert!(stamp(&file) == first, "unchanged");
+        // Same size, and maybe the same modification time: the inode differs.
+        let next = dir.join("c.json.new");
+        std::fs::write(&next, "[]").unwrap();
+        std::fs::rename(&next, &file).unwrap();
+        assert!(stamp(&file) != first);
+        std::fs::remove_file(&file).unwrap();
+        assert!(stamp(&file).is_none());
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}
