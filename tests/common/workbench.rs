@@ -5,10 +5,11 @@
 
 use serde_json::{json, Value};
 use std::fs;
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{BufRead, BufReader, Write};
 use std::path::PathBuf;
 use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::mpsc::{self, Receiver};
+use std::sync::{Arc, Mutex};
 use std::thread;
 use std::time::{Duration, Instant};
 
@@ -19,7 +20,9 @@ pub struct Workbench {
     pub child: Child,
     pub stdin: Option<ChildStdin>,
     pub lines: Receiver<Value>,
-    pub stderr: Option<thread::JoinHandle<String>>,
+    /// Everything the workbench wrote to stderr so far.
+    pub log: Arc<Mutex<String>>,
+    pub stderr: Option<thread::JoinHandle<()>>,
     pub dir: PathBuf,
     /// The response to `initialize`.
     pub init: Value,
@@ -88,16 +91,22 @@ impl Workbench {
                 }
             }
         });
-        let mut stderr = child.stderr.take().unwrap();
+        let stderr = child.stderr.take().unwrap();
+        let log = Arc::new(Mutex::new(String::new()));
+        let written = Arc::clone(&log);
         let stderr = thread::spawn(move || {
-            let mut text = String::new();
-            let _ = stderr.read_to_string(&mut text);
-            text
+            for line in BufReader::new(stderr).split(b'\n') {
+                let Ok(line) = line else { break };
+                let mut log = written.lock().unwrap();
+                log.push_str(&String::from_utf8_lossy(&line));
+                log.push('\n');
+            }
         });
         let mut wb = Workbench {
             child,
             stdin,
             lines,
+            log,
             stderr: Some(stderr),
             dir,
             init: Value::Null,
@@ -196,8 +205,22 @@ impl Workbench {
         let code = self
             .wait_exit(Duration::from_secs(20))
             .expect("the workbench exits");
-        let stderr = self.stderr.take().unwrap().join().unwrap();
-        (code, stderr)
+        self.stderr.take().unwrap().join().unwrap();
+        (code, self.log.lock().unwrap().clone())
+    }
+
+    /// Waits up to `limit` for stderr to hold `needle` `n` times.
+    pub fn wait_log(&self, needle: &str, n: usize, limit: Duration) -> bool {
+        let deadline = Instant::now() + limit;
+        loop {
+            if self.log.lock().unwrap().matches(needle).count() >= n {
+                return true;
+            }
+            if Instant::now() >= deadline {
+                return false;
+            }
+            thread::sleep(Duration::from_millis(20));
+        }
     }
 }
 
