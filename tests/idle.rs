@@ -125,8 +125,11 @@ fn steady_use_keeps_a_server_awake() {
     let pids = starts(&wb.dir, "s.log");
     assert_eq!(pids.len(), 1, "the server was restarted: {pids:?}");
     assert!(alive(pids[0]));
-    // Left alone, it sleeps.
+    // Left alone, it sleeps, and leaves no process behind.
     assert!(gone(pids[0]));
+    let workbench = format!("{} ", wb.pid());
+    let left = common::leftover_processes(&wb.dir);
+    assert!(left.iter().all(|p| p.starts_with(&workbench)), "{left:?}");
     assert_eq!(wb.finish().0, Some(0));
 }
 
