@@ -147,7 +147,15 @@ impl Workbench {
     pub fn recv(&mut self) -> Value {
         self.lines
             .recv_timeout(Duration::from_secs(20))
-            .expect("a line from the workbench")
+            .unwrap_or_else(|_| {
+                let log = self.log.lock().unwrap();
+                let tail: Vec<&str> = log.lines().rev().take(60).collect();
+                let tail: Vec<&str> = tail.into_iter().rev().collect();
+                panic!(
+                    "no line from the workbench within 20 s; its stderr ends:\n{}",
+                    tail.join("\n")
+                )
+            })
     }
 
     /// The next line within `limit`, if any.

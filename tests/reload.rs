@@ -1,0 +1,346 @@
+//! The config applies live: a file renamed over the config (as editors save)
+//! or SIGUSR1 loads it again; added, removed and changed toolboxes and
+//! servers apply without tearing down what did not change or what is in
+//! flight; a config with errors changes nothing.
+//!
+//! Every wait for an event has a deadline of seconds (the file is polled
+//! every second); no assertion bounds how fast anything happens.
+
+mod common;
+
+use common::workbench::{is_error, signal, text, Workbench};
+use serde_json::{json, Value};
+use std::fs;
+use std::path::Path;
+use std::thread;
+use std::time::{Duration, Instant};
+
+fn tool(name: &str, action: Value) -> Value {
+    json!({"tool": {"name": name, "inputSchema": {"type": "object"}}, "action": action})
+}
+
+fn fake(script: &str) -> Value {
+    json!({"command": "${FAKE_MCP_SERVER}", "args": [script]})
+}
+
+/// A script that appends its pid to `log` at every start, with an `echo`
+/// tool, an `env` tool that shows `VALUE`, and a `slow` one.
+fn counted(log: &str) -> Value {
+    json!({"startup": {"appendPidTo": log}, "tools": [
+        tool("echo", json!({})),
+        tool("env", json!({"env": ["VALUE"]})),
+        tool("slow", json!({"delayMs": 2000}))]})
+}
+
+/// Saves `config` as editors do: a new file renamed over the old one.
+fn save(dir: &Path, config: &Value) {
+    let new = dir.join("config.json.new");
+    fs::write(&new, config.to_string()).unwrap();
+    fs::rename(&new, dir.join("config.json")).unwrap();
+}
+
+const RELOADED: &str = "config reloaded:";
+const REFUSED: &str = "the config was not reloaded";
+
+/// Saves `config` and sends SIGUSR1; waits until the workbench logged
+/// `outcome` for the `n`-th time.
+fn reload(wb: &Workbench, config: &Value, outcome: &str, n: usize) {
+    save(&wb.dir, config);
+    signal(wb.pid(), "USR1");
+    assert!(
+        wb.wait_log(outcome, n, Duration::from_secs(15)),
+        "no {outcome:?} in the log"
+    );
+}
+
+fn starts(dir: &Path, log: &str) -> Vec<u32> {
+    fs::read_to_string(dir.join(log))
+        .unwrap_or_default()
+        .lines()
+        .map(|l| l.parse().unwrap())
+        .collect()
+}
+
+fn alive(pid: u32) -> bool {
+    fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|stat| {
+        stat.rsplit(')')
+            .next()
+            .is_some_and(|s| !s.starts_with(" Z"))
+    })
+}
+
+fn gone(pid: u32) -> bool {
+    let deadline = Instant::now() + Duration::from_secs(15);
+    while alive(pid) {
+        if Instant::now() >= deadline {
+            return false;
+        }
+        thread::sleep(Duration::from_millis(20));
+    }
+    true
+}
+
+fn open(wb: &mut Workbench, id: i64, toolbox: &str, others: &mut Vec<Value>) -> Value {
+    let args = json!({"name": "open_toolbox", "arguments": {"toolbox_name": toolbox}});
+    wb.answer_to(id, "tools/call", args, others)
+}
+
+fn list_changed(lines: &[Value]) -> usize {
+    lines
+        .iter()
+        .filter(|l| l["method"] == "notifications/tools/list_changed")
+        .count()
+}
+
+/// Lines that arrive within `limit` (to show that nothing more comes).
+fn more_lines(wb: &mut Workbench, limit: Duration) -> Vec<Value> {
+    let mut lines = Vec::new();
+    while let Some(line) = wb.recv_within(limit) {
+        lines.push(line);
+    }
+    lines
+}
+
+/// Waits for the next `list_changed`, keeping other lines.
+fn wait_list_changed(wb: &mut Workbench, others: &mut Vec<Value>) {
+    let deadline = Instant::now() + Duration::from_secs(15);
+    while Instant::now() < deadline {
+        match wb.recv_within(Duration::from_millis(200)) {
+            Some(line) if line["method"] == "notifications/tools/list_changed" => return,
+            Some(line) => others.push(line),
+            None => {}
+        }
+    }
+    panic!("no notifications/tools/list_changed; other lines: {others:?}");
+}
+
+fn toolbox_enum(list: &Value) -> Value {
+    list["result"]["tools"][0]["inputSchema"]["properties"]["toolbox_name"]["enum"].clone()
+}
+
+/// The file watch alone (no signal): a toolbox added, one removed (its
+/// server stopped), one described anew; one `list_changed`.
+#[test]
+fn a_saved_config_adds_removes_and_describes_toolboxes_with_one_list_changed() {
+    let config = json!({"toolboxes": {
+        "keep": {"description": "old words", "mcpServers": {"k": fake("k.json")}},
+        "gone": {"description": "d", "mcpServers": {"g": fake("g.json")}}}});
+    let files = [("k.json", counted("k.log")), ("g.json", counted("g.log"))];
+    let mut wb = Workbench::start("reload-toolboxes", config, &files, &[]);
+    let mut others = Vec::new();
+    open(&mut wb, 1, "keep", &mut others);
+    open(&mut wb, 2, "gone", &mut others);
+    let gone_pid = starts(&wb.dir, "g.log")[0];
+
+    let new = json!({"toolboxes": {
+        "keep": {"description": "new words", "mcpServers": {"k": fake("k.json")}},
+        "added": {"description": "fresh", "mcpServers": {"a": fake("k.json")}}}});
+    save(&wb.dir, &new);
+    wait_list_changed(&mut wb, &mut others);
+
+    // json! sorts keys: the config lists added, then keep.
+    let list = wb.request(3, "tools/list", json!({}));
+    assert_eq!(toolbox_enum(&list), json!(["added", "keep"]));
+    let description = list["result"]["tools"][0]["description"].as_str().unwrap();
+    assert!(
+        description.contains("Toolboxes: added (fresh); keep (new words)."),
+        "{description}"
+    );
+    let removed = open(&mut wb, 4, "gone", &mut others);
+    assert!(is_error(&removed));
+    assert_eq!(
+        text(&removed),
+        "Toolbox 'gone' not found in configuration. Available toolboxes: added, keep"
+    );
+    assert!(gone(gone_pid), "the removed toolbox's server still runs");
+    let kept = open(&mut wb, 5, "keep", &mut others);
+    assert_eq!(
+        kept["result"]["structuredContent"]["description"],
+        "new words"
+    );
+    assert_eq!(
+        starts(&wb.dir, "k.log").len(),
+        1,
+        "an unchanged server keeps its process"
+    );
+    let added = open(&mut wb, 6, "added", &mut others);
+    assert_eq!(added["result"]["structuredContent"]["servers_connected"], 1);
+    others.extend(more_lines(&mut wb, Duration::from_millis(2500)));
+    assert_eq!(
+        list_changed(&others),
+        0,
+        "one list_changed only: {others:?}"
+    );
+    assert_eq!(wb.finish().0, Some(0));
+}
+
+#[test]
+fn a_changed_server_restarts_at_its_next_use_and_the_others_keep_their_processes() {
+    let config = |value: &str| {
+        let mut b = fake("b.json");
+        b["env"] = json!({"VALUE": value});
+        json!({"toolboxes": {"t": {"description": "d", "mcpServers": {"a": fake("a.json"), "b": b}}}})
+    };
+    let files = [("a.json", counted("a.log")), ("b.json", counted("b.log"))];
+    let mut wb = Workbench::start("reload-servers", config("one"), &files, &[]);
+    let mut others = Vec::new();
+    open(&mut wb, 1, "t", &mut others);
+    wb.use_tool(2, "t", "b", "env", json!({}));
+    assert_eq!(text(&wb.answer(2, &mut others)), "VALUE=one");
+    let (a, b) = (starts(&wb.dir, "a.log")[0], starts(&wb.dir, "b.log")[0]);
+
+    reload(&wb, &config("two"), RELOADED, 1);
+    // Nothing in flight: the old process stops at once.
+    assert!(gone(b), "the changed server's old process still runs");
+    assert!(alive(a));
+    wb.use_tool(3, "t", "b", "env", json!({}));
+    assert_eq!(text(&wb.answer(3, &mut others)), "VALUE=two");
+    wb.use_tool(4, "t", "a", "echo", json!({}));
+    assert_eq!(text(&wb.answer(4, &mut others)), "echo {}");
+    assert_eq!(
+        starts(&wb.dir, "a.log"),
+        [a],
+        "the unchanged server kept its process"
+    );
+    assert_eq!(starts(&wb.dir, "b.log").len(), 2);
+    // The toolbox list did not change: no notification.
+    others.extend(more_lines(&mut wb, Duration::from_millis(500)));
+    assert_eq!(list_changed(&others), 0, "{others:?}");
+    assert_eq!(wb.finish().0, Some(0));
+}
+
+#[test]
+fn calls_in_flight_finish_on_the_old_process_of_a_changed_or_removed_server() {
+    let config = |value: &str, with_other: bool| {
+        let mut s = fake("s.json");
+        s["env"] = json!({"VALUE": value});
+        let mut toolboxes = json!({"t": {"description": "d", "mcpServers": {"s": s}}});
+        if with_other {
+            toolboxes["other"] = json!({"description": "d", "mcpServers": {"o": fake("o.json")}});
+        }
+        json!({"toolboxes": toolboxes})
+    };
+    let files = [("s.json", counted("s.log")), ("o.json", counted("o.log"))];
+    let mut wb = Workbench::start("reload-in-flight", config("one", true), &files, &[]);
+    let mut others = Vec::new();
+    open(&mut wb, 1, "t", &mut others);
+    open(&mut wb, 2, "other", &mut others);
+    wb.use_tool(3, "t", "s", "slow", json!({}));
+    wb.use_tool(4, "other", "o", "slow", json!({}));
+    // Both calls are in flight: s changes, and other's toolbox goes.
+    reload(&wb, &config("two", false), RELOADED, 1);
+    wb.use_tool(5, "t", "s", "env", json!({}));
+    assert_eq!(
+        text(&wb.answer(5, &mut others)),
+        "VALUE=two",
+        "the new process"
+    );
+    // The slow calls end in either order.
+    while ![3, 4]
+        .iter()
+        .all(|id| others.iter().any(|l| l["id"] == *id))
+    {
+        others.push(wb.recv());
+    }
+    for id in [3, 4] {
+        let answer = others.iter().find(|l| l["id"] == id).unwrap();
+        assert!(!is_error(answer), "{answer}");
+        assert_eq!(text(answer), "slow {}");
+    }
+    // Then the old processes stop.
+    assert!(gone(starts(&wb.dir, "s.log")[0]));
+    assert!(gone(starts(&wb.dir, "o.log")[0]));
+    assert_eq!(wb.finish().0, Some(0));
+}
+
+#[test]
+fn a_config_with_errors_changes_nothing_and_is_logged_with_its_paths() {
+    let config =
+        json!({"toolboxes": {"t": {"description": "d", "mcpServers": {"s": fake("s.json")}}}});
+    let mut wb = Workbench::start(
+        "reload-errors",
+        config,
+        &[("s.json", counted("s.log"))],
+        &[],
+    );
+    let mut others = Vec::new();
+    open(&mut wb, 1, "t", &mut others);
+    let broken = json!({"mdoe": "proxy", "toolboxes": {
+        "t": {"description": "d", "mcpServers": {"s": {"args": ["s.json"]}}},
+        "u": {"description": "d", "mcpServers": {}}}});
+    reload(&wb, &broken, REFUSED, 1);
+    let log = wb.log.lock().unwrap().clone();
+    assert!(
+        log.contains("  config.json: toolboxes.t.mcpServers.s.command: required string is missing"),
+        "{log}"
+    );
+    assert!(
+        log.contains("  config.json: mdoe: unknown key ignored; did you mean 'mode'?"),
+        "{log}"
+    );
+    let list = wb.request(2, "tools/list", json!({}));
+    assert_eq!(toolbox_enum(&list), json!(["t"]));
+    wb.use_tool(3, "t", "s", "echo", json!({}));
+    assert_eq!(text(&wb.answer(3, &mut others)), "echo {}");
+    assert_eq!(starts(&wb.dir, "s.log").len(), 1);
+    assert_eq!(list_changed(&others), 0, "{others:?}");
+
+    // The watch goes on: a valid config applies.
+    let fixed = json!({"toolboxes": {
+        "t": {"description": "d", "mcpServers": {"s": fake("s.json")}},
+        "u": {"description": "d", "mcpServers": {}}}});
+    save(&wb.dir, &fixed);
+    wait_list_changed(&mut wb, &mut others);
+    let list = wb.request(4, "tools/list", json!({}));
+    assert_eq!(toolbox_enum(&list), json!(["t", "u"]));
+    assert_eq!(wb.finish().0, Some(0));
+}
+
+/// Dynamic mode: a removed server's and a removed toolbox's native tools go,
+/// with the meta-tools' change, in one `list_changed`.
+#[test]
+fn dynamic_mode_a_reload_changes_the_native_tools_in_one_list_changed() {
+    let config = json!({"mode": "dynamic", "toolboxes": {
+        "a": {"description": "d", "mcpServers": {"s1": fake("s1.json"), "s2": fake("s2.json")}},
+        "b": {"description": "d", "mcpServers": {"s": fake("b.json")}}}});
+    let script =
+        |log: &str| json!({"startup": {"appendPidTo": log}, "tools": [tool("echo", json!({}))]});
+    let files = [
+        ("s1.json", script("s1.log")),
+        ("s2.json", script("s2.log")),
+        ("b.json", script("b.log")),
+    ];
+    let mut wb = Workbench::start("reload-dynamic", config, &files, &[]);
+    let mut others = Vec::new();
+    open(&mut wb, 1, "a", &mut others);
+    open(&mut wb, 2, "b", &mut others);
+    assert_eq!(list_changed(&others), 2);
+    let new = json!({"mode": "dynamic", "toolboxes": {
+        "a": {"description": "d", "mcpServers": {"s1": fake("s1.json")}},
+        "c": {"description": "d", "mcpServers": {}}}});
+    let mut others = Vec::new();
+    reload(&wb, &new, RELOADED, 1);
+    wait_list_changed(&mut wb, &mut others);
+    let list = wb.request(3, "tools/list", json!({}));
+    let names: Vec<&str> = list["result"]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        names,
+        ["open_toolbox", "use_tool", "close_toolbox", "a__s1_echo"]
+    );
+    assert_eq!(toolbox_enum(&list), json!(["a", "c"]));
+    assert!(gone(starts(&wb.dir, "s2.log")[0]));
+    assert!(gone(starts(&wb.dir, "b.log")[0]));
+    assert!(alive(starts(&wb.dir, "s1.log")[0]));
+    others.extend(more_lines(&mut wb, Duration::from_millis(2500)));
+    assert_eq!(
+        list_changed(&others),
+        0,
+        "one list_changed only: {others:?}"
+    );
+    assert_eq!(wb.finish().0, Some(0));
+}
