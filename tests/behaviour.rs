@@ -272,8 +272,8 @@ fn children_start_with_an_empty_signal_mask() {
     );
     let found = processes_with(&wb.dir, "mask-marker");
     assert_eq!(found.len(), 3, "{found:?}"); // the direct fake, the shell, its fake
-                                             // SIGHUP, SIGINT and SIGTERM: the signals the workbench blocks for sigwait.
-    let shutdown_signals = (1u64 << 0) | (1 << 1) | (1 << 14);
+                                             // SIGHUP, SIGINT, SIGUSR1 and SIGTERM: the signals the workbench blocks for sigwait.
+    let shutdown_signals = (1u64 << 0) | (1 << 1) | (1 << 9) | (1 << 14);
     for process in found {
         let pid = process.split_whitespace().next().unwrap();
         let status = fs::read_to_string(format!("/proc/{pid}/status")).unwrap();

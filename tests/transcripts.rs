@@ -11,7 +11,8 @@
 //!   the following lines without waiting, until `#wait`, which waits for all
 //!   their responses and lists them in request order (other lines first);
 //!   `#send LINE` sends LINE without waiting for an answer (for requests that
-//!   get none, such as cancelled ones);
+//!   get none, such as cancelled ones); `#sleep MS` waits MS milliseconds
+//!   (for idle timeouts: make it many times the timeout);
 //! - `expected.jsonl`: every line the workbench must write;
 //! - fake server scripts (`*.json`) named by the config;
 //! - optional `not-on-windows` (why the case cannot run on Windows or under Wine, such as a
@@ -243,6 +244,12 @@ impl Session<'_> {
                             self.wait_for(id)?;
                         }
                         order_block(&mut self.output[start..], &ids);
+                    }
+                    d if d.starts_with("#sleep ") => {
+                        let ms = d["#sleep ".len()..]
+                            .parse()
+                            .map_err(|_| format!("bad directive {d:?}"))?;
+                        thread::sleep(Duration::from_millis(ms));
                     }
                     d if d.starts_with("# ") || d == "#" => {}
                     d => return Err(format!("unknown directive {d:?}")),
