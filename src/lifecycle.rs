@@ -158,6 +158,11 @@ impl Workbench {
         }
     }
 
+    /// Whether the host cancelled `id`, which waits here.
+    fn cancelled(&self, id: &RequestId) -> bool {
+        lock(&self.waiting).get(id) == Some(&true)
+    }
+
     /// `id` is done waiting here: whether it should be answered (not cancelled).
     fn finish(&self, id: &RequestId) -> bool {
         lock(&self.waiting).remove(id) == Some(false)
@@ -305,22 +310,30 @@ fn run_queue(wb: &Arc<Workbench>, slot: &Arc<Slot>) {
             }
         };
         match op {
+            // Cancelled while queued: nothing happens.
+            Op::Open { id, .. } | Op::Close(id) if wb.cancelled(&id) => {
+                wb.finish(&id);
+            }
+            // Cancelled while it runs: it runs to its end, unanswered.
             Op::Open {
                 id,
                 form,
                 requested,
-            } if wb.finish(&id) => {
+            } => {
                 let mut outcome = open_toolbox(wb, slot);
                 if outcome.json && !outcome.is_error {
                     outcome.text = open_result::reshape(outcome.text, form, requested.as_deref());
                 }
-                wb.send_outcome(&id, &outcome);
+                if wb.finish(&id) {
+                    wb.send_outcome(&id, &outcome);
+                }
             }
-            Op::Close(id) if wb.finish(&id) => {
+            Op::Close(id) => {
                 let outcome = close_toolbox(wb, slot);
-                wb.send_outcome(&id, &outcome);
+                if wb.finish(&id) {
+                    wb.send_outcome(&id, &outcome);
+                }
             }
-            Op::Open { .. } | Op::Close(_) => {} // cancelled while queued
             Op::Restart { server, calls } => restart_then_forward(wb, slot, &server, calls),
             Op::Sleep {
                 server,

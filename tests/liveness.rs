@@ -202,11 +202,15 @@ fn cancelled_requests_that_wait_in_the_workbench_get_no_answer() {
         "slow": toolbox(json!({"s": fake("s.json")})),
         "other": toolbox(json!({"s": fake("s.json")}))}});
     let mut wb = Workbench::start("cancel-waiting", config, &[("s.json", slow)], &[]);
-    // An open cancelled while its server starts.
+    // An open cancelled while its server starts (it takes 800 ms): the
+    // start ends, unanswered.
     wb.call(1, "open_toolbox", json!({"toolbox_name": "slow"}));
+    std::thread::sleep(Duration::from_millis(300));
     wb.send(
         json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 1}}),
     );
+    let early = wb.recv_within(Duration::from_millis(1500));
+    assert!(early.is_none(), "answered a cancelled open: {early:?}");
     // A call cancelled while it waits for its server's restart.
     open(&mut wb, 2, "other");
     wb.use_tool(3, "other", "s", "die", json!({}));
