@@ -20,7 +20,7 @@
 use crate::config::{self, Config};
 use crate::lifecycle::{self, Reload, Workbench};
 use crate::process;
-use crate::toolbox::Toolbox;
+use crate::toolbox::{Slot, Toolbox};
 use crossbeam_channel::{bounded, Receiver, RecvTimeoutError};
 use std::fs::Metadata;
 use std::path::{Path, PathBuf};
@@ -162,19 +162,11 @@ fn apply(wb: &Arc<Workbench>, old: &Config, new: &Config) {
         all.open_setting = new.open_toolbox_result;
         (changed, removed)
     });
-    let names = |slots: &[Arc<crate::toolbox::Slot>]| {
-        slots
-            .iter()
-            .map(|s| s.name.as_str())
-            .collect::<Vec<_>>()
-            .join(", ")
-    };
-    let changed_slots: Vec<_> = changed.iter().map(|(slot, _)| Arc::clone(slot)).collect();
     log::info!(
         "config reloaded: {} toolboxes; changed: [{}]; removed: [{}]",
         new.toolboxes.len(),
-        names(&changed_slots),
-        names(&removed),
+        names(changed.iter().map(|(slot, _)| &**slot)),
+        names(removed.iter().map(|slot| &**slot)),
     );
     for (slot, config) in changed {
         lifecycle::reload(wb, &slot, Reload::Reconfigure(config));
@@ -183,6 +175,13 @@ fn apply(wb: &Arc<Workbench>, old: &Config, new: &Config) {
         lifecycle::reload(wb, &slot, Reload::Remove);
     }
     wb.config_changed(&new.toolboxes.iter().collect::<Vec<_>>());
+}
+
+fn names<'a>(slots: impl Iterator<Item = &'a Slot>) -> String {
+    slots
+        .map(|s| s.name.as_str())
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 #[cfg(test)]
