@@ -362,23 +362,17 @@ fn print_text(out: &mut impl Write, report: &Report) -> io::Result<()> {
         .map(|c| rows.iter().map(|r| r[c].len()).max().unwrap_or(0))
         .collect();
     for row in &rows {
-        let line = format!(
-            "{:w0$}  {:w1$}  {:w2$}  {:>w3$}  {:>w4$}  {:>w5$}  {:>w6$}",
-            row[0],
-            row[1],
-            row[2],
-            row[3],
-            row[4],
-            row[5],
-            row[6],
-            w0 = widths[0],
-            w1 = widths[1],
-            w2 = widths[2],
-            w3 = widths[3],
-            w4 = widths[4],
-            w5 = widths[5],
-            w6 = widths[6]
-        );
+        // Names left-aligned, figures right-aligned.
+        let cells: Vec<String> = row
+            .iter()
+            .zip(&widths)
+            .enumerate()
+            .map(|(c, (cell, &w))| match c {
+                0..=2 => format!("{cell:<w$}"),
+                _ => format!("{cell:>w$}"),
+            })
+            .collect();
+        let line = cells.join("  ");
         writeln!(out, "{}", line.trim_end())?;
     }
     if !reasons.is_empty() {
