@@ -8,9 +8,9 @@
 mod common;
 
 use common::workbench::{is_error, text, Workbench, FAKE, WORKBENCH};
+use common::{alive, gone, starts};
 use serde_json::{json, Value};
 use std::fs;
-use std::path::Path;
 use std::process::Command;
 use std::thread;
 use std::time::{Duration, Instant};
@@ -34,35 +34,6 @@ fn open(wb: &mut Workbench, id: i64, toolbox: &str) -> Value {
     let line = wb.recv();
     assert_eq!(line["id"], id, "{line}");
     line["result"]["structuredContent"].clone()
-}
-
-/// The pids a counted script wrote, one per start.
-fn starts(dir: &Path, log: &str) -> Vec<u32> {
-    fs::read_to_string(dir.join(log))
-        .unwrap_or_default()
-        .lines()
-        .map(|l| l.parse().unwrap())
-        .collect()
-}
-
-fn alive(pid: u32) -> bool {
-    fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|stat| {
-        stat.rsplit(')')
-            .next()
-            .is_some_and(|s| !s.starts_with(" Z"))
-    })
-}
-
-/// Waits up to 15 s for process `pid` to be gone (reaped or a zombie).
-fn gone(pid: u32) -> bool {
-    let deadline = Instant::now() + Duration::from_secs(15);
-    while alive(pid) {
-        if Instant::now() >= deadline {
-            return false;
-        }
-        thread::sleep(Duration::from_millis(20));
-    }
-    true
 }
 
 #[test]

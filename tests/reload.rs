@@ -9,10 +9,10 @@
 mod common;
 
 use common::workbench::{is_error, signal, text, Workbench};
+use common::{alive, gone, starts};
 use serde_json::{json, Value};
 use std::fs;
 use std::path::Path;
-use std::thread;
 use std::time::{Duration, Instant};
 
 fn tool(name: &str, action: Value) -> Value {
@@ -51,33 +51,6 @@ fn reload(wb: &Workbench, config: &Value, outcome: &str, n: usize) {
         wb.wait_log(outcome, n, Duration::from_secs(15)),
         "no {outcome:?} in the log"
     );
-}
-
-fn starts(dir: &Path, log: &str) -> Vec<u32> {
-    fs::read_to_string(dir.join(log))
-        .unwrap_or_default()
-        .lines()
-        .map(|l| l.parse().unwrap())
-        .collect()
-}
-
-fn alive(pid: u32) -> bool {
-    fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|stat| {
-        stat.rsplit(')')
-            .next()
-            .is_some_and(|s| !s.starts_with(" Z"))
-    })
-}
-
-fn gone(pid: u32) -> bool {
-    let deadline = Instant::now() + Duration::from_secs(15);
-    while alive(pid) {
-        if Instant::now() >= deadline {
-            return false;
-        }
-        thread::sleep(Duration::from_millis(20));
-    }
-    true
 }
 
 fn open(wb: &mut Workbench, id: i64, toolbox: &str, others: &mut Vec<Value>) -> Value {

@@ -51,4 +51,34 @@ pub fn leftover_processes(dir: &Path) -> Vec<String> {
     }
 }
 
+/// The pids a script with `appendPidTo` wrote to `log` in `dir`, one per start.
+pub fn starts(dir: &Path, log: &str) -> Vec<u32> {
+    fs::read_to_string(dir.join(log))
+        .unwrap_or_default()
+        .lines()
+        .map(|l| l.parse().unwrap())
+        .collect()
+}
+
+/// Whether process `pid` runs (Linux: reads `/proc`; a zombie does not run).
+pub fn alive(pid: u32) -> bool {
+    fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|stat| {
+        stat.rsplit(')')
+            .next()
+            .is_some_and(|s| !s.starts_with(" Z"))
+    })
+}
+
+/// Waits up to 15 s for process `pid` to be gone (reaped or a zombie).
+pub fn gone(pid: u32) -> bool {
+    let deadline = Instant::now() + Duration::from_secs(15);
+    while alive(pid) {
+        if Instant::now() >= deadline {
+            return false;
+        }
+        thread::sleep(Duration::from_millis(20));
+    }
+    true
+}
+
 pub mod workbench;
