@@ -155,16 +155,12 @@ const RESET_SIGNALS: [i32; 5] = [
 /// the death of the spawning thread.
 fn configure(cmd: &mut Command) {
     cmd.process_group(0);
-    // SAFETY: getpid and sigemptyset run before fork on locals we own; the
-    // closure runs between fork and exec and only calls the async-signal-safe
-    // sigprocmask, signal, prctl, getppid and _exit.
+    let empty = signal_set(&[]);
+    // SAFETY: getpid runs before fork; the closure runs between fork and exec
+    // and only calls the async-signal-safe sigprocmask, signal, prctl, getppid
+    // and _exit.
     #[cfg(target_os = "linux")]
     let parent = unsafe { libc::getpid() };
-    let empty = unsafe {
-        let mut set: libc::sigset_t = std::mem::zeroed();
-        libc::sigemptyset(&mut set);
-        set
-    };
     unsafe {
         cmd.pre_exec(move || {
             if libc::sigprocmask(libc::SIG_SETMASK, &empty, std::ptr::null_mut()) != 0 {
@@ -194,19 +190,41 @@ fn configure(cmd: &mut Command) {
 /// The signals that mean "shut down": SIGTERM, SIGINT, SIGHUP.
 const SHUTDOWN_SIGNALS: [i32; 3] = [libc::SIGTERM, libc::SIGINT, libc::SIGHUP];
 
-/// Blocks the shutdown signals, and SIGUSR1, in the calling thread. Call it
-/// first thing in `main`, before any thread exists, so that every thread
-/// inherits the mask and the signals wait for `on_shutdown_signal` and
-/// `on_reload_signal` (children get an empty mask from `configure`).
-pub fn block_shutdown_signals() {
+/// The signal that means "load the config again".
+const RELOAD_SIGNAL: i32 = libc::SIGUSR1;
+
+/// The set of `signals`.
+fn signal_set(signals: &[i32]) -> libc::sigset_t {
     // SAFETY: the set is a local we initialise with sigemptyset before use.
     unsafe {
         let mut set: libc::sigset_t = std::mem::zeroed();
         libc::sigemptyset(&mut set);
-        for signal in SHUTDOWN_SIGNALS {
+        for &signal in signals {
             libc::sigaddset(&mut set, signal);
         }
-        libc::sigaddset(&mut set, libc::SIGUSR1);
+        set
+    }
+}
+
+/// Waits for one of `signals`, which every thread blocks; its number.
+fn wait_for(signals: &[i32]) -> i32 {
+    let set = signal_set(signals);
+    let mut signal = 0;
+    // SAFETY: sigwait reads the set and writes the number into locals.
+    while unsafe { libc::sigwait(&set, &mut signal) } != 0 {}
+    signal
+}
+
+/// Blocks the shutdown signals, and the reload signal, in the calling thread.
+/// Call it first thing in `main`, before any thread exists, so that every
+/// thread inherits the mask and the signals wait for `on_shutdown_signal` and
+/// `on_reload_signal` (children get an empty mask from `configure`).
+pub fn block_shutdown_signals() {
+    let mut signals = SHUTDOWN_SIGNALS.to_vec();
+    signals.push(RELOAD_SIGNAL);
+    let set = signal_set(&signals);
+    // SAFETY: pthread_sigmask reads the set we own.
+    unsafe {
         libc::pthread_sigmask(libc::SIG_BLOCK, &set, std::ptr::null_mut());
     }
 }
@@ -222,27 +240,12 @@ pub fn on_shutdown_signal(
         .name(name.into())
         .stack_size(64 * 1024)
         .spawn(move || {
-            let signal = wait_for_shutdown_signal();
+            let signal = wait_for(&SHUTDOWN_SIGNALS);
             log::info!("received signal {signal}");
             on_signal(signal);
         })
         .inspect_err(|e| log::warn!("cannot watch for signals: {e}"))
         .ok()
-}
-
-/// Waits for one of the blocked shutdown signals.
-fn wait_for_shutdown_signal() -> i32 {
-    // SAFETY: as above; sigwait writes the signal number into a local.
-    unsafe {
-        let mut set: libc::sigset_t = std::mem::zeroed();
-        libc::sigemptyset(&mut set);
-        for signal in SHUTDOWN_SIGNALS {
-            libc::sigaddset(&mut set, signal);
-        }
-        let mut signal = 0;
-        while libc::sigwait(&set, &mut signal) != 0 {}
-        signal
-    }
 }
 
 /// Starts a thread named `name` that runs `on_signal` each time SIGUSR1 (the
@@ -257,15 +260,7 @@ pub fn on_reload_signal(
         .name(name.into())
         .stack_size(64 * 1024)
         .spawn(move || loop {
-            // SAFETY: the set is a local initialised by sigemptyset; sigwait
-            // writes the signal number into a local.
-            unsafe {
-                let mut set: libc::sigset_t = std::mem::zeroed();
-                libc::sigemptyset(&mut set);
-                libc::sigaddset(&mut set, libc::SIGUSR1);
-                let mut signal = 0;
-                while libc::sigwait(&set, &mut signal) != 0 {}
-            }
+            wait_for(&[RELOAD_SIGNAL]);
             log::info!("received SIGUSR1: loading the config again");
             on_signal();
         })
