@@ -21,8 +21,7 @@ use crate::config::{self, Config};
 use crate::lifecycle::{self, Reload, Workbench};
 use crate::process;
 use crate::toolbox::{Slot, Toolbox};
-use crossbeam_channel::{bounded, Receiver, RecvTimeoutError};
-use std::fs::Metadata;
+use crossbeam_channel::{bounded, Receiver, Sender};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Weak};
 use std::thread;
@@ -34,38 +33,34 @@ const POLL: Duration = Duration::from_secs(1);
 /// Starts the watch of config file `path`, whose contents are `applied` now.
 pub fn watch(wb: &Arc<Workbench>, path: PathBuf, applied: Config) {
     // One pending request is enough: a reload reads the file as it is then.
-    let (tx, signals) = bounded(1);
-    let watcher = process::on_reload_signal("reload signal", move || {
-        let _ = tx.try_send(());
+    let (tx, requests) = bounded(1);
+    let signal = tx.clone();
+    process::on_reload_signal("reload signal", move || {
+        let _ = signal.try_send(());
     });
-    let signals = watcher.map(|_| signals);
     let wb = Arc::downgrade(wb);
     let spawned = thread::Builder::new()
         .name("config watch".into())
         .stack_size(256 * 1024)
-        .spawn(move || run(&wb, &path, applied, signals));
+        .spawn(move || run(&wb, &path, applied, &requests, tx));
     if let Err(e) = spawned {
         log::warn!("cannot watch the config file: {e}; changes apply at the next start");
     }
 }
 
-fn run(wb: &Weak<Workbench>, path: &Path, mut applied: Config, mut signals: Option<Receiver<()>>) {
+/// The watch: waits up to `POLL` for a reload request, then compares the
+/// file's stamp. `_keep` keeps `requests` connected whether or not a signal
+/// watcher holds a sender, so the wait is always a wait.
+fn run(
+    wb: &Weak<Workbench>,
+    path: &Path,
+    mut applied: Config,
+    requests: &Receiver<()>,
+    _keep: Sender<()>,
+) {
     let mut seen = stamp(path);
     loop {
-        let signalled = match &signals {
-            Some(rx) => match rx.recv_timeout(POLL) {
-                Ok(()) => true,
-                Err(RecvTimeoutError::Timeout) => false,
-                Err(RecvTimeoutError::Disconnected) => {
-                    signals = None;
-                    false
-                }
-            },
-            None => {
-                thread::sleep(POLL);
-                false
-            }
-        };
+        let signalled = requests.recv_timeout(POLL).is_ok();
         let now = stamp(path);
         if !signalled && now == seen {
             continue;
@@ -98,7 +93,7 @@ fn run(wb: &Weak<Workbench>, path: &Path, mut applied: Config, mut signals: Opti
 /// another file), size and modification time. `None`: it cannot be read.
 #[derive(PartialEq)]
 struct Stamp {
-    identity: (u64, u64),
+    identity: Option<(u64, u64)>,
     len: u64,
     modified: Option<SystemTime>,
 }
@@ -106,23 +101,10 @@ struct Stamp {
 fn stamp(path: &Path) -> Option<Stamp> {
     let meta = std::fs::metadata(path).ok()?;
     Some(Stamp {
-        identity: identity(&meta),
+        identity: process::file_identity(&meta),
         len: meta.len(),
         modified: meta.modified().ok(),
     })
-}
-
-/// The file's device and inode.
-#[cfg(unix)]
-fn identity(meta: &Metadata) -> (u64, u64) {
-    use std::os::unix::fs::MetadataExt;
-    (meta.dev(), meta.ino())
-}
-
-/// No stable identity without unstable APIs: size and time tell the change.
-#[cfg(not(unix))]
-fn identity(_: &Metadata) -> (u64, u64) {
-    (0, 0)
 }
 
 /// Applies `new` in place of `old` (see the module header).

@@ -1,7 +1,8 @@
 //! Everything that differs between operating systems, behind one interface:
 //! starting a server's process tree, stopping it, killing it, noticing its
 //! exit; the shutdown signals and SIGUSR1 (Unix) or console events (Windows);
-//! how a program name becomes a program and which variables a child inherits.
+//! how a program name becomes a program and which variables a child inherits;
+//! what identifies a file (for the config watch).
 //! The rest of the workbench does not know which system it runs on.
 //!
 //! A server runs as a *tree*: the process we start and everything it starts
@@ -32,7 +33,7 @@ use unix as sys;
 use windows as sys;
 
 pub use sys::{
-    block_shutdown_signals, command, install_interrupt, interrupt, on_reload_signal,
+    block_shutdown_signals, command, file_identity, install_interrupt, interrupt, on_reload_signal,
     on_shutdown_signal, start_watchdog, use_nonblocking_writes, wait_writable, Tree, ALLOWED_ENV,
     HOME,
 };

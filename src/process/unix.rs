@@ -134,6 +134,13 @@ unsafe fn exit_of(info: &libc::siginfo_t) -> Exit {
     }
 }
 
+/// A file's identity: its device and inode (a file renamed over a path is
+/// another file).
+pub fn file_identity(meta: &std::fs::Metadata) -> Option<(u64, u64)> {
+    use std::os::unix::fs::MetadataExt;
+    Some((meta.dev(), meta.ino()))
+}
+
 /// Forks the watchdog (`watchdog::start`). Call it once, before any thread exists.
 pub fn start_watchdog() -> io::Result<()> {
     watchdog::start()
