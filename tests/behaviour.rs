@@ -23,6 +23,11 @@ fn fake(script: &str) -> Value {
     json!({"command": "${FAKE_MCP_SERVER}", "args": [script]})
 }
 
+/// A fake server with one tool, `echo`.
+fn echo_script() -> Value {
+    json!({"tools": [{"tool": {"name": "echo", "inputSchema": {"type": "object"}}}]})
+}
+
 fn slow_script() -> Value {
     json!({"tools": [
         {"tool": {"name": "slow", "inputSchema": {"type": "object"}}, "action": {"delayMs": 2000}},
@@ -635,18 +640,9 @@ fn check_warns_about_filters_long_names_and_big_toolboxes() {
 
 #[test]
 fn trace_records_all_four_directions_in_order() {
-    let dir = std::env::temp_dir().join(format!("mcp-workbench-trace-{}", std::process::id()));
-    let _ = fs::remove_dir_all(&dir);
-    fs::create_dir_all(&dir).unwrap();
     let config =
         json!({"toolboxes": {"box": {"description": "d", "mcpServers": {"s": fake("s.json")}}}});
-    fs::write(dir.join("config.json"), config.to_string()).unwrap();
-    fs::write(
-        dir.join("s.json"),
-        json!({"tools": [{"tool": {"name": "echo", "inputSchema": {"type": "object"}}}]})
-            .to_string(),
-    )
-    .unwrap();
+    let dir = common::workbench::case_dir("trace", &config, &[("s.json", echo_script())]);
     let mut child = common::workbench::command(&dir, &[("RUST_LOG", "off")])
         .args(["--trace", "trace.jsonl"])
         .stdin(Stdio::piped())
@@ -713,17 +709,11 @@ fn trace_records_all_four_directions_in_order() {
 fn trace_orders_host_lines_as_the_host_received_them() {
     const SERVERS: usize = 4;
     const CALLS: usize = 600;
-    let dir =
-        std::env::temp_dir().join(format!("mcp-workbench-trace-order-{}", std::process::id()));
-    let _ = fs::remove_dir_all(&dir);
-    fs::create_dir_all(&dir).unwrap();
     let servers: serde_json::Map<String, Value> = (0..SERVERS)
         .map(|i| (format!("s{i}"), fake("s.json")))
         .collect();
     let config = json!({"toolboxes": {"box": {"description": "d", "mcpServers": servers}}});
-    fs::write(dir.join("config.json"), config.to_string()).unwrap();
-    let script = json!({"tools": [{"tool": {"name": "echo", "inputSchema": {"type": "object"}}}]});
-    fs::write(dir.join("s.json"), script.to_string()).unwrap();
+    let dir = common::workbench::case_dir("trace-order", &config, &[("s.json", echo_script())]);
     let mut child = common::workbench::command(&dir, &[("RUST_LOG", "off")])
         .args(["--trace", "trace.jsonl"])
         .stdin(Stdio::piped())
