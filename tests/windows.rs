@@ -171,7 +171,7 @@ fn a_killed_workbench_leaves_no_process() {
 }
 
 /// The workbench runs in a console of its own, where the fake sends the
-/// event (`mcp-fake-server --console-event`), as a user's key press would.
+/// event (`mcp-fake-server --ctrl-c`), as a user's key press would.
 const CREATE_NEW_CONSOLE: u32 = 0x0000_0010;
 
 /// Ctrl-C, sent to the workbench's console: Ctrl-Break, console close,
@@ -186,7 +186,7 @@ fn ctrl_c_stops_every_server_and_exits() {
     open_and_call(&mut wb);
     assert_beating(&beats_file);
     let sent = std::process::Command::new(FAKE)
-        .args(["--console-event", &wb.pid().to_string(), "0"])
+        .args(["--ctrl-c", &wb.pid().to_string()])
         .status()
         .unwrap();
     assert!(sent.success(), "cannot send Ctrl-C: {sent}");

@@ -589,9 +589,9 @@ fn env_text(env: &Value) -> String {
 fn main() {
     let args: Vec<String> = std::env::args().collect();
     #[cfg(windows)]
-    if let [_, flag, pid, event] = args.as_slice() {
-        if flag == "--console-event" {
-            exit(console_event(pid, event));
+    if let [_, flag, pid] = args.as_slice() {
+        if flag == "--ctrl-c" {
+            exit(ctrl_c(pid));
         }
     }
     // Arguments after the script are accepted and ignored (tests pass markers).
@@ -639,14 +639,12 @@ fn main() {
     exit(0);
 }
 
-/// `mcp-fake-server --console-event PID EVENT` (Windows): sends console event
-/// EVENT (0 Ctrl-C to the whole console, 1 Ctrl-Break to the process group
-/// PID leads) in the console of process PID, as a user pressing the keys
-/// there would (Wine 8 sends only Ctrl-C). An event reaches only the processes of the
+/// `mcp-fake-server --ctrl-c PID` (Windows): sends Ctrl-C to the console of
+/// process PID, as a user pressing the keys there would. An event reaches only the processes of the
 /// sender's console, so the test runs this in a process of its own, which
 /// leaves its console and attaches to PID's. Exits 0 once sent.
 #[cfg(windows)]
-fn console_event(pid: &str, event: &str) -> i32 {
+fn ctrl_c(pid: &str) -> i32 {
     #[link(name = "kernel32")]
     extern "system" {
         fn FreeConsole() -> i32;
@@ -654,7 +652,8 @@ fn console_event(pid: &str, event: &str) -> i32 {
         fn SetConsoleCtrlHandler(handler: *const (), add: i32) -> i32;
         fn GenerateConsoleCtrlEvent(event: u32, group: u32) -> i32;
     }
-    let (Ok(pid), Ok(event)) = (pid.parse::<u32>(), event.parse::<u32>()) else {
+    const CTRL_C_EVENT: u32 = 0;
+    let Ok(pid) = pid.parse::<u32>() else {
         return 2;
     };
     // SAFETY: plain console calls; a null handler with TRUE makes this
@@ -665,8 +664,8 @@ fn console_event(pid: &str, event: &str) -> i32 {
             return 3;
         }
         SetConsoleCtrlHandler(std::ptr::null(), 1);
-        let group = if event == 0 { 0 } else { pid };
-        if GenerateConsoleCtrlEvent(event, group) == 0 {
+        // Group 0: every process attached to the console.
+        if GenerateConsoleCtrlEvent(CTRL_C_EVENT, 0) == 0 {
             return 4;
         }
     }

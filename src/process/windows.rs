@@ -153,8 +153,8 @@ impl Tree {
             job,
         };
         // SAFETY: both handles are valid and ours.
-        let joined = unsafe { AssignProcessToJobObject(tree.job.0, tree.process.0) } != 0;
-        if let Err(e) = joined.then_some(()).ok_or_else(io::Error::last_os_error) {
+        if unsafe { AssignProcessToJobObject(tree.job.0, tree.process.0) } == 0 {
+            let e = io::Error::last_os_error();
             let _ = child.kill();
             let _ = child.wait();
             return Err(io::Error::new(
