@@ -21,6 +21,8 @@
 #[cfg(unix)]
 mod unix;
 #[cfg(unix)]
+mod unix_watch;
+#[cfg(unix)]
 mod watchdog;
 #[cfg(windows)]
 mod win32;
@@ -29,6 +31,8 @@ mod windows;
 
 #[cfg(unix)]
 use unix as sys;
+#[cfg(unix)]
+pub use unix_watch::{Stdin, Waker, Watch};
 #[cfg(windows)]
 use windows as sys;
 
@@ -61,6 +65,23 @@ impl std::fmt::Display for Exit {
     }
 }
 
+/// What `Watch::wait` found: each flag says the stream has data or ended,
+/// stdin has room, or the process exited.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct Ready {
+    pub stdout: bool,
+    pub stderr: bool,
+    pub stdin: bool,
+    pub exited: bool,
+}
+
+/// One of the two streams a child writes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Stream {
+    Stdout,
+    Stderr,
+}
+
 /// Set by a second shutdown trigger: stop sequences skip their grace waits
 /// and go straight to the kill (they never skip the kill itself).
 static HURRY: AtomicBool = AtomicBool::new(false);
@@ -68,6 +89,11 @@ static HURRY: AtomicBool = AtomicBool::new(false);
 /// Makes every running and future stop sequence skip its grace periods.
 pub fn hurry() {
     HURRY.store(true, Ordering::SeqCst);
+}
+
+/// Whether stop sequences skip their grace periods (`hurry`).
+pub fn hurried() -> bool {
+    HURRY.load(Ordering::SeqCst)
 }
 
 impl Tree {

@@ -1,0 +1,345 @@
+//! Unix (Linux, macOS): a child's pipes and its exit as one `poll`, the only
+//! place its thread ever waits.
+//!
+//! The parent's ends of stdin, stdout and stderr are non-blocking (they are
+//! the parent's own open files; the child's ends keep blocking), so no read
+//! or write here can hold the thread. The exit of the process itself is a
+//! descriptor in the same `poll`: a pidfd on Linux (5.3 and later), a kqueue
+//! watching `EVFILT_PROC`/`NOTE_EXIT` on macOS. Where neither exists (older
+//! kernels) the wait is cut to `EXIT_POLL` and the caller asks `Tree::exited`.
+//! Any thread wakes the wait through the `Waker`, a non-blocking pipe whose
+//! bytes are drained by `wait`.
+
+use super::{Ready, Stream};
+use std::fs::File;
+use std::io::{self, Read, Write};
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::sync::Arc;
+use std::time::Duration;
+
+/// How often the exit is polled where no descriptor can report it.
+const EXIT_POLL: Duration = Duration::from_millis(100);
+
+/// The parent's end of a child's stdin: written without blocking, from any
+/// thread (the main thread on the hot path, the child's thread for the rest).
+#[derive(Debug)]
+pub struct Stdin(File);
+
+impl Stdin {
+    pub fn new(pipe: impl Into<OwnedFd>) -> io::Result<Stdin> {
+        let fd: OwnedFd = pipe.into();
+        set_nonblocking(fd.as_raw_fd())?;
+        Ok(Stdin(File::from(fd)))
+    }
+
+    /// Writes what the pipe takes now: `WouldBlock` when it takes nothing.
+    pub fn try_write(&self, bytes: &[u8]) -> io::Result<usize> {
+        (&self.0).write(bytes)
+    }
+}
+
+/// Wakes a child's thread out of `Watch::wait`, from any thread, without blocking.
+#[derive(Clone, Debug)]
+pub struct Waker(Arc<File>);
+
+impl Waker {
+    pub fn wake(&self) {
+        // A full pipe already holds a wake-up: nothing is lost.
+        let _ = (&*self.0).write(&[1]);
+    }
+}
+
+/// What one child's thread waits on.
+pub struct Watch {
+    stdout: Option<File>,
+    stderr: Option<File>,
+    /// Readable once the process has exited; `None` where the system has no
+    /// such descriptor, or once the exit was reported.
+    exit: Option<OwnedFd>,
+    /// The exit is polled by the caller (no descriptor reports it).
+    polled_exit: bool,
+    wake: File,
+}
+
+impl Watch {
+    /// Watches the child `pid` through the parent's ends of its stdout and stderr.
+    pub fn new(
+        pid: u32,
+        stdout: impl Into<OwnedFd>,
+        stderr: impl Into<OwnedFd>,
+    ) -> io::Result<(Watch, Waker)> {
+        let (stdout, stderr): (OwnedFd, OwnedFd) = (stdout.into(), stderr.into());
+        set_nonblocking(stdout.as_raw_fd())?;
+        set_nonblocking(stderr.as_raw_fd())?;
+        let (wake, waker) = std::io::pipe()?;
+        let (wake, waker) = (OwnedFd::from(wake), OwnedFd::from(waker));
+        set_nonblocking(wake.as_raw_fd())?;
+        set_nonblocking(waker.as_raw_fd())?;
+        let exit = exit_descriptor(pid);
+        let watch = Watch {
+            stdout: Some(File::from(stdout)),
+            stderr: Some(File::from(stderr)),
+            polled_exit: exit.is_none(),
+            exit,
+            wake: File::from(wake),
+        };
+        Ok((watch, Waker(Arc::new(File::from(waker)))))
+    }
+
+    /// Whether the caller must poll the exit itself after each `wait`
+    /// (`Tree::exited`): no descriptor reports it on this system.
+    pub fn polls_exit(&self) -> bool {
+        self.polled_exit
+    }
+
+    /// Waits until a watched stream is readable (or closed), `stdin` (when
+    /// given: something is queued for it) is writable, the process exited, a
+    /// `Waker` woke it, or `timeout` passed (`None`: no limit).
+    pub fn wait(&mut self, stdin: Option<&Stdin>, timeout: Option<Duration>) -> io::Result<Ready> {
+        const IN: libc::c_short = libc::POLLIN;
+        let slots: [(Option<RawFd>, libc::c_short); 5] = [
+            (Some(self.wake.as_raw_fd()), IN),
+            (self.stdout.as_ref().map(AsRawFd::as_raw_fd), IN),
+            (self.stderr.as_ref().map(AsRawFd::as_raw_fd), IN),
+            (stdin.map(|s| s.0.as_raw_fd()), libc::POLLOUT),
+            (self.exit.as_ref().map(AsRawFd::as_raw_fd), IN),
+        ];
+        let mut fds: [libc::pollfd; 5] = slots.map(|(fd, events)| libc::pollfd {
+            fd: fd.unwrap_or(-1), // poll skips negative descriptors
+            events,
+            revents: 0,
+        });
+        let timeout = match (timeout, self.polled_exit) {
+            (Some(t), true) => Some(t.min(EXIT_POLL)),
+            (None, true) => Some(EXIT_POLL),
+            (t, false) => t,
+        };
+        let ms = timeout.map_or(-1, |t| {
+            // Round up, so a deadline is never woken for just before it.
+            let ms = t.as_micros().div_ceil(1000);
+            libc::c_int::try_from(ms).unwrap_or(libc::c_int::MAX)
+        });
+        // SAFETY: poll reads and writes the array we own, of the length we pass.
+        let n = unsafe { libc::poll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, ms) };
+        if n < 0 {
+            let e = io::Error::last_os_error();
+            return match e.kind() {
+                io::ErrorKind::Interrupted => Ok(Ready::default()),
+                _ => Err(e),
+            };
+        }
+        let hit = |i: usize| fds[i].revents != 0;
+        if hit(0) {
+            let mut drain = [0u8; 64];
+            while matches!((&self.wake).read(&mut drain), Ok(n) if n > 0) {}
+        }
+        let exited = hit(4);
+        if exited {
+            self.exit = None;
+        }
+        Ok(Ready {
+            stdout: hit(1),
+            stderr: hit(2),
+            stdin: hit(3),
+            exited,
+        })
+    }
+
+    /// Reads what `stream` holds now: `Ok(0)` at its end, `WouldBlock` when
+    /// it holds nothing; a closed stream reads as ended.
+    pub fn read(&mut self, stream: Stream, buf: &mut [u8]) -> io::Result<usize> {
+        match self.stream(stream) {
+            Some(file) => file.read(buf),
+            None => Ok(0),
+        }
+    }
+
+    /// Stops watching `stream` and closes the parent's end.
+    pub fn close(&mut self, stream: Stream) {
+        *self.stream(stream) = None;
+    }
+
+    fn stream(&mut self, stream: Stream) -> &mut Option<File> {
+        match stream {
+            Stream::Stdout => &mut self.stdout,
+            Stream::Stderr => &mut self.stderr,
+        }
+    }
+}
+
+fn set_nonblocking(fd: RawFd) -> io::Result<()> {
+    // SAFETY: fcntl on a descriptor the caller owns; no memory is passed.
+    unsafe {
+        let flags = libc::fcntl(fd, libc::F_GETFL);
+        if flags < 0 || libc::fcntl(fd, libc::F_SETFL, flags | libc::O_NONBLOCK) < 0 {
+            return Err(io::Error::last_os_error());
+        }
+    }
+    Ok(())
+}
+
+/// A descriptor that becomes readable when `pid` exits: a pidfd (Linux 5.3+).
+#[cfg(target_os = "linux")]
+fn exit_descriptor(pid: u32) -> Option<OwnedFd> {
+    // SAFETY: pidfd_open takes two integers and returns a new descriptor
+    // (close-on-exec) that we own, or -1.
+    let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid as libc::pid_t, 0) };
+    let fd = RawFd::try_from(fd).ok().filter(|&fd| fd >= 0)?;
+    // SAFETY: the kernel just gave us this descriptor.
+    Some(unsafe { OwnedFd::from_raw_fd(fd) })
+}
+
+/// A kqueue that becomes readable when `pid` exits (`EVFILT_PROC`, `NOTE_EXIT`).
+#[cfg(target_os = "macos")]
+fn exit_descriptor(pid: u32) -> Option<OwnedFd> {
+    // SAFETY: kqueue returns a new descriptor that we own, or -1; kevent
+    // reads the one change record we own and writes no events (nevents 0).
+    unsafe {
+        let kq = libc::kqueue();
+        if kq < 0 {
+            return None;
+        }
+        let kq = OwnedFd::from_raw_fd(kq);
+        libc::fcntl(kq.as_raw_fd(), libc::F_SETFD, libc::FD_CLOEXEC);
+        let mut change: libc::kevent = std::mem::zeroed();
+        change.ident = pid as libc::uintptr_t;
+        change.filter = libc::EVFILT_PROC;
+        change.flags = libc::EV_ADD | libc::EV_ONESHOT;
+        change.fflags = libc::NOTE_EXIT;
+        let rc = libc::kevent(
+            kq.as_raw_fd(),
+            &change,
+            1,
+            std::ptr::null_mut(),
+            0,
+            std::ptr::null(),
+        );
+        (rc == 0).then_some(kq)
+    }
+}
+
+#[cfg(not(any(target_os = "linux", target_os = "macos")))]
+fn exit_descriptor(_pid: u32) -> Option<OwnedFd> {
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::process::{Command, Stdio};
+    use std::time::Instant;
+
+    fn spawn(script: &str) -> (std::process::Child, Watch, Waker, Stdin) {
+        let mut child = Command::new("sh")
+            .args(["-c", script])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("sh runs");
+        let stdin = Stdin::new(child.stdin.take().unwrap()).unwrap();
+        let (watch, waker) = Watch::new(
+            child.id(),
+            child.stdout.take().unwrap(),
+            child.stderr.take().unwrap(),
+        )
+        .unwrap();
+        (child, watch, waker, stdin)
+    }
+
+    fn read_all(watch: &mut Watch, stream: Stream) -> Vec<u8> {
+        let mut got = Vec::new();
+        let mut buf = [0u8; 4096];
+        let start = Instant::now();
+        while start.elapsed() < Duration::from_secs(10) {
+            let ready = watch.wait(None, Some(Duration::from_secs(1))).unwrap();
+            let ready = match stream {
+                Stream::Stdout => ready.stdout,
+                Stream::Stderr => ready.stderr,
+            };
+            if !ready {
+                continue;
+            }
+            match watch.read(stream, &mut buf) {
+                Ok(0) => return got,
+                Ok(n) => got.extend_from_slice(&buf[..n]),
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
+                Err(e) => panic!("read: {e}"),
+            }
+        }
+        panic!("no end of stream");
+    }
+
+    #[test]
+    fn reads_both_streams_and_writes_without_blocking() {
+        let (mut child, mut watch, _waker, stdin) =
+            spawn("read line; echo \"out:$line\"; echo err >&2");
+        assert_eq!(stdin.try_write(b"hello\n").unwrap(), 6);
+        assert_eq!(read_all(&mut watch, Stream::Stdout), b"out:hello\n");
+        assert_eq!(read_all(&mut watch, Stream::Stderr), b"err\n");
+        child.wait().unwrap();
+    }
+
+    #[test]
+    fn a_full_stdin_refuses_and_polls_writable_once_read() {
+        let (mut child, mut watch, _waker, stdin) = spawn("sleep 1; cat >/dev/null");
+        let chunk = vec![b'x'; 1 << 16];
+        let mut total = 0;
+        let refused = loop {
+            match stdin.try_write(&chunk) {
+                Ok(n) => total += n,
+                Err(e) => break e,
+            }
+            assert!(total < 64 << 20, "a pipe that never fills");
+        };
+        assert_eq!(refused.kind(), io::ErrorKind::WouldBlock);
+        let ready = watch
+            .wait(Some(&stdin), Some(Duration::from_secs(10)))
+            .unwrap();
+        assert!(ready.stdin, "{ready:?}");
+        drop(stdin);
+        child.wait().unwrap();
+    }
+
+    #[test]
+    fn a_waker_ends_the_wait_from_another_thread() {
+        let (mut child, mut watch, waker, _stdin) = spawn("sleep 30");
+        let start = Instant::now();
+        let t = std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_millis(50));
+            waker.wake();
+        });
+        let ready = watch.wait(None, Some(Duration::from_secs(20))).unwrap();
+        assert!(start.elapsed() < Duration::from_secs(10));
+        assert!(!ready.stdout && !ready.exited, "{ready:?}");
+        t.join().unwrap();
+        child.kill().unwrap();
+        child.wait().unwrap();
+    }
+
+    /// The process's exit is seen while a helper it started keeps stdout open.
+    #[test]
+    fn the_exit_is_seen_while_a_helper_holds_stdout() {
+        let (mut child, mut watch, _waker, _stdin) = spawn("sleep 3 & exit 3");
+        let start = Instant::now();
+        loop {
+            let ready = watch.wait(None, Some(Duration::from_millis(200))).unwrap();
+            let gone = ready.exited || (watch.polls_exit() && child.try_wait().unwrap().is_some());
+            if gone {
+                break;
+            }
+            assert!(
+                ready.stdout || start.elapsed() < Duration::from_secs(10),
+                "no exit seen"
+            );
+            if ready.stdout {
+                let mut buf = [0u8; 16];
+                assert!(
+                    watch.read(Stream::Stdout, &mut buf).is_err(),
+                    "the helper keeps stdout open"
+                );
+            }
+        }
+        assert_eq!(child.wait().unwrap().code(), Some(3));
+    }
+}
