@@ -131,19 +131,16 @@ impl Launcher {
     }
 }
 
-/// Stops `conns` in parallel; `in_flight` is the text for calls still running
-/// (`{tool}` is replaced by the tool's name).
+/// Stops `conns` in parallel (each child's thread runs its own stop
+/// sequence); `in_flight` is the text for calls still running (`{tool}` is
+/// replaced by the tool's name).
 pub fn stop_all(conns: &[Arc<Downstream>], in_flight: &str) {
-    thread::scope(|scope| {
-        for conn in conns {
-            let spawned = thread::Builder::new()
-                .name("stop".into())
-                .spawn_scoped(scope, || conn.stop(in_flight));
-            if spawned.is_err() {
-                conn.stop(in_flight);
-            }
-        }
-    });
+    for conn in conns {
+        conn.ask_to_stop(in_flight);
+    }
+    for conn in conns {
+        conn.stop(in_flight);
+    }
 }
 
 /// Why the spec's working directory cannot be used, if it cannot: otherwise

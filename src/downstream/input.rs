@@ -1,21 +1,18 @@
 //! A child's stdin, written without ever blocking the caller.
 //!
-//! Where pipes can be written without blocking (Unix), the caller (the main
-//! thread on the hot path) writes a line with one non-blocking `write`.
-//! Whatever the pipe does not take, or every line where writes would block
-//! (Windows), goes to a bounded queue that the child's *writer* thread drains
-//! as the child reads, holding no lock while it writes. While the queue holds
-//! anything, every later line queues behind it, so lines never interleave. A
-//! child that stops reading fills the queue up to `QUEUE_LIMIT`; past it,
-//! lines are refused at once with `Full`, and the calls that carried them
-//! fail fast instead of freezing the workbench.
+//! The caller (the main thread on the hot path) writes a line with one
+//! non-blocking write (`process::Stdin::try_write`). Whatever the pipe does
+//! not take goes to a bounded queue, and the child's own thread writes it as
+//! the child reads (`flush`, when its wait says stdin has room). While the
+//! queue holds anything, every later line queues behind it, so lines never
+//! interleave. A child that stops reading fills the queue up to
+//! `QUEUE_LIMIT`; past it, lines are refused at once with `Full`, and the
+//! calls that carried them fail fast instead of freezing the workbench.
 
-use crate::process;
+use crate::process::{Stdin, Waker};
 use std::collections::VecDeque;
-use std::io::{self, Write};
-use std::process::ChildStdin;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Condvar, Mutex};
+use std::io;
+use std::sync::{Arc, Mutex};
 
 /// Bytes a child may leave unread before further lines to it are refused. A
 /// single line is always accepted when nothing is queued, whatever its size.
@@ -46,20 +43,17 @@ impl std::fmt::Display for WriteError {
 }
 
 pub struct Input {
-    /// The caller may write to the pipe itself (it never blocks).
-    direct: bool,
     state: Mutex<State>,
-    /// Wakes the writer thread when the queue gets something, or on close.
-    wake_writer: Condvar,
+    /// Wakes the child's thread when the queue gets something.
+    waker: Waker,
 }
 
 struct State {
-    /// `None` once closed. Shared with the writer thread while it waits for
-    /// room, so closing never waits for a write.
-    pipe: Option<Arc<ChildStdin>>,
-    /// Lines not yet written whole; the writer thread holds a clone of the
-    /// first while it writes it.
-    queue: VecDeque<Arc<Vec<u8>>>,
+    /// `None` once closed. The child's thread holds a clone while it waits
+    /// for room, so the descriptor outlives that wait.
+    pipe: Option<Arc<Stdin>>,
+    /// Lines not yet written whole.
+    queue: VecDeque<Vec<u8>>,
     /// Bytes of `queue[0]` already written.
     offset: usize,
     /// Bytes in `queue` not yet written: while any are, lines queue.
@@ -69,10 +63,8 @@ struct State {
 }
 
 impl Input {
-    pub fn new(stdin: ChildStdin) -> io::Result<Input> {
-        let direct = process::use_nonblocking_writes(&stdin)?;
-        Ok(Input {
-            direct,
+    pub fn new(stdin: Stdin, waker: Waker) -> Input {
+        Input {
             state: Mutex::new(State {
                 pipe: Some(Arc::new(stdin)),
                 queue: VecDeque::new(),
@@ -80,8 +72,8 @@ impl Input {
                 queued: 0,
                 broken: None,
             }),
-            wake_writer: Condvar::new(),
-        })
+            waker,
+        }
     }
 
     /// Sends one complete line, or refuses all of it. What the pipe does not
@@ -91,21 +83,21 @@ impl Input {
         if let Some(kind) = state.broken {
             return Err(WriteError::Io(kind.into()));
         }
-        let Some(pipe) = state.pipe.clone() else {
+        if state.pipe.is_none() {
             return Err(WriteError::Closed);
-        };
-        if state.queued > 0 || !self.direct {
-            if state.queued > 0 && state.queued + line.len() > QUEUE_LIMIT {
+        }
+        if state.queued > 0 {
+            if state.queued + line.len() > QUEUE_LIMIT {
                 return Err(WriteError::Full {
                     queued: state.queued,
                 });
             }
             state.queued += line.len();
-            state.queue.push_back(Arc::new(line));
-            self.wake_writer.notify_one();
+            state.queue.push_back(line);
             return Ok(());
         }
-        let written = match (&*pipe).write(&line) {
+        let pipe = state.pipe.as_ref().expect("checked above");
+        let written = match pipe.try_write(&line) {
             Ok(n) => n,
             Err(e) if e.kind() == io::ErrorKind::WouldBlock => 0,
             Err(e) if e.kind() == io::ErrorKind::Interrupted => 0,
@@ -117,8 +109,8 @@ impl Input {
         if written < line.len() {
             state.queued = line.len() - written;
             state.offset = written;
-            state.queue.push_back(Arc::new(line));
-            self.wake_writer.notify_one();
+            state.queue.push_back(line);
+            self.waker.wake();
         }
         Ok(())
     }
@@ -128,76 +120,49 @@ impl Input {
         crate::lock(&self.state).broken.is_some()
     }
 
+    /// The pipe, while something waits to be written to it: what the child's
+    /// thread waits on for room.
+    pub fn waiting(&self) -> Option<Arc<Stdin>> {
+        let state = crate::lock(&self.state);
+        state.pipe.clone().filter(|_| state.queued > 0)
+    }
+
+    /// Writes as much of the queue as the pipe takes now (the child's thread,
+    /// once the pipe has room). Never blocks.
+    pub fn flush(&self) {
+        let mut state = crate::lock(&self.state);
+        while let (Some(pipe), Some(line)) = (&state.pipe, state.queue.front()) {
+            match pipe.try_write(&line[state.offset..]) {
+                Ok(0) => return,
+                Ok(n) => state.advance(n),
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => {
+                    log::debug!("cannot write to a child's stdin: {e}");
+                    state.broken = Some(e.kind());
+                    state.drop_queue();
+                    return;
+                }
+            }
+        }
+    }
+
     /// Closes stdin (the child reads EOF after what it was sent); queued lines
     /// are dropped. Safe to call more than once.
     pub fn close(&self) {
         let mut state = crate::lock(&self.state);
         state.pipe = None;
-        state.queue.clear();
-        state.queued = 0;
-        state.offset = 0;
-        self.wake_writer.notify_one();
-    }
-
-    /// The writer thread: drains the queue as the child reads, until stdin is
-    /// closed, or the owner is `stopping` and interrupts its wait for room.
-    /// It holds no lock while it writes or waits, so `write` and `close` never
-    /// wait for the child.
-    pub fn run_writer(&self, label: &str, stopping: &AtomicBool) {
-        let mut state = crate::lock(&self.state);
-        loop {
-            while state.queue.is_empty() && state.pipe.is_some() {
-                state = self
-                    .wake_writer
-                    .wait(state)
-                    .unwrap_or_else(|p| p.into_inner());
-            }
-            let (Some(pipe), Some(line)) = (state.pipe.clone(), state.queue.front().cloned())
-            else {
-                return;
-            };
-            let offset = state.offset;
-            drop(state);
-            let written = (&*pipe).write(&line[offset..]);
-            state = crate::lock(&self.state);
-            let current = state.queue.front().is_some_and(|f| Arc::ptr_eq(f, &line));
-            match written {
-                // A line dropped by `close` while it was written is forgotten.
-                Ok(n) if current => state.advance(n),
-                Ok(_) => {}
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
-                    drop(state);
-                    let ready = process::wait_writable(&pipe);
-                    drop(pipe);
-                    if stopping.load(Ordering::SeqCst) {
-                        return;
-                    }
-                    if let Err(e) = ready {
-                        if e.kind() != io::ErrorKind::Interrupted {
-                            log::warn!("[{label}] cannot wait for room in stdin: {e}");
-                            return;
-                        }
-                    }
-                    state = crate::lock(&self.state);
-                }
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => {
-                    if stopping.load(Ordering::SeqCst) {
-                        return;
-                    }
-                }
-                Err(e) => {
-                    log::debug!("[{label}] cannot write to stdin: {e}");
-                    state.broken = Some(e.kind());
-                    state.queue.clear();
-                    state.queued = 0;
-                    state.offset = 0;
-                }
-            }
-        }
+        state.drop_queue();
     }
 }
 
 impl State {
+    fn drop_queue(&mut self) {
+        self.queue.clear();
+        self.queued = 0;
+        self.offset = 0;
+    }
+
     /// `n` more bytes of the first queued line were written.
     fn advance(&mut self, n: usize) {
         self.offset += n;
@@ -212,18 +177,33 @@ impl State {
 #[cfg(all(test, unix))] // `sleep` and `cat` stand in for children
 mod tests {
     use super::*;
-    use std::process::{Command, Stdio};
+    use crate::process::{Stream, Watch};
+    use std::process::{Child, Command, Stdio};
+    use std::time::Duration;
+
+    fn input(program: &str, args: &[&str]) -> (Child, Input, Watch) {
+        let mut child = Command::new(program)
+            .args(args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("the stand-in runs");
+        let (watch, waker) = Watch::new(
+            child.id(),
+            child.stdout.take().unwrap(),
+            child.stderr.take().unwrap(),
+        )
+        .unwrap();
+        let stdin = Stdin::new(child.stdin.take().unwrap()).unwrap();
+        (child, Input::new(stdin, waker), watch)
+    }
 
     /// A child that never reads its stdin: writes must still return at once,
     /// queue up to the limit, then be refused whole.
     #[test]
     fn a_child_that_does_not_read_fills_the_queue_then_refuses() {
-        let mut child = Command::new("sleep")
-            .arg("30")
-            .stdin(Stdio::piped())
-            .spawn()
-            .expect("sleep runs");
-        let input = Input::new(child.stdin.take().unwrap()).unwrap();
+        let (mut child, input, _watch) = input("sleep", &["30"]);
         let line = vec![b'x'; 100_000];
         let mut accepted = 0;
         let refused = loop {
@@ -246,43 +226,42 @@ mod tests {
         let _ = child.wait();
     }
 
-    /// What the pipe does not take reaches the child, in order, once the
-    /// writer runs and the child reads.
+    /// What the pipe does not take reaches the child, in order, as the
+    /// child's thread flushes whenever its wait says stdin has room.
     #[test]
-    fn the_writer_delivers_the_queue_in_order() {
-        let mut child = Command::new("cat")
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .spawn()
-            .expect("cat runs");
-        let input = Arc::new(Input::new(child.stdin.take().unwrap()).unwrap());
-        let stopping = Arc::new(AtomicBool::new(false));
-        let writer = {
-            let (input, stopping) = (Arc::clone(&input), Arc::clone(&stopping));
-            std::thread::spawn(move || input.run_writer("test", &stopping))
-        };
+    fn flushing_delivers_the_queue_in_order() {
+        let (mut child, input, mut watch) = input("cat", &[]);
         let mut expected = Vec::new();
         for i in 0..200u32 {
             let line = format!("{i:0>5}{}\n", "y".repeat(3000));
             input.write(line.clone().into_bytes()).unwrap();
             expected.extend_from_slice(line.as_bytes());
         }
-        let mut stdout = child.stdout.take().unwrap();
-        let reader = std::thread::spawn(move || {
-            let mut got = Vec::new();
-            std::io::Read::read_to_end(&mut stdout, &mut got).unwrap();
-            got
-        });
-        // Closing drops the queue: wait until the writer has drained it.
-        while crate::lock(&input.state).queued > 0 {
-            std::thread::sleep(std::time::Duration::from_millis(5));
+        let mut got = Vec::new();
+        let mut buf = vec![0u8; 1 << 16];
+        while got.len() < expected.len() {
+            let stdin = input.waiting();
+            let ready = watch
+                .wait(stdin.as_deref(), Some(Duration::from_secs(10)))
+                .unwrap();
+            assert!(
+                ready.stdin || ready.stdout,
+                "stuck with {} bytes",
+                got.len()
+            );
+            if ready.stdin {
+                input.flush();
+            }
+            if ready.stdout {
+                match watch.read(Stream::Stdout, &mut buf) {
+                    Ok(n) => got.extend_from_slice(&buf[..n]),
+                    Err(e) => assert_eq!(e.kind(), io::ErrorKind::WouldBlock),
+                }
+            }
         }
+        assert!(input.waiting().is_none(), "the queue is drained");
+        assert!(got == expected, "bytes lost or reordered");
         input.close();
-        writer.join().unwrap();
-        assert!(
-            reader.join().unwrap() == expected,
-            "bytes lost or reordered"
-        );
         let _ = child.wait();
     }
 }

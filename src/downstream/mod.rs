@@ -1,33 +1,33 @@
-//! One downstream MCP server: a child process, its threads, and the requests in
-//! flight to it (docs: ARCHITECTURE.md, "Threads").
+//! One downstream MCP server: a child process, the one thread that watches
+//! it, and the requests in flight to it (docs: ARCHITECTURE.md, "Threads").
 //!
 //! The parts, one file each:
-//! - `owner.rs`, the process owner: spawns the child in its own process group,
-//!   runs the stop sequence, kills the group on drop;
+//! - `owner.rs`, the process owner: spawns the child as a process tree of its
+//!   own, reaps it, kills the tree on drop;
 //! - `pending.rs`, the requests in flight, with no IO;
-//! - `input.rs`, the child's stdin: non-blocking writes, a bounded queue and the
-//!   *writer* thread that drains it, so no caller ever blocks on a child;
-//! - `output.rs`, reads of stdout and stderr that stopping can always release
-//!   (`process::interrupt`);
-//! - the threads, all named `[toolbox/server] ...`: the *reader* (`reader.rs`)
-//!   spawns the child, then reads its stdout, answers its pings, and writes
-//!   forwarded results straight to the host; the *stderr drain* (`stderr.rs`);
-//!   the *timer* (`timer.rs`) for call deadlines; the *exit watcher*, which
-//!   notices the death of the process itself, even while a helper it started
-//!   keeps its stdout open; and the writer.
+//! - `input.rs`, the child's stdin: non-blocking writes from any thread, and a
+//!   bounded queue for what the pipe did not take;
+//! - `lines.rs`, stdout and stderr cut into lines, with no IO;
+//! - `pump.rs`, the child's one thread, named `[toolbox/server]`: it spawns
+//!   the child, then waits on its stdout, stderr, stdin (when bytes are
+//!   queued), its exit and a wake-up, all at once (`process::Watch`), with the
+//!   earliest call deadline as the timeout; it runs the stop sequence too;
+//! - `incoming.rs`, what a stdout line means: a response (forwarded results go
+//!   straight to the host from the child's thread), a ping, progress, a log
+//!   message, a list change.
 //!
-//! This file is the connection that wires them together.
+//! This file is the connection: the API the rest of the workbench calls, from
+//! any thread, and the state it shares with the child's thread.
 
+mod incoming;
 mod input;
-mod output;
+mod lines;
 mod owner;
 mod pending;
-mod reader;
-mod stderr;
-mod timer;
+mod pump;
 
 pub use input::WriteError;
-pub use owner::STOP_GRACE;
+pub use pump::STOP_GRACE;
 
 use crate::jsonrpc::{self, ErrorObject, RequestId};
 use crate::lock;
@@ -35,34 +35,32 @@ use crate::mcp::{
     self, method, InitializeResult, ListToolsResult, TextResult, ToolEntry, ToolHead,
 };
 use crate::outbox::Outbox;
-use crate::process;
+use crate::process::{self, Stdin, Tree, Waker, Watch};
 use crate::{framing, trace};
-use crossbeam_channel::{bounded, Receiver, RecvTimeoutError, Sender};
+use crossbeam_channel::{bounded, RecvTimeoutError, Sender};
 use input::Input;
 use owner::Owner;
 use pending::{Call, Entry, Pending};
-use serde::Deserialize;
 use serde_json::value::RawValue;
 use serde_json::{json, Map, Value};
 use std::borrow::Cow;
 use std::collections::{BTreeMap, VecDeque};
-use std::io::{self, BufRead, BufReader, Read};
-use std::process::{ChildStdout, Stdio};
+use std::io;
+use std::process::Stdio;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Condvar, Mutex, Weak};
-use std::thread::{self, JoinHandle};
+use std::thread::{self, JoinHandle, ThreadId};
 use std::time::{Duration, Instant};
 
 /// Stderr lines kept for error messages.
 const TAIL_LINES: usize = 10;
 /// Longest stderr line kept (the rest of the line is dropped).
 const TAIL_LINE_BYTES: usize = 400;
-const SMALL_STACK: usize = 128 * 1024;
-const READER_STACK: usize = 512 * 1024;
-/// How long the stop sequence waits for the child's threads to end once the
-/// group is dead and the wake pipe closed (they end at once; this only bounds
-/// a thread stuck elsewhere).
-const THREAD_GRACE: Duration = Duration::from_secs(1);
+/// The longest a stop waits for the child's thread to run the stop sequence.
+const STOP_LIMIT: Duration = Duration::from_secs(2 * STOP_GRACE.as_secs() + 2);
+/// The child's thread parses its stdout lines with serde_json, whose
+/// recursion takes stack.
+const THREAD_STACK: usize = 512 * 1024;
 
 /// Everything needed to start one server, with environment references resolved.
 #[derive(Debug, Clone)]
@@ -123,28 +121,41 @@ struct CallParams<'a> {
     meta: Option<Cow<'a, Map<String, Value>>>,
 }
 
-#[derive(Default)]
+/// Where the child is in its life, as the other threads see it.
+#[derive(Debug, Clone, Copy)]
+enum Life {
+    Serving,
+    /// A stop was asked for; the child's thread runs the sequence.
+    Stopping,
+    /// The child's thread has ended: the process is reaped.
+    Stopped,
+}
+
 struct Shared {
     pending: Pending,
-    /// The deadline the timer thread is sleeping towards, if any.
+    /// The deadline the child's thread sleeps towards, if any.
     armed: Option<Instant>,
+    life: Life,
 }
 
 /// A running (or crashed) child MCP server.
 pub struct Downstream {
     spec: Spec,
     label: String,
-    owner: Owner,
+    /// The child's processes, shared with its owner so that a stop can kill
+    /// them even while the child's thread is held up writing to the host.
+    tree: Arc<Tree>,
     outbox: Arc<Outbox>,
     input: Input,
     shared: Mutex<Shared>,
-    timer_wake: Condvar,
-    /// Set by `stop` before it interrupts the threads that wait on a pipe.
-    stopping: Arc<AtomicBool>,
+    /// Told when `life` becomes `Stopped`.
+    stopped: Condvar,
+    /// Ends the child's thread's wait early: a stop, an earlier deadline.
+    waker: Waker,
     tail: Mutex<VecDeque<String>>,
-    /// Disconnects when the stderr drain ends.
-    stderr_done: Receiver<()>,
-    threads: Mutex<Vec<JoinHandle<()>>>,
+    /// The child's thread, until someone joins it.
+    thread: Mutex<Option<JoinHandle<()>>>,
+    thread_id: ThreadId,
     tools_changed: AtomicBool,
     /// When the child last said its tools changed.
     last_change: Mutex<Instant>,
@@ -213,61 +224,54 @@ impl Downstream {
         if let Some(cwd) = &spec.cwd {
             cmd.current_dir(cwd);
         }
-        process::install_interrupt();
-        let stopping = Arc::new(AtomicBool::new(false));
-
-        let (spawned_tx, spawned_rx) = bounded::<io::Result<owner::Spawned>>(1);
-        let (conn_tx, conn_rx) = bounded::<(Arc<Downstream>, ChildStdout)>(1);
-        let reader_stopping = Arc::clone(&stopping);
-        let reader = thread::Builder::new()
-            .name(format!("[{label}] reader"))
-            .stack_size(READER_STACK)
+        let (spawned_tx, spawned_rx) = bounded::<io::Result<(Stdin, Waker, Arc<Tree>)>>(1);
+        let (conn_tx, conn_rx) = bounded::<Arc<Downstream>>(1);
+        let thread = thread::Builder::new()
+            .name(format!("[{label}]"))
+            .stack_size(THREAD_STACK)
             .spawn(move || {
                 // Spawned here so that PR_SET_PDEATHSIG follows this thread's life.
-                let _ = spawned_tx.send(Owner::spawn(cmd));
-                if let Ok((conn, stdout)) = conn_rx.recv() {
-                    conn.read_stdout(output::Output::new(stdout, reader_stopping));
+                let (owner, watch) = match Downstream::spawn_child(cmd) {
+                    Ok((owner, watch, stdin, waker)) => {
+                        let tree = Arc::clone(owner.tree());
+                        let _ = spawned_tx.send(Ok((stdin, waker, tree)));
+                        (owner, watch)
+                    }
+                    Err(e) => {
+                        let _ = spawned_tx.send(Err(e));
+                        return;
+                    }
+                };
+                // Without a connection (it could not be made) the owner's
+                // drop kills the child.
+                if let Ok(conn) = conn_rx.recv() {
+                    conn.run(owner, watch);
                 }
             })
             .map_err(|e| format!("cannot create a thread: {e}"))?;
-        let spawned = match spawned_rx.recv() {
+        let (stdin, waker, tree) = match spawned_rx.recv() {
             Ok(Ok(spawned)) => spawned,
             Ok(Err(e)) => {
-                drop(conn_tx); // lets the reader thread end
-                let _ = reader.join();
+                let _ = thread.join();
                 return Err(format!("cannot start '{}': {e}", spec.command_display));
             }
             Err(_) => return Err("the spawning thread died".to_string()),
         };
-        let owner::Spawned {
-            owner,
-            stdin,
-            stdout,
-            stderr,
-        } = spawned;
-        let pid = owner.tree().pid();
-        let input = match Input::new(stdin) {
-            Ok(input) => input,
-            Err(e) => {
-                drop(conn_tx);
-                owner.stop(|| ());
-                let _ = reader.join();
-                return Err(format!("cannot set up its stdin: {e}"));
-            }
-        };
-        let stderr = output::Output::new(stderr, Arc::clone(&stopping));
-        let (done_tx, stderr_done) = bounded::<()>(0);
         let conn = Arc::new_cyclic(|me| Downstream {
             label: label.clone(),
-            owner,
+            tree,
             outbox,
-            input,
-            shared: Mutex::new(Shared::default()),
-            timer_wake: Condvar::new(),
-            stopping,
+            input: Input::new(stdin, waker.clone()),
+            shared: Mutex::new(Shared {
+                pending: Pending::default(),
+                armed: None,
+                life: Life::Serving,
+            }),
+            stopped: Condvar::new(),
+            waker,
             tail: Mutex::new(VecDeque::new()),
-            stderr_done,
-            threads: Mutex::new(Vec::new()),
+            thread_id: thread.thread().id(),
+            thread: Mutex::new(Some(thread)),
             tools_changed: AtomicBool::new(false),
             last_change: Mutex::new(Instant::now()),
             logging: AtomicBool::new(false),
@@ -275,35 +279,26 @@ impl Downstream {
             me: me.clone(),
             spec,
         });
-        let mut threads = vec![reader];
-        let spawn_all = || -> io::Result<()> {
-            let c = Arc::clone(&conn);
-            threads.push(named(&label, "stderr", move || {
-                c.drain_stderr(stderr);
-                drop(done_tx);
-            })?);
-            let c = Arc::clone(&conn);
-            threads.push(named(&label, "timer", move || c.run_timer())?);
-            let c = Arc::clone(&conn);
-            threads.push(named(&label, "writer", move || {
-                c.input.run_writer(&c.label, &c.stopping)
-            })?);
-            let c = Arc::clone(&conn);
-            threads.push(named(&label, "exit", move || c.watch_exit())?);
-            Ok(())
-        };
-        let spawned = spawn_all();
-        *lock(&conn.threads) = threads;
-        if let Err(e) = spawned {
-            conn.stop("");
-            return Err(format!("cannot create a thread: {e}"));
-        }
-        let _ = conn_tx.send((Arc::clone(&conn), stdout));
+        let _ = conn_tx.send(Arc::clone(&conn));
+        let pid = conn.tree.pid();
         log::info!(
             "[{label}] started '{}' (pid {pid})",
             conn.spec.command_display
         );
         Ok(conn)
+    }
+
+    /// Spawns the child and sets up the watch on its pipes (on the child's
+    /// thread).
+    fn spawn_child(cmd: std::process::Command) -> io::Result<(Owner, Watch, Stdin, Waker)> {
+        let owner::Spawned {
+            owner,
+            stdin,
+            stdout,
+            stderr,
+        } = Owner::spawn(cmd)?;
+        let (watch, waker) = Watch::new(owner.tree().pid(), stdout, stderr)?;
+        Ok((owner, watch, Stdin::new(stdin)?, waker))
     }
 
     fn handshake(&self, deadline: Instant) -> Result<Vec<ToolEntry>, Failure> {
@@ -441,7 +436,7 @@ impl Downstream {
                 .map_err(Refused::Down)?;
             if shared.armed.is_none_or(|armed| deadline < armed) {
                 shared.armed = Some(deadline);
-                self.timer_wake.notify_one();
+                self.waker.wake();
             }
             id
         };
@@ -576,9 +571,7 @@ impl Downstream {
             self.label,
             self.down_reason().unwrap_or_default()
         );
-        if let Some(me) = self.me.upgrade() {
-            me.stop_in_background();
-        }
+        self.stop_in_background();
     }
 
     fn write(&self, line: Vec<u8>) -> Result<(), WriteError> {
@@ -591,21 +584,12 @@ impl Downstream {
         self.input.write(line)
     }
 
-    /// The exit watcher: waits for the process itself to end, so a crash is
-    /// noticed even while a helper it started holds its stdout open.
-    fn watch_exit(&self) {
-        let exit = self.owner.tree().wait_exit_blocking();
-        self.went_down(format!("the server process ended ({exit})"));
-    }
-
     /// The child died or closed its stdout: fail what is in flight, once, with
     /// `why` and its last stderr lines. A stop in progress has done it already.
     fn went_down(&self, why: String) {
         if self.is_closed() {
             return;
         }
-        // Let the drain catch the last words the child wrote to stderr.
-        let _ = self.stderr_done.recv_timeout(Duration::from_millis(200));
         let tail = self.tail_text();
         let (server, toolbox) = (&self.spec.server, &self.spec.toolbox);
         let closed = self.fail_in_flight(&why, |tool| {
@@ -625,7 +609,6 @@ impl Downstream {
             if shared.pending.closed().is_some() {
                 return false;
             }
-            self.timer_wake.notify_one();
             shared.pending.fail_all(why)
         };
         for entry in entries {
@@ -638,11 +621,50 @@ impl Downstream {
         true
     }
 
-    /// Stops the child: fail what is in flight with `in_flight` as the message
-    /// (or a generic one when empty), then the owner's stop sequence, then
-    /// release and join the child's threads. Safe to call more than once and
-    /// from several threads: each returns once the child is gone.
+    /// Stops the child: fails what is in flight with `in_flight` as the
+    /// message (or a generic one when empty), then the child's thread runs the
+    /// stop sequence. Safe to call more than once and from several threads:
+    /// each returns once the child is gone (on the child's own thread it only
+    /// asks). A child's thread held up writing to a host that does not read
+    /// cannot run the sequence: after `STOP_LIMIT` the tree is killed from here.
     pub fn stop(&self, in_flight: &str) {
+        self.ask_to_stop(in_flight);
+        if thread::current().id() == self.thread_id {
+            return;
+        }
+        let deadline = Instant::now() + STOP_LIMIT;
+        let mut shared = lock(&self.shared);
+        while !matches!(shared.life, Life::Stopped) {
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                drop(shared);
+                log::warn!(
+                    "[{}] its thread is held up (writing to the host?): killing its processes from here",
+                    self.label
+                );
+                self.tree.kill();
+                return;
+            }
+            shared = self
+                .stopped
+                .wait_timeout(shared, left)
+                .unwrap_or_else(|p| p.into_inner())
+                .0;
+        }
+        drop(shared);
+        if let Some(thread) = lock(&self.thread).take() {
+            let _ = thread.join();
+        }
+    }
+
+    /// Starts the stop without waiting for it: a failed start answers at its
+    /// deadline, not after the stop sequence.
+    pub fn stop_in_background(&self) {
+        self.ask_to_stop("");
+    }
+
+    /// Fails what is in flight, and asks the child's thread to stop the child.
+    pub fn ask_to_stop(&self, in_flight: &str) {
         let (server, toolbox) = (&self.spec.server, &self.spec.toolbox);
         self.fail_in_flight("stopped", |tool| match in_flight {
             "" => format!(
@@ -650,50 +672,18 @@ impl Downstream {
             ),
             text => text.replace("{tool}", tool),
         });
-        let exit = self.owner.stop(|| self.input.close());
-        if self.stopping.swap(true, Ordering::SeqCst) {
-            return; // another caller releases the threads
-        }
-        log::info!("[{}] stopped ({exit})", self.label);
-        // The reader, the drain and the writer may wait on a pipe that a
-        // helper outside the group still holds: interrupt them until they
-        // end (a thread about to block when the first signal comes gets the
-        // next one).
-        let mut threads = std::mem::take(&mut *lock(&self.threads));
-        let deadline = Instant::now() + THREAD_GRACE;
-        let me = thread::current().id();
-        threads.retain(|t| t.thread().id() != me);
-        thread::sleep(Duration::from_millis(1));
-        while threads.iter().any(|t| !t.is_finished()) && Instant::now() < deadline {
-            for t in threads.iter().filter(|t| !t.is_finished()) {
-                process::interrupt(t);
-            }
-            thread::sleep(Duration::from_millis(5));
-        }
-        for t in threads {
-            if t.is_finished() {
-                let _ = t.join();
-            } else {
-                log::warn!(
-                    "[{}] thread '{}' did not end; leaving it behind",
-                    self.label,
-                    t.thread().name().unwrap_or("?")
-                );
+        {
+            let mut shared = lock(&self.shared);
+            if let Life::Serving = shared.life {
+                shared.life = Life::Stopping;
             }
         }
+        self.waker.wake();
     }
 
-    /// `stop` on a thread of its own, for callers that must not wait for the
-    /// stop sequence (a failed start answers at its deadline).
-    pub fn stop_in_background(self: &Arc<Self>) {
-        let conn = Arc::clone(self);
-        let spawned = thread::Builder::new()
-            .name(format!("[{}] stop", self.label))
-            .stack_size(SMALL_STACK)
-            .spawn(move || conn.stop(""));
-        if spawned.is_err() {
-            self.stop("");
-        }
+    /// Whether a stop was asked for (the child's thread checks at each turn).
+    fn stop_requested(&self) -> bool {
+        !matches!(lock(&self.shared).life, Life::Serving)
     }
 
     /// Completes one pending entry with `failure`; for forwarded calls `text` is
@@ -781,21 +771,8 @@ impl LogBudget {
     }
 }
 
-/// Spawns a named thread with a small stack for child `label`.
-fn named(label: &str, what: &str, f: impl FnOnce() + Send + 'static) -> io::Result<JoinHandle<()>> {
-    thread::Builder::new()
-        .name(format!("[{label}] {what}"))
-        .stack_size(SMALL_STACK)
-        .spawn(f)
-}
-
 impl std::fmt::Debug for Downstream {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(
-            f,
-            "Downstream({}, pid {})",
-            self.label,
-            self.owner.tree().pid()
-        )
+        write!(f, "Downstream({}, pid {})", self.label, self.tree.pid())
     }
 }

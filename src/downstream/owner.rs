@@ -1,31 +1,17 @@
-//! The process owner: the one place that spawns a child, stops it and kills
-//! its process tree, and kills it on drop (like rust-analyzer's `JodChild`).
-//!
-//! The stop sequence (`process::Tree::stop`) is MCP's for stdio: close stdin,
-//! wait, ask the tree to stop, wait, kill it. The first caller runs it; a
-//! concurrent caller waits until it is done, so a shutdown that finds a stop
-//! already running does not exit before the kill. `process::hurry` cuts the
-//! waits short, never the kill.
+//! The process owner: the one place that spawns a child and reaps it, and
+//! kills its process tree on drop (like rust-analyzer's `JodChild`). Only the
+//! child's own thread holds it: the stop sequence is steps of that thread's
+//! loop (`pump.rs`), not a wait of its own.
 
 use crate::process::{Exit, Tree};
 use std::io;
 use std::process::{Child, ChildStderr, ChildStdin, ChildStdout, Command};
-use std::sync::{Condvar, Mutex};
-use std::time::Duration;
-
-/// How long a stopping child gets after stdin is closed, and again after SIGTERM.
-pub const STOP_GRACE: Duration = Duration::from_secs(2);
+use std::sync::Arc;
 
 pub struct Owner {
-    tree: Tree,
-    state: Mutex<State>,
-    stopped: Condvar,
-}
-
-enum State {
-    Running(Child),
-    Stopping,
-    Stopped(Exit),
+    tree: Arc<Tree>,
+    /// `None` once reaped.
+    child: Option<Child>,
 }
 
 /// A spawned child and the parent's ends of its three pipes.
@@ -38,68 +24,53 @@ pub struct Spawned {
 
 impl Owner {
     /// Spawns `cmd` (its stdio must be piped) as a process tree of its own.
-    /// Call it from a thread that lives as long as the child: on Linux the
+    /// Call it from the thread that lives as long as the child: on Linux the
     /// parent-death signal follows the spawning thread.
     pub fn spawn(mut cmd: Command) -> io::Result<Spawned> {
         let (mut child, tree) = Tree::spawn(&mut cmd)?;
         let pipes = (child.stdin.take(), child.stdout.take(), child.stderr.take());
+        let mut owner = Owner {
+            tree: Arc::new(tree),
+            child: Some(child),
+        };
         let (Some(stdin), Some(stdout), Some(stderr)) = pipes else {
-            tree.kill();
-            tree.release();
-            let _ = child.wait();
+            owner.finish();
             return Err(io::Error::other("the child's stdio is not piped"));
         };
         Ok(Spawned {
-            owner: Owner {
-                tree,
-                state: Mutex::new(State::Running(child)),
-                stopped: Condvar::new(),
-            },
+            owner,
             stdin,
             stdout,
             stderr,
         })
     }
 
-    /// The child's process tree, to poll or wait for its exit.
-    pub fn tree(&self) -> &Tree {
+    /// The child's process tree, to signal or poll.
+    pub fn tree(&self) -> &Arc<Tree> {
         &self.tree
     }
 
-    /// Runs the stop sequence (`close_stdin` first) and reaps the child; or,
-    /// if another thread is running it, waits until that one is done.
-    pub fn stop(&self, close_stdin: impl FnOnce()) -> Exit {
-        let mut state = crate::lock(&self.state);
-        let mut child = loop {
-            match std::mem::replace(&mut *state, State::Stopping) {
-                State::Running(child) => break child,
-                State::Stopping => {
-                    state = self.stopped.wait(state).unwrap_or_else(|p| p.into_inner());
-                }
-                State::Stopped(exit) => {
-                    *state = State::Stopped(exit);
-                    return exit;
-                }
-            }
+    /// The first process exited (or must be given up on): kills what is left
+    /// of the tree and reaps the process. How it ended, as seen before the kill.
+    pub fn finish(&mut self) -> Exit {
+        let exit = self.tree.exited();
+        self.tree.kill();
+        let Some(mut child) = self.child.take() else {
+            return exit.unwrap_or(Exit::Unknown);
         };
-        drop(state);
-        close_stdin();
-        let exit = self.tree.stop(STOP_GRACE);
+        // Until it is reaped the process is a zombie, and its pid (the group's
+        // id) cannot be reused: forget it only now.
         self.tree.release();
-        let _ = child.wait();
-        *crate::lock(&self.state) = State::Stopped(exit);
-        self.stopped.notify_all();
-        exit
+        let reaped = child.wait().map_or(Exit::Unknown, Exit::from);
+        exit.unwrap_or(reaped)
     }
 }
 
 impl Drop for Owner {
-    /// A last resort: every owner of a connection stops it first.
+    /// A last resort: the child's thread finishes its owner before it ends.
     fn drop(&mut self) {
-        if let State::Running(child) = &mut *crate::lock(&self.state) {
-            self.tree.kill();
-            self.tree.release();
-            let _ = child.wait();
+        if self.child.is_some() {
+            self.finish();
         }
     }
 }

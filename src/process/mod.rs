@@ -65,6 +65,19 @@ impl std::fmt::Display for Exit {
     }
 }
 
+impl From<std::process::ExitStatus> for Exit {
+    fn from(status: std::process::ExitStatus) -> Exit {
+        if let Some(code) = status.code() {
+            return Exit::Code(code);
+        }
+        #[cfg(unix)]
+        if let Some(signal) = std::os::unix::process::ExitStatusExt::signal(&status) {
+            return Exit::Signal(signal);
+        }
+        Exit::Unknown
+    }
+}
+
 /// What `Watch::wait` found: each flag says the stream has data or ended,
 /// stdin has room, or the process exited.
 #[derive(Debug, Default, Clone, Copy)]

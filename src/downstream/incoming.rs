@@ -1,30 +1,15 @@
-//! The reader thread of a child: reads its stdout line by line, answers its
-//! requests (`ping`; everything else is refused), passes its progress and log
-//! notifications to the host, and completes pending requests. Forwarded results
-//! go straight to the host from here. A line that is not UTF-8 is read with its
-//! invalid bytes replaced by U+FFFD, so its answer is not lost. At EOF it fails
-//! what is in flight with the child's exit status and last stderr lines.
+//! What a child's stdout line means, handled on the child's thread: it
+//! answers the child's requests (`ping`; everything else is refused), passes
+//! its progress and log notifications to the host, and completes pending
+//! requests. Forwarded results go straight to the host from here. A line that
+//! is not UTF-8 is read with its invalid bytes replaced by U+FFFD, so its
+//! answer is not lost.
 
 use super::*;
+use serde::Deserialize;
 
 impl Downstream {
-    pub(super) fn read_stdout(&self, stdout: output::Output<ChildStdout>) {
-        let mut reader = framing::LineReader::new(BufReader::with_capacity(64 * 1024, stdout));
-        let mut noise = LogBudget::new("stdout");
-        loop {
-            match reader.next_line() {
-                Ok(Some(line)) => self.on_line(line, &mut noise),
-                Ok(None) => break,
-                Err(e) => {
-                    log::warn!("[{}] cannot read stdout: {e}", self.label);
-                    break;
-                }
-            }
-        }
-        self.on_stdout_closed();
-    }
-
-    fn on_line(&self, line: &[u8], noise: &mut LogBudget) {
+    pub(super) fn on_line(&self, line: &[u8], noise: &mut LogBudget) {
         if log::log_enabled!(log::Level::Debug) {
             log::debug!("[{}] -> {}", self.label, framing::preview(line));
         }
@@ -207,18 +192,6 @@ impl Downstream {
         if let (Some(changes), Some(me)) = (&self.changes, self.me.upgrade()) {
             let _ = changes.send(me);
         }
-    }
-
-    /// Stdout reached EOF: the process ended, or it closed its stdout.
-    fn on_stdout_closed(&self) {
-        if self.is_closed() {
-            return; // being stopped, or the exit watcher was first
-        }
-        let why = match self.owner.tree().wait_exit(Duration::from_millis(500)) {
-            Some(exit) => format!("the server process ended ({exit})"),
-            None => "the server closed its stdout".to_string(),
-        };
-        self.went_down(why);
     }
 }
 
