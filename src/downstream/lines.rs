@@ -12,10 +12,12 @@
 
 use std::io;
 
-/// The smallest room offered to a read.
-const CHUNK: usize = 64 * 1024;
-/// A buffer grown past this by a huge line is shrunk back once it is empty.
-const KEEP: usize = 1 << 20;
+/// The smallest room offered to a read: most lines are short, and a child
+/// that is not talking should cost little memory. Bigger output grows the
+/// buffer by doubling, so a large result takes few reads.
+const CHUNK: usize = 8 * 1024;
+/// A buffer grown past this by a long line is shrunk back once it is empty.
+const KEEP: usize = 64 * 1024;
 
 /// Stdout's bytes not yet cut into lines.
 #[derive(Default)]
@@ -85,7 +87,7 @@ impl LineBuffer {
         Some(&self.buf[from..from + len])
     }
 
-    /// With nothing held, starts over at the front and gives back what a huge
+    /// With nothing held, starts over at the front and gives back what a long
     /// line took.
     fn settle(&mut self) {
         if self.start == self.end {

@@ -204,7 +204,7 @@ impl Downstream {
     /// Reads stderr once: logs its lines within the flood budget and keeps
     /// the last ones for error messages.
     fn read_stderr(&self, pump: &mut Pump) {
-        let mut buf = [0u8; 16 * 1024];
+        let mut buf = [0u8; 4 * 1024];
         let Pump {
             watch,
             stderr,
