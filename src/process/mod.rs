@@ -37,14 +37,11 @@ pub use unix_watch::{Stdin, Waker, Watch};
 use windows as sys;
 
 pub use sys::{
-    block_shutdown_signals, command, file_identity, install_interrupt, interrupt, on_reload_signal,
-    on_shutdown_signal, start_watchdog, use_nonblocking_writes, wait_writable, Tree, ALLOWED_ENV,
-    HOME,
+    block_shutdown_signals, command, file_identity, on_reload_signal, on_shutdown_signal,
+    start_watchdog, Tree, ALLOWED_ENV, HOME,
 };
 
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::thread;
-use std::time::{Duration, Instant};
 
 /// How a child ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -107,49 +104,4 @@ pub fn hurry() {
 /// Whether stop sequences skip their grace periods (`hurry`).
 pub fn hurried() -> bool {
     HURRY.load(Ordering::SeqCst)
-}
-
-impl Tree {
-    /// Waits up to `limit` for the tree's first process to exit, without
-    /// reaping it. Returns early (`None`) once `hurry` was called.
-    pub fn wait_exit(&self, limit: Duration) -> Option<Exit> {
-        let deadline = Instant::now() + limit;
-        let mut pause = Duration::from_millis(1);
-        loop {
-            if let Some(exit) = self.exited() {
-                return Some(exit);
-            }
-            let now = Instant::now();
-            if now >= deadline || HURRY.load(Ordering::SeqCst) {
-                return None;
-            }
-            thread::sleep(pause.min(deadline - now));
-            pause = (pause * 2).min(Duration::from_millis(20));
-        }
-    }
-
-    /// The stop sequence after stdin was closed: wait `grace`, ask the tree to
-    /// stop and wait `grace` again (where the system has a way to ask), kill
-    /// the tree, then kill it again to sweep members that outlived the first
-    /// process. That process is left for the caller to reap.
-    pub fn stop(&self, grace: Duration) -> Exit {
-        let exit = self
-            .wait_exit(grace)
-            .or_else(|| self.ask_to_stop().then(|| self.wait_exit(grace)).flatten())
-            .unwrap_or_else(|| {
-                self.kill();
-                // A kill cannot be refused: only a process stuck in the kernel
-                // takes long, so this wait is not cut short by `hurry`.
-                let deadline = Instant::now() + Duration::from_secs(5);
-                loop {
-                    match self.exited() {
-                        Some(exit) => break exit,
-                        None if Instant::now() >= deadline => break Exit::Unknown,
-                        None => thread::sleep(Duration::from_millis(2)),
-                    }
-                }
-            });
-        self.kill();
-        exit
-    }
 }

@@ -1,6 +1,5 @@
 //! Unix (Linux, macOS): process groups, exit polls that leave the child
-//! unreaped, the shutdown signals, and the signal that releases a thread
-//! blocked on a pipe.
+//! unreaped, and the shutdown and reload signals.
 //!
 //! Every child runs in its own process group, so signalling the group also
 //! reaches what an `npx` or `sh -c` wrapper started. On Linux each child also
@@ -15,9 +14,8 @@
 
 use super::{watchdog, Exit};
 use std::io;
-use std::os::fd::AsRawFd;
 use std::os::unix::process::CommandExt;
-use std::process::{Child, ChildStdin, Command};
+use std::process::{Child, Command};
 use std::thread;
 
 /// Variables passed to every child, as the official MCP SDKs do on Unix.
@@ -64,27 +62,6 @@ impl Tree {
                 return None; // still running
             }
             Some(exit_of(&info))
-        }
-    }
-
-    /// Blocks until the first process exits, without reaping it (the exit
-    /// watcher's wait).
-    pub fn wait_exit_blocking(&self) -> Exit {
-        loop {
-            // SAFETY: as in `exited`; without WNOHANG waitid blocks until a change.
-            let (rc, info) = unsafe {
-                let mut info: libc::siginfo_t = std::mem::zeroed();
-                let flags = libc::WEXITED | libc::WNOWAIT;
-                let rc = libc::waitid(libc::P_PID, self.pid as libc::id_t, &mut info, flags);
-                (rc, info)
-            };
-            if rc == 0 {
-                // SAFETY: waitid succeeded and filled a CLD_* record.
-                return unsafe { exit_of(&info) };
-            }
-            if io::Error::last_os_error().kind() != io::ErrorKind::Interrupted {
-                return Exit::Unknown; // ECHILD: reaped already
-            }
         }
     }
 
@@ -273,71 +250,4 @@ pub fn on_reload_signal(
         })
         .inspect_err(|e| log::warn!("cannot watch for SIGUSR1: {e}"))
         .ok()
-}
-
-/// Makes writes to a child's stdin non-blocking (our end of the pipe: the
-/// child's end is a separate open file and keeps blocking). True: a write
-/// that finds the pipe full returns `WouldBlock`, and `wait_writable` waits
-/// for room.
-pub fn use_nonblocking_writes(stdin: &ChildStdin) -> io::Result<bool> {
-    let fd = stdin.as_raw_fd();
-    // SAFETY: fcntl on a descriptor the caller owns; no memory is passed.
-    unsafe {
-        let flags = libc::fcntl(fd, libc::F_GETFL);
-        if flags < 0 || libc::fcntl(fd, libc::F_SETFL, flags | libc::O_NONBLOCK) < 0 {
-            return Err(io::Error::last_os_error());
-        }
-    }
-    Ok(true)
-}
-
-/// The signal that interrupts a thread blocked in `read` or `poll` on a
-/// child's pipe (`interrupt`). Its handler does nothing; what matters is that
-/// it is installed without `SA_RESTART`, so the call fails with `EINTR`.
-const INTERRUPT: i32 = libc::SIGUSR2;
-
-extern "C" fn on_interrupt(_: libc::c_int) {}
-
-/// Installs the `INTERRUPT` handler (once per process). Children start with
-/// default dispositions: exec resets handled signals.
-pub fn install_interrupt() {
-    static INSTALLED: std::sync::Once = std::sync::Once::new();
-    INSTALLED.call_once(|| {
-        // SAFETY: a zeroed sigaction with an empty mask and a handler that
-        // touches nothing is valid; sigaction copies it.
-        unsafe {
-            let mut action: libc::sigaction = std::mem::zeroed();
-            action.sa_sigaction = on_interrupt as extern "C" fn(libc::c_int) as usize;
-            libc::sigemptyset(&mut action.sa_mask);
-            action.sa_flags = 0; // no SA_RESTART
-            libc::sigaction(INTERRUPT, &action, std::ptr::null_mut());
-        }
-    });
-}
-
-/// Makes `thread`'s blocking system call, if any, return `EINTR`. A thread
-/// not yet in one is unaffected, so callers repeat until the thread ends.
-pub fn interrupt(thread: &thread::JoinHandle<()>) {
-    use std::os::unix::thread::JoinHandleExt;
-    // SAFETY: the handle is not joined, so the pthread_t is still valid.
-    unsafe {
-        #[allow(clippy::unnecessary_cast)]
-        // `RawPthread` is an integer on musl, where `pthread_t` is a pointer
-        libc::pthread_kill(thread.as_pthread_t() as libc::pthread_t, INTERRUPT);
-    }
-}
-
-/// Blocks until a child's stdin can be written. `EINTR` (from `interrupt`) is returned
-/// to the caller, which decides whether to give up.
-pub fn wait_writable(stdin: &ChildStdin) -> io::Result<()> {
-    let mut pollfd = libc::pollfd {
-        fd: stdin.as_raw_fd(),
-        events: libc::POLLOUT,
-        revents: 0,
-    };
-    // SAFETY: poll reads and writes the one pollfd record we own.
-    if unsafe { libc::poll(&mut pollfd, 1, -1) } < 0 {
-        return Err(io::Error::last_os_error());
-    }
-    Ok(())
 }

@@ -9,9 +9,7 @@
 //! - Windows has no way to ask a windowless process to stop, so the stop
 //!   sequence is: close stdin, wait, terminate the job.
 //! - Since the job holds every process that can hold a child's pipes, killing
-//!   it ends every read on them: no thread needs interrupting.
-//! - Pipes cannot be written without blocking, so every line to a child goes
-//!   through its writer thread (`use_nonblocking_writes` says false).
+//!   it ends every read on them.
 //! - Ctrl-C, Ctrl-Break, closing the console, logoff and system shutdown
 //!   arrive as console events, which `on_shutdown_signal` turns into the same
 //!   shutdown as stdin EOF.
@@ -182,15 +180,6 @@ impl Tree {
             return None;
         }
         Some(self.exit_code())
-    }
-
-    /// Blocks until the first process exits (the exit watcher's wait).
-    pub fn wait_exit_blocking(&self) -> Exit {
-        // SAFETY: as above, without a timeout.
-        unsafe {
-            WaitForSingleObject(self.process.0, INFINITE);
-        }
-        self.exit_code()
     }
 
     fn exit_code(&self) -> Exit {
@@ -384,23 +373,6 @@ pub fn on_shutdown_signal(
         .inspect_err(|e| log::warn!("cannot watch for console events: {e}"))
         .ok()
 }
-
-/// False: writes to a pipe block, so they go through the writer thread.
-pub fn use_nonblocking_writes(_stdin: &ChildStdin) -> io::Result<bool> {
-    Ok(false)
-}
-
-/// Never needed: writes block until the pipe takes them.
-pub fn wait_writable(_stdin: &ChildStdin) -> io::Result<()> {
-    Ok(())
-}
-
-/// Nothing to install: see `interrupt`.
-pub fn install_interrupt() {}
-
-/// Nothing to do: killing the job ends every read on the child's pipes, since
-/// every process that could hold them is in it.
-pub fn interrupt(_thread: &thread::JoinHandle<()>) {}
 
 #[cfg(test)]
 mod tests {
