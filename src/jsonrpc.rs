@@ -120,6 +120,28 @@ pub struct ErrorObject {
 }
 
 impl ErrorObject {
+    /// A peer's `error` member, read leniently: a missing code or message
+    /// reads as 0 or empty, `data` is kept as compact JSON text.
+    pub fn from_raw(raw: &RawValue) -> ErrorObject {
+        #[derive(serde::Deserialize)]
+        struct Wire {
+            #[serde(default)]
+            code: i64,
+            #[serde(default)]
+            message: String,
+            #[serde(default)]
+            data: Option<Box<RawValue>>,
+        }
+        match serde_json::from_str::<Wire>(raw.get()) {
+            Ok(wire) => ErrorObject {
+                code: wire.code,
+                message: wire.message,
+                data: wire.data.map(|data| compact(data.get())),
+            },
+            Err(_) => ErrorObject::new(INTERNAL_ERROR, "an error that is not an error object"),
+        }
+    }
+
     pub fn new(code: i64, message: impl Into<String>) -> ErrorObject {
         ErrorObject {
             code,
@@ -157,8 +179,12 @@ pub enum Incoming<'a> {
         method: String,
         params: Option<Cow<'a, RawValue>>,
     },
-    /// A response to a request we sent (the workbench sends none upstream yet).
-    Response { id: Option<RequestId> },
+    /// A response to a request we sent: a child's answer (the workbench sends
+    /// no request upstream yet, so the host's are ignored).
+    Response {
+        id: Option<RequestId>,
+        reply: Reply<'a>,
+    },
     /// Not a valid message: answer `-32600`, echoing the id when it could be read.
     Invalid {
         id: Option<RequestId>,
@@ -166,7 +192,11 @@ pub enum Incoming<'a> {
     },
 }
 
-/// What one line from the host holds.
+/// A response's `result` (as sent), or its `error`; `result` wins when a
+/// response has both.
+pub type Reply<'a> = Result<Cow<'a, RawValue>, ErrorObject>;
+
+/// What one line holds.
 pub enum Read<'a> {
     One(Incoming<'a>),
     /// A JSON array (a batch): its elements as the host wrote them.
@@ -226,7 +256,15 @@ pub fn classify(value: Value) -> Incoming<'static> {
             )),
             _ => None,
         }),
-        is_response: obj.contains_key("result") || obj.contains_key("error"),
+        reply: match (obj.remove("result"), obj.remove("error")) {
+            (Some(result), _) => Some(Ok(Cow::Owned(
+                serde_json::value::to_raw_value(&result).expect("a parsed value serialises"),
+            ))),
+            (None, Some(error)) => Some(Err(ErrorObject::from_raw(
+                &serde_json::value::to_raw_value(&error).expect("a parsed value serialises"),
+            ))),
+            (None, None) => None,
+        },
     }
     .classify()
 }
@@ -238,7 +276,8 @@ struct Fields<'a> {
     id: Option<Option<RequestId>>,
     method: Option<Option<String>>,
     params: Option<Option<Cow<'a, RawValue>>>,
-    is_response: bool,
+    /// Present in a response.
+    reply: Option<Reply<'a>>,
 }
 
 impl<'a> Fields<'a> {
@@ -259,8 +298,10 @@ impl<'a> Fields<'a> {
                 Some(None) => Incoming::invalid(None, "\"id\" must be a string or an integer"),
             },
             Some(None) => Incoming::invalid(id, "\"method\" must be a string"),
-            None if self.is_response => Incoming::Response { id },
-            None => Incoming::invalid(id, "\"method\" is missing"),
+            None => match self.reply {
+                Some(reply) => Incoming::Response { id, reply },
+                None => Incoming::invalid(id, "\"method\" is missing"),
+            },
         }
     }
 }
@@ -308,7 +349,11 @@ impl<'a> Envelope<'a> {
                 id: envelope.id.map(RequestId::from_raw),
                 method: envelope.method.map(string),
                 params,
-                is_response: envelope.result.is_some() || envelope.error.is_some(),
+                reply: match (envelope.result, envelope.error) {
+                    (Some(result), _) => Some(Ok(Cow::Borrowed(result))),
+                    (None, Some(error)) => Some(Err(ErrorObject::from_raw(error))),
+                    (None, None) => None,
+                },
             }
             .classify(),
         )
@@ -574,6 +619,37 @@ mod tests {
         let response = classify(json!({"jsonrpc":"2.0","id":1,"result":{}}));
         assert!(matches!(response, Incoming::Response { .. }));
         assert!(matches!(classify(json!([])), Incoming::Invalid { .. }));
+    }
+
+    #[test]
+    fn a_response_carries_its_result_or_its_error() {
+        let reply = |line: &str| match read(line.as_bytes()) {
+            Ok(Read::One(Incoming::Response { id, reply })) => {
+                (id, reply.map(|r| r.get().to_string()))
+            }
+            other => panic!("not a response: {:?}", other.map(|_| ())),
+        };
+        let (id, ok) = reply(r#"{"jsonrpc":"2.0","id":7,"result":{"a": [1, 2]}}"#);
+        assert_eq!(id, Some(RequestId::Int(7)));
+        assert_eq!(ok.unwrap(), r#"{"a": [1, 2]}"#, "the peer's bytes, as sent");
+        let (_, err) = reply(
+            r#"{"jsonrpc":"2.0","id":"x","error":{"code":-32601,"message":"no","data":{ "k" : 1 }}}"#,
+        );
+        assert_eq!(
+            err.unwrap_err(),
+            ErrorObject {
+                code: -32601,
+                message: "no".into(),
+                data: Some(r#"{"k":1}"#.into())
+            }
+        );
+        let (_, both) = reply(r#"{"jsonrpc":"2.0","id":1,"error":{},"result":null}"#);
+        assert_eq!(both.unwrap(), "null", "result wins");
+        let (_, odd) = reply(r#"{"jsonrpc":"2.0","id":1,"error":"bad"}"#);
+        assert_eq!(odd.unwrap_err().code, INTERNAL_ERROR);
+        // A full parse (here: a duplicate key) reads the same reply.
+        let (_, full) = reply(r#"{"jsonrpc":"2.0","id":1,"id":2,"result":[1]}"#);
+        assert_eq!(full.unwrap(), "[1]");
     }
 
     #[test]

@@ -141,7 +141,7 @@ impl Outbox {
 /// The id of a response line (`None` for notifications and requests).
 fn response_id(line: &[u8]) -> Option<RequestId> {
     match jsonrpc::read(line) {
-        Ok(Read::One(Incoming::Response { id })) => id,
+        Ok(Read::One(Incoming::Response { id, .. })) => id,
         _ => None,
     }
 }

@@ -185,7 +185,9 @@ impl Server {
             Incoming::Notification { method, params } => {
                 self.notification(&method, members(&params).unwrap_or_default())
             }
-            Incoming::Response { id } => log::debug!("ignoring a response from the host ({id:?})"),
+            Incoming::Response { id, .. } => {
+                log::debug!("ignoring a response from the host ({id:?})")
+            }
             Incoming::Invalid { id, reason } => {
                 let error = ErrorObject::invalid_request(&reason);
                 self.outbox.send(&jsonrpc::error_line(id.as_ref(), &error));

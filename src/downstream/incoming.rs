@@ -6,7 +6,7 @@
 //! answer is not lost.
 
 use super::*;
-use serde::Deserialize;
+use crate::jsonrpc::{Incoming, Read};
 
 impl Downstream {
     pub(super) fn on_line(&self, line: &[u8], noise: &mut LogBudget) {
@@ -22,81 +22,61 @@ impl Downstream {
         // delivered, rather than dropped and reported as timed out. Only this
         // rare path copies the line.
         let repaired: String;
-        let parsed = match serde_json::from_slice::<Frame>(line) {
+        let read = match jsonrpc::read(line) {
             Err(_) if std::str::from_utf8(line).is_err() => {
                 repaired = String::from_utf8_lossy(line).into_owned();
-                let parsed = serde_json::from_str(&repaired);
-                if parsed.is_ok() {
+                let read = jsonrpc::read(repaired.as_bytes());
+                if read.is_ok() {
                     log::warn!(
                         "[{}] a stdout line is not UTF-8; its invalid bytes were replaced by U+FFFD",
                         self.label
                     );
                 }
-                parsed
+                read
             }
-            parsed => parsed,
+            read => read,
         };
-        let frame = match parsed {
-            Ok(f) => f,
-            Err(_) => {
-                if noise.allow(&self.label) {
-                    log::warn!(
-                        "[{}] skipping a stdout line that is not JSON-RPC: {}",
-                        self.label,
-                        framing::preview(line)
-                    );
-                }
-                return;
+        let why = match read {
+            Ok(Read::One(Incoming::Request { id, method, .. })) => {
+                return self.answer_request(&method, &id)
             }
-        };
-        match (frame.method, frame.id) {
-            (Some(method), Some(id)) => self.answer_request(&method, id),
-            (Some(method), None) => match &*method {
-                method::PROGRESS => self.on_progress(frame.params),
-                method::MESSAGE => self.on_log_message(frame.params),
-                method::TOOLS_LIST_CHANGED => self.on_tools_changed(),
-                _ => log::debug!("[{}] ignoring notification {method}", self.label),
-            },
-            (None, Some(id)) => {
-                let reply = match (frame.result, frame.error) {
-                    (Some(result), _) => Ok(result),
-                    (None, Some(error)) => Err(ErrorObject {
-                        code: error.code,
-                        message: error.message,
-                        data: error.data.map(|data| jsonrpc::compact(data.get())),
-                    }),
-                    (None, None) => Err(ErrorObject::new(
-                        jsonrpc::INTERNAL_ERROR,
-                        "response without result or error",
-                    )),
+            Ok(Read::One(Incoming::Notification { method, params })) => {
+                return match &*method {
+                    method::PROGRESS => self.on_progress(params.as_deref()),
+                    method::MESSAGE => self.on_log_message(params.as_deref()),
+                    method::TOOLS_LIST_CHANGED => self.on_tools_changed(),
+                    _ => log::debug!("[{}] ignoring notification {method}", self.label),
                 };
-                self.on_response(id, reply);
             }
-            (None, None) => log::warn!(
-                "[{}] skipping a message that is neither request, response nor notification",
-                self.label
-            ),
+            Ok(Read::One(Incoming::Response { id, reply })) => {
+                return self.on_response(id.as_ref(), reply);
+            }
+            Ok(Read::One(Incoming::Invalid { reason, .. })) => reason,
+            Ok(Read::Batch(_)) => "a batch (the workbench sends none)".to_string(),
+            Err(e) => e.to_string(),
+        };
+        if noise.allow(&self.label) {
+            log::warn!(
+                "[{}] skipping a stdout line that is not JSON-RPC ({why}): {}",
+                self.label,
+                framing::preview(line)
+            );
         }
     }
 
     /// Server-to-client requests: `ping` is answered, the rest refused (we
     /// declare no client capabilities; MCP 2025-11-25, client/roots, "Error Handling").
-    fn answer_request(&self, method: &str, id: &RawValue) {
+    fn answer_request(&self, method: &str, id: &RequestId) {
         let line = if method == method::PING {
-            format!(
-                "{{\"jsonrpc\":\"2.0\",\"id\":{},\"result\":{{}}}}\n",
-                id.get()
-            )
+            jsonrpc::result_line(id, &json!({}))
         } else {
-            let message = serde_json::to_string(&format!("Method not found: {method}"))
-                .expect("a string serialises");
-            format!(
-                "{{\"jsonrpc\":\"2.0\",\"id\":{},\"error\":{{\"code\":{},\"message\":{message}}}}}\n",
-                id.get(),
-                jsonrpc::METHOD_NOT_FOUND
-            )
+            let error = ErrorObject::new(
+                jsonrpc::METHOD_NOT_FOUND,
+                format!("Method not found: {method}"),
+            );
+            jsonrpc::error_line(Some(id), &error)
         };
-        if let Err(e) = self.write(line.into_bytes()) {
+        if let Err(e) = self.write(line) {
             log::debug!("[{}] cannot answer {method}: {e}", self.label);
         }
     }
@@ -140,9 +120,9 @@ impl Downstream {
             .send(&jsonrpc::notification_line(method::MESSAGE, Some(&params)));
     }
 
-    fn on_response(&self, id: &RawValue, reply: Result<&RawValue, ErrorObject>) {
-        let Ok(id) = id.get().parse::<i64>() else {
-            log::warn!("[{}] response with an unknown id {}", self.label, id.get());
+    fn on_response(&self, id: Option<&RequestId>, reply: jsonrpc::Reply) {
+        let Some(&RequestId::Int(id)) = id else {
+            log::warn!("[{}] response with an unknown id {id:?}", self.label);
             return;
         };
         let (pending, drained) = {
@@ -156,10 +136,10 @@ impl Downstream {
         match (pending, reply) {
             (Entry::Discard, _) => {}
             (Entry::Wait(tx), reply) => {
-                let _ = tx.send(reply.map(ToOwned::to_owned).map_err(Failure::Rpc));
+                let _ = tx.send(reply.map(Cow::into_owned).map_err(Failure::Rpc));
             }
             (Entry::Call(call), Ok(result)) => {
-                self.outbox.send_raw_result(&call.upstream_id, result)
+                self.outbox.send_raw_result(&call.upstream_id, &result)
             }
             (Entry::Call(call), Err(e)) => {
                 let text = format!(
@@ -193,29 +173,4 @@ impl Downstream {
             let _ = changes.send(me);
         }
     }
-}
-
-/// One line from a child, read without copying the payloads.
-#[derive(Deserialize)]
-struct Frame<'a> {
-    #[serde(default, borrow)]
-    id: Option<&'a RawValue>,
-    #[serde(default, borrow)]
-    method: Option<Cow<'a, str>>,
-    #[serde(default, borrow)]
-    params: Option<&'a RawValue>,
-    #[serde(default, borrow)]
-    result: Option<&'a RawValue>,
-    #[serde(default)]
-    error: Option<WireError>,
-}
-
-#[derive(Deserialize)]
-struct WireError {
-    #[serde(default)]
-    code: i64,
-    #[serde(default)]
-    message: String,
-    #[serde(default)]
-    data: Option<Box<RawValue>>,
 }
