@@ -175,23 +175,33 @@ fn stubborn_config() -> (Value, Vec<(&'static str, Value)>) {
 
 #[test]
 fn shutdown_signals_stop_every_child() {
-    for signal in ["TERM", "INT", "HUP"] {
-        let (config, files) = stubborn_config();
-        let mut wb = Workbench::start(&format!("signal-{signal}"), config, &files, &[]);
-        wb.call(1, "open_toolbox", json!({"toolbox_name": "box"}));
-        let opened = wb.recv();
-        assert_eq!(
-            opened["result"]["structuredContent"]["servers_connected"], 3,
-            "{opened}"
-        );
-        harness::signal(wb.pid(), signal);
-        let code = wb
-            .wait_exit(Duration::from_secs(15))
-            .unwrap_or_else(|| panic!("no exit after SIG{signal}"));
-        assert_eq!(code, Some(0), "SIG{signal}");
-        let left = leftover_processes(&wb.dir);
-        assert!(left.is_empty(), "SIG{signal} left {left:?}");
-    }
+    // One workbench per signal, side by side: each stop waits out a stubborn
+    // child's 4 s stop sequence.
+    thread::scope(|scope| {
+        for signal in ["TERM", "INT", "HUP"] {
+            scope.spawn(move || stop_by_signal(signal));
+        }
+    });
+}
+
+/// Opens a toolbox of three servers, one stubborn, and sends `signal`: the
+/// workbench exits 0 and leaves no process.
+fn stop_by_signal(signal: &str) {
+    let (config, files) = stubborn_config();
+    let mut wb = Workbench::start(&format!("signal-{signal}"), config, &files, &[]);
+    wb.call(1, "open_toolbox", json!({"toolbox_name": "box"}));
+    let opened = wb.recv();
+    assert_eq!(
+        opened["result"]["structuredContent"]["servers_connected"], 3,
+        "{opened}"
+    );
+    harness::signal(wb.pid(), signal);
+    let code = wb
+        .wait_exit(Duration::from_secs(15))
+        .unwrap_or_else(|| panic!("no exit after SIG{signal}"));
+    assert_eq!(code, Some(0), "SIG{signal}");
+    let left = leftover_processes(&wb.dir);
+    assert!(left.is_empty(), "SIG{signal} left {left:?}");
 }
 
 #[test]
@@ -322,7 +332,13 @@ fn check_stops_its_children_and_exits_on_a_signal() {
     for (signal, expected) in [("TERM", 143), ("INT", 130), ("HUP", 129)] {
         let dir = check_dir(&format!("signal-{signal}"), &config, &files);
         let mut check = spawn_check(&dir);
-        thread::sleep(Duration::from_millis(500));
+        // The server started: `check` waits for its handshake.
+        assert!(
+            wait_until(Duration::from_secs(10), || {
+                !processes_with(&dir, "silent.json").is_empty()
+            }),
+            "the server never started"
+        );
         harness::signal(check.id(), signal);
         let code = exit_within(&mut check, Duration::from_secs(5));
         assert_eq!(code, Some(Some(expected)), "check after SIG{signal}");

@@ -27,7 +27,7 @@ fn load_example() -> PathBuf {
     let cargo = option_env!("CARGO").unwrap_or("cargo");
     let mut cmd = Command::new(std::env::var("CARGO").unwrap_or_else(|_| cargo.into()));
     cmd.current_dir(env!("CARGO_MANIFEST_DIR"))
-        .args(["build", "--locked", "--example", "load"])
+        .args(["build", "--quiet", "--locked", "--example", "load"])
         .args(["--message-format", "json-render-diagnostics"]);
     if !cfg!(debug_assertions) {
         cmd.arg("--release");

@@ -10,8 +10,8 @@
 //! not speed measurements.
 
 use crate::harness::{
-    self, case_dir, command, exit_within, fake, is_error, leftover_processes, text, tool, toolbox,
-    Workbench, INITIALIZE,
+    self, case_dir, command, exit_within, fake, is_error, leftover_processes, processes_with, text,
+    tool, toolbox, wait_until, Workbench, INITIALIZE,
 };
 use serde_json::{json, Value};
 use std::collections::HashMap;
@@ -185,7 +185,10 @@ fn cancelled_requests_that_wait_in_the_workbench_get_no_answer() {
     // An open cancelled while its server starts (it takes 800 ms): the
     // start ends, unanswered.
     wb.call(1, "open_toolbox", json!({"toolbox_name": "slow"}));
-    std::thread::sleep(Duration::from_millis(300));
+    let starting = wait_until(Duration::from_secs(10), || {
+        !processes_with(&wb.dir, "s.json").is_empty()
+    });
+    assert!(starting, "the server never started");
     wb.send(
         json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 1}}),
     );
@@ -288,7 +291,13 @@ fn sigterm_after_stdin_eof_hurries_the_stop_but_kills_every_group() {
     let mut wb = Workbench::start("eof-then-sigterm", config, &[("s.json", script)], &[]);
     wb.open_ok(1, "box");
     drop(wb.stdin.take());
-    thread::sleep(Duration::from_millis(300));
+    // The stop on EOF has begun: SIGTERM is the second trigger.
+    let stopping = wb.wait_log(
+        "the host closed stdin; stopping",
+        1,
+        Duration::from_secs(10),
+    );
+    assert!(stopping, "the workbench did not see the EOF");
     harness::signal(wb.pid(), "TERM");
     let code = wb.wait_exit(Duration::from_secs(10));
     assert_eq!(code, Some(Some(0)));
@@ -298,14 +307,23 @@ fn sigterm_after_stdin_eof_hurries_the_stop_but_kills_every_group() {
 
 #[test]
 fn a_call_right_after_a_crash_is_never_told_to_reopen_the_toolbox() {
+    // Twenty rounds over five identical servers: a server that keeps dying is
+    // restarted after a backoff that doubles up to 5 s, which twenty deaths
+    // of one server would spend most of a minute waiting out. Four deaths
+    // each still see restarts at once and after a backoff.
+    const SERVERS: i64 = 5;
     let script = json!({"tools": [tool("die", json!({"exit": 1})), tool("echo", json!({}))]});
-    let config = json!({"toolboxes": {"box": toolbox(json!({"s": fake("s.json")}))}});
+    let servers: serde_json::Map<String, Value> = (0..SERVERS)
+        .map(|i| (format!("s{i}"), fake("s.json")))
+        .collect();
+    let config = json!({"toolboxes": {"box": toolbox(Value::Object(servers))}});
     let mut wb = Workbench::start("restart-race", config, &[("s.json", script)], &[]);
     wb.open_ok(1, "box");
     for round in 0..20 {
         let id = 10 * (round + 1);
-        wb.use_tool(id, "box", "s", "die", json!({}));
-        wb.use_tool(id + 1, "box", "s", "echo", json!({}));
+        let server = format!("s{}", round % SERVERS);
+        wb.use_tool(id, "box", &server, "die", json!({}));
+        wb.use_tool(id + 1, "box", &server, "echo", json!({}));
         let mut others = Vec::new();
         let echo = wb.answer(id + 1, &mut others);
         // In flight when the server died, or forwarded after a restart.
