@@ -549,10 +549,10 @@ impl Workbench {
         (code, self.log())
     }
 
-    /// Closes stdin and expects exit 0, nothing more on stdout, and no
-    /// process left in the folder.
-    pub fn finish_clean(mut self) {
-        let code = self.end(self.timeout);
+    /// Closes stdin and expects exit 0 within `limit`, nothing more on
+    /// stdout, and no process left in the folder.
+    pub fn finish_clean(mut self, limit: Duration) {
+        let code = self.end(limit);
         assert_eq!(code, Some(Some(0)), "exit status on stdin EOF");
         let extra: Vec<String> = self
             .lines

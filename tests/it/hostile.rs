@@ -19,6 +19,8 @@ const HUGE: usize = 64 << 20;
 /// Generous: a debug build parses and writes 64 MiB lines, several at a time
 /// when the test threads run in parallel.
 const ANSWER_TIMEOUT: Duration = Duration::from_secs(120);
+/// How long the workbench may take to exit after stdin EOF.
+const EXIT_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// A workbench whose toolbox `dev` has one server, `files`, with `tools`;
 /// logging at warn level (debug would log the 64 MiB lines).
@@ -35,6 +37,7 @@ fn start(name: &str, tools: Value) -> Workbench {
         &[("RUST_LOG", "warn")],
     );
     wb.timeout = ANSWER_TIMEOUT;
+    assert_eq!(wb.init["id"], 0);
     assert_eq!(wb.init["result"]["protocolVersion"], "2025-06-18");
     wb
 }
@@ -95,7 +98,7 @@ fn a_64_mib_request_is_answered_and_the_server_keeps_serving() {
     assert_eq!(answer["id"], 5);
     assert_eq!(answer["result"]["isError"], true);
     ping(&mut s, 6);
-    s.finish_clean();
+    s.finish_clean(EXIT_TIMEOUT);
 }
 
 #[test]
@@ -130,7 +133,7 @@ fn a_64_mib_line_that_is_not_json_gets_a_parse_error() {
     assert_eq!(answer["id"], Value::Null);
     assert_eq!(answer["error"]["code"], -32700);
     ping(&mut s, 6);
-    s.finish_clean();
+    s.finish_clean(EXIT_TIMEOUT);
 }
 
 #[test]
@@ -162,7 +165,7 @@ fn a_64_mib_tool_result_passes_through_intact() {
         assert_eq!(answer["result"]["content"][0]["type"], "text");
         ping(&mut s, 10 + id);
     }
-    s.finish_clean();
+    s.finish_clean(EXIT_TIMEOUT);
 }
 
 #[test]
@@ -199,5 +202,5 @@ fn a_32_mib_argument_of_small_integers_costs_a_few_times_its_size() {
         LINE >> 20
     );
     ping(&mut s, 4);
-    s.finish_clean();
+    s.finish_clean(EXIT_TIMEOUT);
 }
