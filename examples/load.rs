@@ -70,12 +70,10 @@
 //! isError; for the neighbours, isError) is zero, the final round passed, the
 //! workbench exited 0 and nothing is left; 1 otherwise; 2 for bad arguments.
 //!
-//! Sharing: `tests/faults.rs` includes this file as a module
-//! (`#[path = "../examples/load.rs"] mod load;`) and calls [`run`] with a
-//! shorter fault scenario, so the suite and `scripts/load-test` run the same
-//! code without a second copy or a library target. This file therefore uses
-//! only std and serde_json (both visible to examples and tests), and `main` is
-//! just an unused function inside the test.
+//! Sharing: the test suite's `faults` test (`tests/it/faults.rs`) has cargo
+//! build this example and runs it with a shorter fault scenario, judging it
+//! by its exit code and report, so the suite and `scripts/load-test` run the
+//! same program.
 
 use serde_json::{json, Value};
 use std::collections::{BTreeMap, HashMap, HashSet};

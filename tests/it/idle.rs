@@ -5,35 +5,20 @@
 //! Timeouts are short (300 ms) and every wait for an event has a deadline of
 //! seconds; no assertion bounds how fast anything happens.
 
-mod common;
-
-use common::workbench::{is_error, text, Workbench, FAKE, WORKBENCH};
-use common::{alive, gone, starts};
+use crate::harness::{
+    alive, check_output, counted, fake, gone, is_error, leftover_processes, list_changed, scratch,
+    starts, text, tool, Workbench,
+};
 use serde_json::{json, Value};
 use std::fs;
-use std::process::Command;
 use std::thread;
 use std::time::{Duration, Instant};
 
-fn tool(name: &str, action: Value) -> Value {
-    json!({"tool": {"name": name, "inputSchema": {"type": "object"}}, "action": action})
-}
-
 /// A fake server running `script`, that sleeps after `idle` ms without a call.
 fn sleepy(script: &str, idle: u64) -> Value {
-    json!({"command": "${FAKE_MCP_SERVER}", "args": [script], "idleTimeoutMs": idle})
-}
-
-/// A script that appends its pid to `log` at every start.
-fn counted(log: &str, tools: Value) -> Value {
-    json!({"startup": {"appendPidTo": log}, "tools": tools})
-}
-
-fn open(wb: &mut Workbench, id: i64, toolbox: &str) -> Value {
-    wb.call(id, "open_toolbox", json!({"toolbox_name": toolbox}));
-    let line = wb.recv();
-    assert_eq!(line["id"], id, "{line}");
-    line["result"]["structuredContent"].clone()
+    let mut server = fake(script);
+    server["idleTimeoutMs"] = json!(idle);
+    server
 }
 
 #[test]
@@ -42,7 +27,7 @@ fn an_idle_server_sleeps_its_toolbox_stays_open_and_a_call_wakes_it() {
     let config = json!({"toolboxes": {"box": {"description": "d", "mcpServers": {
         "s": sleepy("s.json", 300)}}}});
     let mut wb = Workbench::start("idle-sleep", config, &[("s.json", script)], &[]);
-    let opened = open(&mut wb, 1, "box");
+    let opened = wb.open_next(1, "box");
     wb.use_tool(2, "box", "s", "echo", json!({"n": 1}));
     assert_eq!(text(&wb.recv()), "echo {\"n\":1}");
     let pid = starts(&wb.dir, "s.log")[0];
@@ -54,7 +39,7 @@ fn an_idle_server_sleeps_its_toolbox_stays_open_and_a_call_wakes_it() {
     ));
 
     // Opening again answers from the last listing, without a start.
-    let again = open(&mut wb, 3, "box");
+    let again = wb.open_next(3, "box");
     assert_eq!(again["tools"], opened["tools"]);
     assert_eq!(again["servers_connected"], 1);
     let warnings = again["_warnings"].to_string();
@@ -72,7 +57,7 @@ fn an_idle_server_sleeps_its_toolbox_stays_open_and_a_call_wakes_it() {
     assert_eq!(pids.len(), 2);
     assert!(alive(pids[1]));
     // Awake again, the open lists no warning.
-    let awake = open(&mut wb, 5, "box");
+    let awake = wb.open_next(5, "box");
     assert!(awake.get("_warnings").is_none(), "{awake}");
     assert_eq!(wb.finish().0, Some(0));
 }
@@ -83,7 +68,7 @@ fn steady_use_keeps_a_server_awake() {
     let config = json!({"toolboxes": {"box": {"description": "d", "mcpServers": {
         "s": sleepy("s.json", 1500)}}}});
     let mut wb = Workbench::start("idle-steady", config, &[("s.json", script)], &[]);
-    open(&mut wb, 1, "box");
+    wb.open_next(1, "box");
     // Three times the timeout, a call every 100 ms.
     let until = Instant::now() + Duration::from_millis(4500);
     let mut id = 10;
@@ -99,7 +84,7 @@ fn steady_use_keeps_a_server_awake() {
     // Left alone, it sleeps, and leaves no process behind.
     assert!(gone(pids[0]));
     let workbench = format!("{} ", wb.pid());
-    let left = common::leftover_processes(&wb.dir);
+    let left = leftover_processes(&wb.dir);
     assert!(left.iter().all(|p| p.starts_with(&workbench)), "{left:?}");
     assert_eq!(wb.finish().0, Some(0));
 }
@@ -116,7 +101,7 @@ fn a_call_in_flight_keeps_a_server_awake() {
     let config = json!({"toolboxes": {"box": {"description": "d", "mcpServers": {
         "s": sleepy("s.json", 300)}}}});
     let mut wb = Workbench::start("idle-in-flight", config, &[("s.json", script)], &[]);
-    open(&mut wb, 1, "box");
+    wb.open_next(1, "box");
     wb.use_tool(2, "box", "s", "slow", json!({}));
     let answer = wb.recv();
     assert!(!is_error(&answer), "{answer}");
@@ -133,10 +118,10 @@ fn the_top_level_timeout_is_the_default_and_zero_means_never() {
     let a = counted("a.log", json!([tool("echo", json!({}))]));
     let b = counted("b.log", json!([tool("echo", json!({}))]));
     let config = json!({"idleTimeoutMs": 300, "toolboxes": {"box": {"description": "d", "mcpServers": {
-        "a": {"command": "${FAKE_MCP_SERVER}", "args": ["a.json"]},
+        "a": fake("a.json"),
         "b": sleepy("b.json", 0)}}}});
     let mut wb = Workbench::start("idle-default", config, &[("a.json", a), ("b.json", b)], &[]);
-    open(&mut wb, 1, "box");
+    wb.open_next(1, "box");
     let (a, b) = (starts(&wb.dir, "a.log")[0], starts(&wb.dir, "b.log")[0]);
     assert!(gone(a), "the default did not apply");
     thread::sleep(Duration::from_millis(1000));
@@ -150,7 +135,7 @@ fn a_failed_wake_is_answered_like_a_failed_start() {
     let config = json!({"toolboxes": {"box": {"description": "d", "mcpServers": {
         "s": sleepy("s.json", 300)}}}});
     let mut wb = Workbench::start("idle-wake-fails", config, &[("s.json", script)], &[]);
-    open(&mut wb, 1, "box");
+    wb.open_next(1, "box");
     assert!(gone(starts(&wb.dir, "s.log")[0]));
     fs::remove_file(wb.dir.join("s.json")).unwrap();
     wb.use_tool(2, "box", "s", "echo", json!({}));
@@ -174,7 +159,7 @@ fn a_call_that_wakes_a_server_gets_progress_and_can_be_cancelled() {
     let config = json!({"toolboxes": {"box": {"description": "d", "mcpServers": {
         "s": sleepy("s.json", 300)}}}});
     let mut wb = Workbench::start("idle-progress", config, &[("s.json", script)], &[]);
-    open(&mut wb, 1, "box");
+    wb.open_next(1, "box");
     assert!(gone(starts(&wb.dir, "s.log")[0]));
     let identifier = json!({"toolbox": "box", "server": "s", "tool": "work"});
     wb.send(
@@ -228,13 +213,7 @@ fn dynamic_mode_a_woken_server_with_other_tools_sends_one_list_changed() {
         json!({"name": "open_toolbox", "arguments": {"toolbox_name": "box"}}),
         &mut others,
     );
-    let changed = |lines: &[Value]| {
-        lines
-            .iter()
-            .filter(|l| l["method"] == "notifications/tools/list_changed")
-            .count()
-    };
-    assert_eq!(changed(&others), 1, "the open: {others:?}");
+    assert_eq!(list_changed(&others), 1, "the open: {others:?}");
     let native = |wb: &mut Workbench, id: i64| -> Vec<String> {
         let list = wb.request(id, "tools/list", json!({}));
         list["result"]["tools"]
@@ -257,7 +236,7 @@ fn dynamic_mode_a_woken_server_with_other_tools_sends_one_list_changed() {
         &mut others,
     );
     wb.answer_to(4, "ping", json!({}), &mut others);
-    assert_eq!(changed(&others), 0, "{others:?}");
+    assert_eq!(list_changed(&others), 0, "{others:?}");
 
     // Asleep again, then woken with one more tool: one notification.
     assert!(gone(starts(&wb.dir, "s.log")[1]));
@@ -275,19 +254,17 @@ fn dynamic_mode_a_woken_server_with_other_tools_sends_one_list_changed() {
     );
     assert_eq!(text(&answer), "echo {}");
     wb.answer_to(6, "ping", json!({}), &mut others);
-    assert_eq!(changed(&others), 1, "{others:?}");
+    assert_eq!(list_changed(&others), 1, "{others:?}");
     assert_eq!(native(&mut wb, 7), ["box__s_echo", "box__s_extra"]);
     assert_eq!(wb.finish().0, Some(0));
 }
 
 #[test]
 fn check_shows_each_servers_idle_timeout() {
-    let dir = std::env::temp_dir().join(format!("mcp-workbench-check-idle-{}", std::process::id()));
-    let _ = fs::remove_dir_all(&dir);
-    fs::create_dir_all(&dir).unwrap();
+    let dir = scratch("check-idle");
     fs::write(dir.join("s.json"), json!({"tools": []}).to_string()).unwrap();
     let server = |idle: Option<u64>| {
-        let mut s = json!({"command": "${FAKE_MCP_SERVER}", "args": ["s.json"]});
+        let mut s = fake("s.json");
         if let Some(ms) = idle {
             s["idleTimeoutMs"] = json!(ms);
         }
@@ -298,17 +275,9 @@ fn check_shows_each_servers_idle_timeout() {
         "d_secs": server(Some(30000))}}}});
     fs::write(dir.join("config.json"), config.to_string()).unwrap();
     let run = |json: bool| {
-        let mut cmd = Command::new(WORKBENCH);
-        cmd.args(["check", "--config", "config.json"])
-            .current_dir(&dir)
-            .env("FAKE_MCP_SERVER", FAKE)
-            .env("RUST_LOG", "off");
-        if json {
-            cmd.arg("--json");
-        }
-        let out = cmd.output().unwrap();
-        assert_eq!(out.status.code(), Some(0));
-        String::from_utf8(out.stdout).unwrap()
+        let (code, stdout) = check_output(&dir, json);
+        assert_eq!(code, Some(0));
+        stdout
     };
     let report: Value = serde_json::from_str(&run(true)).unwrap();
     let idle: Vec<&Value> = report["toolboxes"][0]["servers"]

@@ -7,11 +7,7 @@
 //! line to a file every 50 ms while it lives (`heartbeatTo`), so a file that
 //! keeps growing after the workbench is gone names a survivor.
 
-#![cfg(windows)]
-
-mod common;
-
-use common::workbench::{command, is_error, text, Workbench, FAKE};
+use crate::harness::{command, is_error, system_path, text, Workbench, FAKE};
 use serde_json::json;
 use std::fs;
 use std::os::windows::process::CommandExt;
@@ -58,18 +54,14 @@ fn plain(path: &Path) -> PathBuf {
 /// The workbench command for `dir`: `bin` first in `PATH`, and the system
 /// variables Windows programs need.
 fn workbench_command(dir: &Path) -> std::process::Command {
-    let path = format!(
-        "{};{}",
-        plain(&dir.join("bin")).display(),
-        common::system_path()
-    );
+    let path = format!("{};{}", plain(&dir.join("bin")).display(), system_path());
     let system = std::env::var("SYSTEMROOT").unwrap_or_default();
     let env = [
         ("PATH", path.as_str()),
         ("SYSTEMROOT", system.as_str()),
         ("SECRET_TOKEN", "must-not-leak"),
     ];
-    command(&dir.to_path_buf(), &env)
+    command(dir, &env)
 }
 
 /// Opens the toolbox and checks the wrapped server answers.

@@ -5,31 +5,16 @@
 //! Cases whose output depends on absolute paths or timings live here rather
 //! than in transcripts.
 
-mod common;
-
+use crate::harness::{leftover_processes, scratch, workbench_in, FAKE};
 use serde_json::{json, Value};
 use std::fs;
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
-
-const WORKBENCH: &str = env!("CARGO_BIN_EXE_mcp-workbench");
-const FAKE: &str = env!("CARGO_BIN_EXE_mcp-fake-server");
-
-/// A fresh scratch folder for one test.
-fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("mcp-workbench-{name}-{}", std::process::id()));
-    let _ = fs::remove_dir_all(&dir);
-    fs::create_dir_all(&dir).unwrap();
-    dir.canonicalize().unwrap()
-}
+use std::path::Path;
+use std::process::Output;
 
 /// Runs the workbench in `cwd` with a clean environment plus `env`; stdin is empty.
 fn run(cwd: &Path, args: &[&str], env: &[(&str, &str)]) -> Output {
-    let mut cmd = Command::new(WORKBENCH);
-    cmd.args(args)
-        .current_dir(cwd)
-        .env_clear()
-        .env("PATH", common::system_path());
+    let mut cmd = workbench_in(cwd);
+    cmd.args(args);
     for (k, v) in env {
         cmd.env(k, v);
     }
@@ -117,13 +102,13 @@ fn relative_paths_are_taken_from_the_config_folder() {
         &[("HOME", &home)],
     );
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stdout));
-    assert!(common::leftover_processes(&dir).is_empty());
+    assert!(leftover_processes(&dir).is_empty());
     let _ = fs::remove_dir_all(&dir);
 }
 
 #[test]
 fn check_reports_config_warnings_and_keeps_logs_out_of_the_report() {
-    let dir = scratch("check-quiet");
+    let dir = scratch("first-run-check-quiet");
     let failing = json!({"startup": {"stderr": ["cannot open database /var/db"], "exit": 3}});
     let good = json!({"tools": [{"tool": {"name": "t", "inputSchema": {"type": "object"}}}]});
     fs::write(dir.join("failing.json"), failing.to_string()).unwrap();
@@ -163,6 +148,6 @@ fn check_reports_config_warnings_and_keeps_logs_out_of_the_report() {
         &[("RUST_LOG", "info")],
     );
     assert!(text(&out.stderr).contains("cannot open database"));
-    assert!(common::leftover_processes(&dir).is_empty());
+    assert!(leftover_processes(&dir).is_empty());
     let _ = fs::remove_dir_all(&dir);
 }

@@ -6,30 +6,25 @@
 //! Every wait for an event has a deadline of seconds (the file is polled
 //! every second); no assertion bounds how fast anything happens.
 
-mod common;
-
-use common::workbench::{is_error, signal, text, Workbench};
-use common::{alive, gone, starts};
+use crate::harness::{
+    alive, counted, fake, gone, is_error, list_changed, signal, starts, text, tool, Workbench,
+};
 use serde_json::{json, Value};
 use std::fs;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-fn tool(name: &str, action: Value) -> Value {
-    json!({"tool": {"name": name, "inputSchema": {"type": "object"}}, "action": action})
-}
-
-fn fake(script: &str) -> Value {
-    json!({"command": "${FAKE_MCP_SERVER}", "args": [script]})
-}
-
 /// A script that appends its pid to `log` at every start, with an `echo`
 /// tool, an `env` tool that shows `VALUE`, and a `slow` one.
-fn counted(log: &str) -> Value {
-    json!({"startup": {"appendPidTo": log}, "tools": [
-        tool("echo", json!({})),
-        tool("env", json!({"env": ["VALUE"]})),
-        tool("slow", json!({"delayMs": 2000}))]})
+fn script(log: &str) -> Value {
+    counted(
+        log,
+        json!([
+            tool("echo", json!({})),
+            tool("env", json!({"env": ["VALUE"]})),
+            tool("slow", json!({"delayMs": 2000}))
+        ]),
+    )
 }
 
 /// Saves `config` as editors do: a new file renamed over the old one.
@@ -51,27 +46,6 @@ fn reload(wb: &Workbench, config: &Value, outcome: &str, n: usize) {
         wb.wait_log(outcome, n, Duration::from_secs(15)),
         "no {outcome:?} in the log"
     );
-}
-
-fn open(wb: &mut Workbench, id: i64, toolbox: &str, others: &mut Vec<Value>) -> Value {
-    let args = json!({"name": "open_toolbox", "arguments": {"toolbox_name": toolbox}});
-    wb.answer_to(id, "tools/call", args, others)
-}
-
-fn list_changed(lines: &[Value]) -> usize {
-    lines
-        .iter()
-        .filter(|l| l["method"] == "notifications/tools/list_changed")
-        .count()
-}
-
-/// Lines that arrive within `limit` (to show that nothing more comes).
-fn more_lines(wb: &mut Workbench, limit: Duration) -> Vec<Value> {
-    let mut lines = Vec::new();
-    while let Some(line) = wb.recv_within(limit) {
-        lines.push(line);
-    }
-    lines
 }
 
 /// Waits for the next `list_changed`, keeping other lines.
@@ -98,11 +72,11 @@ fn a_saved_config_adds_removes_and_describes_toolboxes_with_one_list_changed() {
     let config = json!({"toolboxes": {
         "keep": {"description": "old words", "mcpServers": {"k": fake("k.json")}},
         "gone": {"description": "d", "mcpServers": {"g": fake("g.json")}}}});
-    let files = [("k.json", counted("k.log")), ("g.json", counted("g.log"))];
+    let files = [("k.json", script("k.log")), ("g.json", script("g.log"))];
     let mut wb = Workbench::start("reload-toolboxes", config, &files, &[]);
     let mut others = Vec::new();
-    open(&mut wb, 1, "keep", &mut others);
-    open(&mut wb, 2, "gone", &mut others);
+    wb.open(1, "keep", &mut others);
+    wb.open(2, "gone", &mut others);
     let gone_pid = starts(&wb.dir, "g.log")[0];
 
     let new = json!({"toolboxes": {
@@ -119,14 +93,14 @@ fn a_saved_config_adds_removes_and_describes_toolboxes_with_one_list_changed() {
         description.contains("Toolboxes: added (fresh); keep (new words)."),
         "{description}"
     );
-    let removed = open(&mut wb, 4, "gone", &mut others);
+    let removed = wb.open(4, "gone", &mut others);
     assert!(is_error(&removed));
     assert_eq!(
         text(&removed),
         "Toolbox 'gone' not found in configuration. Available toolboxes: added, keep"
     );
     assert!(gone(gone_pid), "the removed toolbox's server still runs");
-    let kept = open(&mut wb, 5, "keep", &mut others);
+    let kept = wb.open(5, "keep", &mut others);
     assert_eq!(
         kept["result"]["structuredContent"]["description"],
         "new words"
@@ -136,9 +110,9 @@ fn a_saved_config_adds_removes_and_describes_toolboxes_with_one_list_changed() {
         1,
         "an unchanged server keeps its process"
     );
-    let added = open(&mut wb, 6, "added", &mut others);
+    let added = wb.open(6, "added", &mut others);
     assert_eq!(added["result"]["structuredContent"]["servers_connected"], 1);
-    others.extend(more_lines(&mut wb, Duration::from_millis(2500)));
+    others.extend(wb.lines_until_quiet(Duration::from_millis(2500)));
     assert_eq!(
         list_changed(&others),
         0,
@@ -154,10 +128,10 @@ fn a_changed_server_restarts_at_its_next_use_and_the_others_keep_their_processes
         b["env"] = json!({"VALUE": value});
         json!({"toolboxes": {"t": {"description": "d", "mcpServers": {"a": fake("a.json"), "b": b}}}})
     };
-    let files = [("a.json", counted("a.log")), ("b.json", counted("b.log"))];
+    let files = [("a.json", script("a.log")), ("b.json", script("b.log"))];
     let mut wb = Workbench::start("reload-servers", config("one"), &files, &[]);
     let mut others = Vec::new();
-    open(&mut wb, 1, "t", &mut others);
+    wb.open(1, "t", &mut others);
     wb.use_tool(2, "t", "b", "env", json!({}));
     assert_eq!(text(&wb.answer(2, &mut others)), "VALUE=one");
     let (a, b) = (starts(&wb.dir, "a.log")[0], starts(&wb.dir, "b.log")[0]);
@@ -177,7 +151,7 @@ fn a_changed_server_restarts_at_its_next_use_and_the_others_keep_their_processes
     );
     assert_eq!(starts(&wb.dir, "b.log").len(), 2);
     // The toolbox list did not change: no notification.
-    others.extend(more_lines(&mut wb, Duration::from_millis(500)));
+    others.extend(wb.lines_until_quiet(Duration::from_millis(500)));
     assert_eq!(list_changed(&others), 0, "{others:?}");
     assert_eq!(wb.finish().0, Some(0));
 }
@@ -193,11 +167,11 @@ fn calls_in_flight_finish_on_the_old_process_of_a_changed_or_removed_server() {
         }
         json!({"toolboxes": toolboxes})
     };
-    let files = [("s.json", counted("s.log")), ("o.json", counted("o.log"))];
+    let files = [("s.json", script("s.log")), ("o.json", script("o.log"))];
     let mut wb = Workbench::start("reload-in-flight", config("one", true), &files, &[]);
     let mut others = Vec::new();
-    open(&mut wb, 1, "t", &mut others);
-    open(&mut wb, 2, "other", &mut others);
+    wb.open(1, "t", &mut others);
+    wb.open(2, "other", &mut others);
     wb.use_tool(3, "t", "s", "slow", json!({}));
     wb.use_tool(4, "other", "o", "slow", json!({}));
     // Both calls are in flight: s changes, and other's toolbox goes.
@@ -230,19 +204,14 @@ fn calls_in_flight_finish_on_the_old_process_of_a_changed_or_removed_server() {
 fn a_config_with_errors_changes_nothing_and_is_logged_with_its_paths() {
     let config =
         json!({"toolboxes": {"t": {"description": "d", "mcpServers": {"s": fake("s.json")}}}});
-    let mut wb = Workbench::start(
-        "reload-errors",
-        config,
-        &[("s.json", counted("s.log"))],
-        &[],
-    );
+    let mut wb = Workbench::start("reload-errors", config, &[("s.json", script("s.log"))], &[]);
     let mut others = Vec::new();
-    open(&mut wb, 1, "t", &mut others);
+    wb.open(1, "t", &mut others);
     let broken = json!({"mdoe": "proxy", "toolboxes": {
         "t": {"description": "d", "mcpServers": {"s": {"args": ["s.json"]}}},
         "u": {"description": "d", "mcpServers": {}}}});
     reload(&wb, &broken, REFUSED, 1);
-    let log = wb.log.lock().unwrap().clone();
+    let log = wb.log();
     assert!(
         log.contains("  config.json: toolboxes.t.mcpServers.s.command: required string is missing"),
         "{log}"
@@ -276,8 +245,7 @@ fn dynamic_mode_a_reload_changes_the_native_tools_in_one_list_changed() {
     let config = json!({"mode": "dynamic", "toolboxes": {
         "a": {"description": "d", "mcpServers": {"s1": fake("s1.json"), "s2": fake("s2.json")}},
         "b": {"description": "d", "mcpServers": {"s": fake("b.json")}}}});
-    let script =
-        |log: &str| json!({"startup": {"appendPidTo": log}, "tools": [tool("echo", json!({}))]});
+    let script = |log: &str| counted(log, json!([tool("echo", json!({}))]));
     let files = [
         ("s1.json", script("s1.log")),
         ("s2.json", script("s2.log")),
@@ -285,8 +253,8 @@ fn dynamic_mode_a_reload_changes_the_native_tools_in_one_list_changed() {
     ];
     let mut wb = Workbench::start("reload-dynamic", config, &files, &[]);
     let mut others = Vec::new();
-    open(&mut wb, 1, "a", &mut others);
-    open(&mut wb, 2, "b", &mut others);
+    wb.open(1, "a", &mut others);
+    wb.open(2, "b", &mut others);
     assert_eq!(list_changed(&others), 2);
     let new = json!({"mode": "dynamic", "toolboxes": {
         "a": {"description": "d", "mcpServers": {"s1": fake("s1.json")}},
@@ -309,7 +277,7 @@ fn dynamic_mode_a_reload_changes_the_native_tools_in_one_list_changed() {
     assert!(gone(starts(&wb.dir, "s2.log")[0]));
     assert!(gone(starts(&wb.dir, "b.log")[0]));
     assert!(alive(starts(&wb.dir, "s1.log")[0]));
-    others.extend(more_lines(&mut wb, Duration::from_millis(2500)));
+    others.extend(wb.lines_until_quiet(Duration::from_millis(2500)));
     assert_eq!(
         list_changed(&others),
         0,

@@ -249,7 +249,7 @@ fn citations_point_into_the_repository() {
             .unwrap()
             .to_string_lossy()
             .to_string();
-        if relative == "tests/repo.rs" {
+        if relative == "tests/it/repo.rs" {
             continue;
         }
         let text = fs::read_to_string(&file).unwrap();

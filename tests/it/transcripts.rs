@@ -25,29 +25,25 @@
 //! After the run no process may be left whose working directory is inside the
 //! case folder: that covers children and their grandchildren (checked on
 //! Linux, through `/proc`).
-//! `UPDATE_TRANSCRIPTS=1 cargo test --test transcripts` rewrites the expected files.
+//! `UPDATE_TRANSCRIPTS=1 cargo test --test it transcripts::` rewrites the
+//! expected files (`TRANSCRIPT=NAME` runs only the cases whose folder name
+//! contains NAME).
 //!
 //! Expected files write the crate version as `{{VERSION}}`, and may write the
 //! `initialize` instructions as `{{INSTRUCTIONS}}` (see `normalise`), so a new
 //! version or a reworded instruction does not touch every case. A line that
 //! differs is reported from its first differing byte, with some context.
 
-mod common;
-
-use common::leftover_processes;
+use crate::harness::{leftover_processes, workbench_in, Workbench};
 use serde_json::Value;
 use std::collections::VecDeque;
 use std::fs;
-use std::io::{BufRead, BufReader, Read, Write};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
-use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
+use std::sync::mpsc::RecvTimeoutError;
 use std::sync::Mutex;
 use std::thread;
 use std::time::{Duration, Instant};
 
-const WORKBENCH: &str = env!("CARGO_BIN_EXE_mcp-workbench");
-const FAKE: &str = env!("CARGO_BIN_EXE_mcp-fake-server");
 const RESPONSE_TIMEOUT: Duration = Duration::from_secs(20);
 const EXIT_TIMEOUT: Duration = Duration::from_secs(30);
 
@@ -117,24 +113,15 @@ fn run_case(dir: &Path) -> Result<(), String> {
         Ok(text) => text.lines().map(str::to_string).collect(),
         Err(_) => vec!["--config".into(), "config.json".into()],
     };
-    let mut cmd = Command::new(WORKBENCH);
-    cmd.args(&args)
-        .current_dir(&dir)
-        .env_clear()
-        .env("PATH", common::system_path())
-        .env("HOME", "/nonexistent-home")
-        .env("FAKE_MCP_SERVER", FAKE)
-        .env(
-            "RUST_LOG",
-            if stderr_expected.exists() {
-                "off"
-            } else {
-                "debug"
-            },
-        )
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
+    let mut cmd = workbench_in(&dir);
+    cmd.args(&args).env("HOME", "/nonexistent-home").env(
+        "RUST_LOG",
+        if stderr_expected.exists() {
+            "off"
+        } else {
+            "debug"
+        },
+    );
     if let Ok(env) = fs::read_to_string(dir.join("env")) {
         for line in env.lines().filter(|l| !l.trim().is_empty()) {
             let (k, v) = line
@@ -143,41 +130,19 @@ fn run_case(dir: &Path) -> Result<(), String> {
             cmd.env(k, v);
         }
     }
-    let mut child = cmd
-        .spawn()
-        .map_err(|e| format!("cannot start the workbench: {e}"))?;
-    let stdout = child.stdout.take().expect("piped");
-    let (tx, rx) = mpsc::channel::<String>();
-    let reader = thread::spawn(move || {
-        for line in BufReader::new(stdout).split(b'\n') {
-            let Ok(line) = line else { break };
-            if tx
-                .send(String::from_utf8_lossy(&line).into_owned())
-                .is_err()
-            {
-                break;
-            }
-        }
-    });
-    let mut stderr = child.stderr.take().expect("piped");
-    let stderr_reader = thread::spawn(move || {
-        let mut text = String::new();
-        let _ = stderr.read_to_string(&mut text);
-        text
-    });
-
+    // The case folder belongs to the repository: the session keeps it.
+    let mut wb = Workbench::spawn_raw(dir.clone(), cmd, false);
     let mut session = Session {
-        child: &mut child,
-        rx: &rx,
+        wb: &mut wb,
         output: Vec::new(),
     };
     let sent = session.replay(&dir);
-    drop(session.child.stdin.take());
-    let status = wait_with_timeout(session.child, EXIT_TIMEOUT);
     let mut output = session.output;
-    let _ = reader.join();
-    output.extend(rx.try_iter());
-    let stderr_text = stderr_reader.join().unwrap_or_default();
+    // The exit code; `None` for a signal, or when it had to be killed.
+    let status = wb.end(EXIT_TIMEOUT).flatten();
+    output.extend(wb.lines.try_iter().map(|l| lossy(&l)));
+    // As `read_to_string` would: nothing at all if it is not UTF-8.
+    let stderr_text = String::from_utf8(wb.log_bytes()).unwrap_or_default();
 
     let mut problems = Vec::new();
     if let Err(e) = sent {
@@ -214,9 +179,14 @@ fn run_case(dir: &Path) -> Result<(), String> {
     }
 }
 
+/// A stdout line as text, invalid UTF-8 replaced.
+fn lossy(line: &[u8]) -> String {
+    String::from_utf8_lossy(line).into_owned()
+}
+
+/// A transcript being replayed: the lines received so far, in order.
 struct Session<'a> {
-    child: &'a mut Child,
-    rx: &'a Receiver<String>,
+    wb: &'a mut Workbench,
     output: Vec<String>,
 }
 
@@ -271,12 +241,8 @@ impl Session<'_> {
     }
 
     fn send(&mut self, raw: &[u8]) -> Result<(), String> {
-        let stdin = self.child.stdin.as_mut().ok_or("stdin closed")?;
-        let mut line = raw.to_vec();
-        line.push(b'\n');
-        stdin
-            .write_all(&line)
-            .and_then(|_| stdin.flush())
+        self.wb
+            .try_send(raw)
             .map_err(|e| format!("cannot write to the workbench: {e}"))
     }
 
@@ -292,8 +258,9 @@ impl Session<'_> {
         let deadline = Instant::now() + RESPONSE_TIMEOUT;
         loop {
             let left = deadline.saturating_duration_since(Instant::now());
-            match self.rx.recv_timeout(left) {
+            match self.wb.lines.recv_timeout(left) {
                 Ok(line) => {
+                    let line = lossy(&line);
                     let done = response_id(&line).as_ref() == Some(id);
                     self.output.push(line);
                     if done {
@@ -542,19 +509,4 @@ fn a_long_line_diff_shows_where_it_differs() {
     assert!(report.len() < 600, "{report}");
     assert_eq!(first_difference("abc", "ab"), 2);
     assert_eq!(excerpt("héllo", 2, 1), "...é...");
-}
-
-fn wait_with_timeout(child: &mut Child, limit: Duration) -> Option<i32> {
-    let deadline = Instant::now() + limit;
-    loop {
-        match child.try_wait() {
-            Ok(Some(status)) => return status.code(),
-            Ok(None) if Instant::now() < deadline => thread::sleep(Duration::from_millis(10)),
-            _ => {
-                let _ = child.kill();
-                let _ = child.wait();
-                return None;
-            }
-        }
-    }
 }

@@ -9,36 +9,16 @@
 //! whole stop sequence or never ended); they turn hangs into failures and are
 //! not speed measurements.
 
-mod common;
-
-use common::workbench::{self, is_error, text, Workbench};
+use crate::harness::{
+    self, case_dir, command, exit_within, fake, is_error, leftover_processes, processes_with, text,
+    tool, toolbox, wait_until, Workbench, INITIALIZE,
+};
 use serde_json::{json, Value};
 use std::collections::HashMap;
 use std::io::Write;
 use std::process::Stdio;
 use std::thread;
 use std::time::{Duration, Instant};
-
-fn fake(script: &str) -> Value {
-    json!({"command": "${FAKE_MCP_SERVER}", "args": [script]})
-}
-
-fn tool(name: &str, action: Value) -> Value {
-    json!({"tool": {"name": name, "inputSchema": {"type": "object"}}, "action": action})
-}
-
-fn toolbox(servers: Value) -> Value {
-    json!({"description": "d", "mcpServers": servers})
-}
-
-/// Opens `toolbox` and checks that it opened.
-fn open(wb: &mut Workbench, id: i64, toolbox: &str) -> Value {
-    wb.call(id, "open_toolbox", json!({"toolbox_name": toolbox}));
-    let mut others = Vec::new();
-    let line = wb.answer(id, &mut others);
-    assert!(!is_error(&line), "open {toolbox}: {line}");
-    line
-}
 
 #[test]
 fn a_child_that_stops_reading_its_stdin_blocks_nothing_else() {
@@ -48,8 +28,8 @@ fn a_child_that_stops_reading_its_stdin_blocks_nothing_else() {
         "stuck": toolbox(json!({"s": fake("s.json")})),
         "fine": toolbox(json!({"s": fake("s.json")}))}});
     let mut wb = Workbench::start("stalled-stdin", config, &[("s.json", script)], &[]);
-    open(&mut wb, 1, "stuck");
-    open(&mut wb, 2, "fine");
+    wb.open_ok(1, "stuck");
+    wb.open_ok(2, "fine");
     wb.use_tool(3, "stuck", "s", "stall", json!({}));
     // 40 calls of 300 KB: far more than the pipe and the queue hold.
     let big = "x".repeat(300_000);
@@ -97,7 +77,7 @@ fn a_crash_is_noticed_while_a_helper_keeps_stdout_open() {
         "callTimeoutMs": 60000});
     let config = json!({"toolboxes": {"box": toolbox(json!({"s": server}))}});
     let mut wb = Workbench::start("helper-stdout", config, &[("s.json", script)], &[]);
-    open(&mut wb, 1, "box");
+    wb.open_ok(1, "box");
     let began = Instant::now();
     wb.use_tool(2, "box", "s", "die", json!({}));
     let died = wb.recv();
@@ -134,7 +114,7 @@ fn a_failed_open_is_answered_at_its_deadline_not_after_the_stop() {
     );
     drop(wb.stdin.take());
     assert_eq!(wb.wait_exit(Duration::from_secs(10)), Some(Some(0)));
-    let left = common::leftover_processes(&wb.dir);
+    let left = leftover_processes(&wb.dir);
     assert!(left.is_empty(), "left behind: {left:?}");
 }
 
@@ -143,7 +123,7 @@ fn calls_to_a_dead_server_queue_for_one_restart_and_each_gets_one_answer() {
     let script = json!({"initializeDelayMs": 300, "tools": [tool("die", json!({"exit": 1})), tool("echo", json!({}))]});
     let config = json!({"toolboxes": {"box": toolbox(json!({"s": fake("s.json")}))}});
     let mut wb = Workbench::start("dead-server-calls", config, &[("s.json", script)], &[]);
-    open(&mut wb, 1, "box");
+    wb.open_ok(1, "box");
     wb.use_tool(2, "box", "s", "die", json!({}));
     assert!(is_error(&wb.recv()));
     let calls = 2000;
@@ -154,7 +134,7 @@ fn calls_to_a_dead_server_queue_for_one_restart_and_each_gets_one_answer() {
     let mut most_threads = 0;
     let mut answers: HashMap<i64, Value> = HashMap::new();
     while answers.len() < calls as usize {
-        most_threads = most_threads.max(workbench::threads(pid));
+        most_threads = most_threads.max(harness::threads(pid));
         let line = wb.recv();
         let id = line["id"].as_i64().unwrap();
         assert!(answers.insert(id, line).is_none(), "{id} answered twice");
@@ -205,14 +185,17 @@ fn cancelled_requests_that_wait_in_the_workbench_get_no_answer() {
     // An open cancelled while its server starts (it takes 800 ms): the
     // start ends, unanswered.
     wb.call(1, "open_toolbox", json!({"toolbox_name": "slow"}));
-    std::thread::sleep(Duration::from_millis(300));
+    let starting = wait_until(Duration::from_secs(10), || {
+        !processes_with(&wb.dir, "s.json").is_empty()
+    });
+    assert!(starting, "the server never started");
     wb.send(
         json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 1}}),
     );
     let early = wb.recv_within(Duration::from_millis(1500));
     assert!(early.is_none(), "answered a cancelled open: {early:?}");
     // A call cancelled while it waits for its server's restart.
-    open(&mut wb, 2, "other");
+    wb.open_ok(2, "other");
     wb.use_tool(3, "other", "s", "die", json!({}));
     assert_eq!(wb.recv()["id"], 3);
     wb.use_tool(4, "other", "s", "echo", json!({}));
@@ -242,7 +225,7 @@ fn progress_cannot_keep_a_call_alive_past_max_call_timeout() {
         "callTimeoutMs": 400, "maxCallTimeoutMs": 1500});
     let config = json!({"toolboxes": {"box": toolbox(json!({"s": server}))}});
     let mut wb = Workbench::start("max-call-timeout", config, &[("s.json", script)], &[]);
-    open(&mut wb, 1, "box");
+    wb.open_ok(1, "box");
     let meta = json!({"progressToken": "p"});
     wb.send(json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "use_tool",
         "arguments": {"tool": {"toolbox": "box", "server": "s", "tool": "forever"}}, "_meta": meta}}));
@@ -263,8 +246,8 @@ fn shutdown_completes_when_the_host_stops_reading_stdout() {
         tool("big", json!({"textBytes": 4_000_000})),
         tool("slow", json!({"delayMs": 60000}))]});
     let config = json!({"toolboxes": {"box": toolbox(json!({"s": fake("s.json")}))}});
-    let dir = workbench::case_dir("host-not-reading", &config, &[("s.json", script)]);
-    let mut child = workbench::command(&dir, &[])
+    let dir = case_dir("host-not-reading", &config, &[("s.json", script)]);
+    let mut child = command(&dir, &[])
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
@@ -273,7 +256,7 @@ fn shutdown_completes_when_the_host_stops_reading_stdout() {
     let mut stdin = child.stdin.take().unwrap();
     let _stdout = child.stdout.take(); // held, never read
     let lines = [
-        workbench::INITIALIZE.to_string(),
+        INITIALIZE.to_string(),
         json!({"jsonrpc":"2.0","method":"notifications/initialized"}).to_string(),
         json!({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"open_toolbox","arguments":{"toolbox_name":"box"}}}).to_string(),
     ];
@@ -289,19 +272,8 @@ fn shutdown_completes_when_the_host_stops_reading_stdout() {
     thread::sleep(Duration::from_millis(1000));
     drop(stdin);
     // The stop sequence of this child takes about 2 s (it ignores EOF).
-    let deadline = Instant::now() + Duration::from_secs(8);
-    let status = loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            break Some(status);
-        }
-        if Instant::now() >= deadline {
-            break None;
-        }
-        thread::sleep(Duration::from_millis(20));
-    };
-    let _ = child.kill();
-    let _ = child.wait();
-    let left = common::leftover_processes(&dir);
+    let status = exit_within(&mut child, Duration::from_secs(8));
+    let left = leftover_processes(&dir);
     let _ = std::fs::remove_dir_all(&dir);
     assert!(status.is_some(), "the workbench did not exit");
     assert!(left.is_empty(), "left behind: {left:?}");
@@ -317,26 +289,41 @@ fn sigterm_after_stdin_eof_hurries_the_stop_but_kills_every_group() {
         json!({"command": "sh", "args": ["-c", "\"$0\" s.json; echo done", "${FAKE_MCP_SERVER}"]});
     let config = json!({"toolboxes": {"box": toolbox(json!({"s": server}))}});
     let mut wb = Workbench::start("eof-then-sigterm", config, &[("s.json", script)], &[]);
-    open(&mut wb, 1, "box");
+    wb.open_ok(1, "box");
     drop(wb.stdin.take());
-    thread::sleep(Duration::from_millis(300));
-    workbench::signal(wb.pid(), "TERM");
+    // The stop on EOF has begun: SIGTERM is the second trigger.
+    let stopping = wb.wait_log(
+        "the host closed stdin; stopping",
+        1,
+        Duration::from_secs(10),
+    );
+    assert!(stopping, "the workbench did not see the EOF");
+    harness::signal(wb.pid(), "TERM");
     let code = wb.wait_exit(Duration::from_secs(10));
     assert_eq!(code, Some(Some(0)));
-    let left = common::leftover_processes(&wb.dir);
+    let left = leftover_processes(&wb.dir);
     assert!(left.is_empty(), "left behind: {left:?}");
 }
 
 #[test]
 fn a_call_right_after_a_crash_is_never_told_to_reopen_the_toolbox() {
+    // Twenty rounds over five identical servers: a server that keeps dying is
+    // restarted after a backoff that doubles up to 5 s, which twenty deaths
+    // of one server would spend most of a minute waiting out. Four deaths
+    // each still see restarts at once and after a backoff.
+    const SERVERS: i64 = 5;
     let script = json!({"tools": [tool("die", json!({"exit": 1})), tool("echo", json!({}))]});
-    let config = json!({"toolboxes": {"box": toolbox(json!({"s": fake("s.json")}))}});
+    let servers: serde_json::Map<String, Value> = (0..SERVERS)
+        .map(|i| (format!("s{i}"), fake("s.json")))
+        .collect();
+    let config = json!({"toolboxes": {"box": toolbox(Value::Object(servers))}});
     let mut wb = Workbench::start("restart-race", config, &[("s.json", script)], &[]);
-    open(&mut wb, 1, "box");
+    wb.open_ok(1, "box");
     for round in 0..20 {
         let id = 10 * (round + 1);
-        wb.use_tool(id, "box", "s", "die", json!({}));
-        wb.use_tool(id + 1, "box", "s", "echo", json!({}));
+        let server = format!("s{}", round % SERVERS);
+        wb.use_tool(id, "box", &server, "die", json!({}));
+        wb.use_tool(id + 1, "box", &server, "echo", json!({}));
         let mut others = Vec::new();
         let echo = wb.answer(id + 1, &mut others);
         // In flight when the server died, or forwarded after a restart.
@@ -362,14 +349,14 @@ fn a_helper_in_its_own_session_holding_the_pipes_leaks_no_thread_or_fd() {
     let pid = wb.pid();
     let mut counts = Vec::new();
     for round in 0..5 {
-        open(&mut wb, 2 * round + 1, "box");
+        wb.open_ok(2 * round + 1, "box");
         wb.call(
             2 * round + 2,
             "close_toolbox",
             json!({"toolbox_name": "box"}),
         );
         assert!(text(&wb.recv()).starts_with("Toolbox 'box' closed"));
-        counts.push((workbench::threads(pid), workbench::fds(pid)));
+        counts.push((harness::threads(pid), harness::fds(pid)));
     }
     let (first, last) = (counts[0], counts[4]);
     assert!(
@@ -391,8 +378,8 @@ fn dynamic_mode_a_flooding_child_starves_no_other_relist() {
     let files = [("flood.json", flood), ("grow.json", grow)];
     let mut wb = Workbench::start("relist-flood", config, &files, &[]);
     let mut others = Vec::new();
-    open(&mut wb, 1, "a");
-    open(&mut wb, 2, "b");
+    wb.open_ok(1, "a");
+    wb.open_ok(2, "b");
     wb.use_tool(3, "a", "flood", "flood", json!({}));
     wb.answer(3, &mut others);
     wb.use_tool(4, "b", "grow", "grow", json!({}));
@@ -428,8 +415,8 @@ fn dynamic_mode_an_unanswered_relist_delays_no_close() {
         "b": toolbox(json!({"mute": server}))}});
     let mut wb = Workbench::start("relist-unanswered", config, &[("mute.json", mute)], &[]);
     let mut others = Vec::new();
-    open(&mut wb, 1, "a");
-    open(&mut wb, 2, "b");
+    wb.open_ok(1, "a");
+    wb.open_ok(2, "b");
     wb.use_tool(3, "a", "mute", "mute", json!({}));
     // The re-list of a/mute is sent and never answered.
     thread::sleep(Duration::from_millis(1500));

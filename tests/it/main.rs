@@ -1,0 +1,22 @@
+//! The integration tests: one binary, a module per area, one shared harness
+//! (`harness`). Every test runs the real binaries (`mcp-workbench` and the
+//! scripted `mcp-fake-server`) as processes and tests what a host or a user
+//! sees, never the crate's internals. libtest runs the tests of every area
+//! side by side.
+//!
+//! `cargo test --test it AREA::` runs one area, e.g. `liveness::`;
+//! `scripts/test-windows` runs `transcripts::` and `windows::` under Wine.
+
+mod harness;
+
+mod behaviour;
+mod faults;
+mod first_run;
+mod hostile;
+mod idle;
+mod liveness;
+mod reload;
+mod repo;
+mod transcripts;
+#[cfg(windows)]
+mod windows;
