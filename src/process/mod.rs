@@ -28,6 +28,8 @@ mod watchdog;
 mod win32;
 #[cfg(windows)]
 mod windows;
+#[cfg(windows)]
+mod windows_watch;
 
 #[cfg(unix)]
 use unix as sys;
@@ -35,6 +37,8 @@ use unix as sys;
 pub use unix_watch::{Stdin, Waker, Watch};
 #[cfg(windows)]
 use windows as sys;
+#[cfg(windows)]
+pub use windows_watch::{Stdin, Waker, Watch};
 
 pub use sys::{
     block_shutdown_signals, command, file_identity, on_reload_signal, on_shutdown_signal,

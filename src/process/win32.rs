@@ -1,7 +1,8 @@
-//! The few Win32 functions, types and constants `windows` uses, declared by
-//! hand (kernel32 and advapi32 are linked by std already; see ARCHITECTURE.md
-//! for why not `windows-sys`). Layouts are those of the x86_64 and aarch64
-//! Windows ABI, where `usize` is the width of `SIZE_T` and `ULONG_PTR`.
+//! The few Win32 functions, types and constants `windows` and `windows_watch`
+//! use, declared by hand (kernel32 and advapi32 are linked by std already; see
+//! ARCHITECTURE.md for why not `windows-sys`). Layouts are those of the x86_64
+//! and aarch64 Windows ABI, where `usize` is the width of `SIZE_T` and
+//! `ULONG_PTR`.
 
 #![allow(non_snake_case, clippy::upper_case_acronyms)]
 
@@ -15,7 +16,17 @@ pub const TRUE: BOOL = 1;
 pub const INVALID_HANDLE_VALUE: HANDLE = -1isize as HANDLE;
 pub const INFINITE: u32 = u32::MAX;
 pub const WAIT_OBJECT_0: u32 = 0;
+pub const WAIT_FAILED: u32 = u32::MAX;
 pub const STILL_ACTIVE: u32 = 259;
+
+pub const SYNCHRONIZE: u32 = 0x0010_0000;
+
+pub const ERROR_HANDLE_EOF: i32 = 38;
+pub const ERROR_BROKEN_PIPE: i32 = 109;
+pub const ERROR_PIPE_NOT_CONNECTED: i32 = 233;
+pub const ERROR_OPERATION_ABORTED: i32 = 995;
+pub const ERROR_IO_INCOMPLETE: i32 = 996;
+pub const ERROR_IO_PENDING: i32 = 997;
 
 pub const CREATE_SUSPENDED: u32 = 0x0000_0004;
 pub const CREATE_NO_WINDOW: u32 = 0x0800_0000;
@@ -80,6 +91,18 @@ pub struct THREADENTRY32 {
     pub dwFlags: u32,
 }
 
+/// The record of one overlapped operation. The union of `Offset` and
+/// `OffsetHigh` with `Pointer` is written as its two `u32`s (8 bytes either
+/// way); pipes ignore the offset.
+#[repr(C)]
+pub struct OVERLAPPED {
+    pub Internal: usize,
+    pub InternalHigh: usize,
+    pub Offset: u32,
+    pub OffsetHigh: u32,
+    pub hEvent: HANDLE,
+}
+
 pub type HandlerRoutine = unsafe extern "system" fn(ctrl_type: u32) -> BOOL;
 
 #[link(name = "kernel32")]
@@ -97,6 +120,42 @@ extern "system" {
     ) -> BOOL;
     pub fn WaitForSingleObject(handle: HANDLE, milliseconds: u32) -> u32;
     pub fn GetExitCodeProcess(process: HANDLE, exit_code: *mut u32) -> BOOL;
+    pub fn OpenProcess(desired_access: u32, inherit: BOOL, process_id: u32) -> HANDLE;
+
+    pub fn CreateEventW(
+        attributes: *mut c_void,
+        manual_reset: BOOL,
+        initial_state: BOOL,
+        name: *const u16,
+    ) -> HANDLE;
+    pub fn SetEvent(event: HANDLE) -> BOOL;
+    pub fn WaitForMultipleObjects(
+        count: u32,
+        handles: *const HANDLE,
+        wait_all: BOOL,
+        milliseconds: u32,
+    ) -> u32;
+    pub fn ReadFile(
+        file: HANDLE,
+        buffer: *mut c_void,
+        bytes_to_read: u32,
+        bytes_read: *mut u32,
+        overlapped: *mut OVERLAPPED,
+    ) -> BOOL;
+    pub fn WriteFile(
+        file: HANDLE,
+        buffer: *const c_void,
+        bytes_to_write: u32,
+        bytes_written: *mut u32,
+        overlapped: *mut OVERLAPPED,
+    ) -> BOOL;
+    pub fn GetOverlappedResult(
+        file: HANDLE,
+        overlapped: *const OVERLAPPED,
+        bytes_transferred: *mut u32,
+        wait: BOOL,
+    ) -> BOOL;
+    pub fn CancelIoEx(file: HANDLE, overlapped: *const OVERLAPPED) -> BOOL;
 
     pub fn CreateJobObjectW(attributes: *mut c_void, name: *const u16) -> HANDLE;
     pub fn SetInformationJobObject(
