@@ -26,7 +26,7 @@ use std::io;
 use std::os::windows::io::AsRawHandle;
 use std::os::windows::process::CommandExt;
 use std::path::{Path, PathBuf};
-use std::process::{Child, ChildStdin, Command};
+use std::process::{Child, Command};
 use std::sync::OnceLock;
 use std::thread;
 
