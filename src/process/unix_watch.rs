@@ -9,6 +9,13 @@
 //! kernels) the wait is cut to `EXIT_POLL` and the caller asks `Tree::exited`.
 //! Any thread wakes the wait through the `Waker`, a non-blocking pipe whose
 //! bytes are drained by `wait`.
+//!
+//! On Linux the wait is an `epoll` set: the descriptors are registered once
+//! (and again only when one comes or goes: stdin with bytes queued, a closed
+//! stream), so a wake-up costs one `epoll_wait` whatever the number of
+//! descriptors. `poll` re-registers all five on every call, which costs the
+//! hot path about 2 µs per call on the one-core placement. Elsewhere it is
+//! `poll`.
 
 use super::{Ready, Stream};
 use std::fs::File;
@@ -59,6 +66,7 @@ pub struct Watch {
     /// The exit is polled by the caller (no descriptor reports it).
     polled_exit: bool,
     wake: File,
+    set: Set,
 }
 
 impl Watch {
@@ -82,6 +90,7 @@ impl Watch {
             polled_exit: exit.is_none(),
             exit,
             wake: File::from(wake),
+            set: Set::new()?,
         };
         Ok((watch, Waker(Arc::new(File::from(waker)))))
     }
@@ -97,18 +106,13 @@ impl Watch {
     /// `Waker` woke it, or `timeout` passed (`None`: no limit).
     pub fn wait(&mut self, stdin: Option<&Stdin>, timeout: Option<Duration>) -> io::Result<Ready> {
         const IN: libc::c_short = libc::POLLIN;
-        let slots: [(Option<RawFd>, libc::c_short); 5] = [
+        let slots: Slots = [
             (Some(self.wake.as_raw_fd()), IN),
             (self.stdout.as_ref().map(AsRawFd::as_raw_fd), IN),
             (self.stderr.as_ref().map(AsRawFd::as_raw_fd), IN),
             (stdin.map(|s| s.0.as_raw_fd()), libc::POLLOUT),
             (self.exit.as_ref().map(AsRawFd::as_raw_fd), IN),
         ];
-        let mut fds: [libc::pollfd; 5] = slots.map(|(fd, events)| libc::pollfd {
-            fd: fd.unwrap_or(-1), // poll skips negative descriptors
-            events,
-            revents: 0,
-        });
         let timeout = match (timeout, self.polled_exit) {
             (Some(t), true) => Some(t.min(EXIT_POLL)),
             (None, true) => Some(EXIT_POLL),
@@ -119,16 +123,12 @@ impl Watch {
             let ms = t.as_micros().div_ceil(1000);
             libc::c_int::try_from(ms).unwrap_or(libc::c_int::MAX)
         });
-        // SAFETY: poll reads and writes the array we own, of the length we pass.
-        let n = unsafe { libc::poll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, ms) };
-        if n < 0 {
-            let e = io::Error::last_os_error();
-            return match e.kind() {
-                io::ErrorKind::Interrupted => Ok(Ready::default()),
-                _ => Err(e),
-            };
-        }
-        let hit = |i: usize| fds[i].revents != 0;
+        let hits = match self.set.wait(slots, ms) {
+            Ok(hits) => hits,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => return Ok(Ready::default()),
+            Err(e) => return Err(e),
+        };
+        let hit = |i: usize| hits[i];
         if hit(0) {
             let mut drain = [0u8; 64];
             while matches!((&self.wake).read(&mut drain), Ok(n) if n > 0) {}
@@ -164,6 +164,100 @@ impl Watch {
             Stream::Stdout => &mut self.stdout,
             Stream::Stderr => &mut self.stderr,
         }
+    }
+}
+
+/// The descriptors of one wait, in `Watch::wait`'s order.
+type Slots = [(Option<RawFd>, libc::c_short); 5];
+
+/// Linux: an epoll set that follows the slots, changed only when they change.
+#[cfg(target_os = "linux")]
+struct Set {
+    epoll: OwnedFd,
+    registered: [Option<RawFd>; 5],
+}
+
+#[cfg(target_os = "linux")]
+impl Set {
+    fn new() -> io::Result<Set> {
+        // SAFETY: epoll_create1 returns a new descriptor that we own, or -1.
+        let fd = unsafe { libc::epoll_create1(libc::EPOLL_CLOEXEC) };
+        if fd < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        Ok(Set {
+            // SAFETY: the kernel just gave us this descriptor.
+            epoll: unsafe { OwnedFd::from_raw_fd(fd) },
+            registered: [None; 5],
+        })
+    }
+
+    /// Which slots are ready, after up to `ms` milliseconds (-1: no limit).
+    fn wait(&mut self, slots: Slots, ms: libc::c_int) -> io::Result<[bool; 5]> {
+        for (i, (fd, events)) in slots.into_iter().enumerate() {
+            if fd == self.registered[i] {
+                continue;
+            }
+            if let Some(old) = self.registered[i].take() {
+                // A descriptor closed since leaves the set by itself: ENOENT
+                // or EBADF then mean it is gone already.
+                self.control(libc::EPOLL_CTL_DEL, old, 0, 0);
+            }
+            if let Some(new) = fd {
+                let events = if events == libc::POLLOUT {
+                    libc::EPOLLOUT
+                } else {
+                    libc::EPOLLIN
+                };
+                if self.control(libc::EPOLL_CTL_ADD, new, events as u32, i as u64) != 0 {
+                    return Err(io::Error::last_os_error());
+                }
+                self.registered[i] = Some(new);
+            }
+        }
+        let mut events = [libc::epoll_event { events: 0, u64: 0 }; 5];
+        // SAFETY: epoll_wait writes at most 5 records into the array we own.
+        let n = unsafe { libc::epoll_wait(self.epoll.as_raw_fd(), events.as_mut_ptr(), 5, ms) };
+        let n = usize::try_from(n).map_err(|_| io::Error::last_os_error())?;
+        let mut hits = [false; 5];
+        for event in &events[..n] {
+            if let Some(hit) = usize::try_from(event.u64).ok().and_then(|i| hits.get_mut(i)) {
+                *hit = true;
+            }
+        }
+        Ok(hits)
+    }
+
+    fn control(&self, op: libc::c_int, fd: RawFd, events: u32, token: u64) -> libc::c_int {
+        let mut event = libc::epoll_event { events, u64: token };
+        // SAFETY: epoll_ctl reads the one record we own.
+        unsafe { libc::epoll_ctl(self.epoll.as_raw_fd(), op, fd, &mut event) }
+    }
+}
+
+/// Elsewhere: `poll` over the slots.
+#[cfg(not(target_os = "linux"))]
+struct Set;
+
+#[cfg(not(target_os = "linux"))]
+impl Set {
+    fn new() -> io::Result<Set> {
+        Ok(Set)
+    }
+
+    /// Which slots are ready, after up to `ms` milliseconds (-1: no limit).
+    fn wait(&mut self, slots: Slots, ms: libc::c_int) -> io::Result<[bool; 5]> {
+        let mut fds: [libc::pollfd; 5] = slots.map(|(fd, events)| libc::pollfd {
+            fd: fd.unwrap_or(-1), // poll skips negative descriptors
+            events,
+            revents: 0,
+        });
+        // SAFETY: poll reads and writes the array we own, of the length we pass.
+        let n = unsafe { libc::poll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, ms) };
+        if n < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        Ok(fds.map(|fd| fd.revents != 0))
     }
 }
 
