@@ -172,11 +172,11 @@ impl ErrorObject {
 pub enum Incoming<'a> {
     Request {
         id: RequestId,
-        method: String,
+        method: Cow<'a, str>,
         params: Option<Cow<'a, RawValue>>,
     },
     Notification {
-        method: String,
+        method: Cow<'a, str>,
         params: Option<Cow<'a, RawValue>>,
     },
     /// A response to a request we sent: a child's answer (the workbench sends
@@ -247,7 +247,7 @@ pub fn classify(value: Value) -> Incoming<'static> {
         jsonrpc_ok: obj.get("jsonrpc").and_then(Value::as_str) == Some("2.0"),
         id: obj.remove("id").map(|id| RequestId::from_json(&id)),
         method: method.map(|m| match m {
-            Value::String(m) => Some(m),
+            Value::String(m) => Some(Cow::Owned(m)),
             _ => None,
         }),
         params: obj.remove("params").map(|p| match p {
@@ -274,7 +274,7 @@ pub fn classify(value: Value) -> Incoming<'static> {
 struct Fields<'a> {
     jsonrpc_ok: bool,
     id: Option<Option<RequestId>>,
-    method: Option<Option<String>>,
+    method: Option<Option<Cow<'a, str>>>,
     params: Option<Option<Cow<'a, RawValue>>>,
     /// Present in a response.
     reply: Option<Reply<'a>>,
@@ -339,15 +339,19 @@ impl<'a> Envelope<'a> {
     /// as a `Value`).
     fn read(line: &'a [u8]) -> Option<Incoming<'a>> {
         let envelope: Envelope = serde_json::from_slice(line).ok()?;
-        let string = |raw: &RawValue| serde_json::from_str::<String>(raw.get()).ok();
+        // Borrowed where the text has no escapes (always, in practice).
+        let text = |raw: &'a RawValue| match serde_json::from_str::<&str>(raw.get()) {
+            Ok(text) => Some(Cow::Borrowed(text)),
+            Err(_) => string(raw).map(Cow::Owned),
+        };
         let params = envelope
             .params
             .map(|raw| raw.get().starts_with('{').then_some(Cow::Borrowed(raw)));
         Some(
             Fields {
-                jsonrpc_ok: envelope.jsonrpc.and_then(string).as_deref() == Some("2.0"),
+                jsonrpc_ok: envelope.jsonrpc.and_then(text).as_deref() == Some("2.0"),
                 id: envelope.id.map(RequestId::from_raw),
-                method: envelope.method.map(string),
+                method: envelope.method.map(text),
                 params,
                 reply: match (envelope.result, envelope.error) {
                     (Some(result), _) => Some(Ok(Cow::Borrowed(result))),

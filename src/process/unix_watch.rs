@@ -221,7 +221,10 @@ impl Set {
         let n = usize::try_from(n).map_err(|_| io::Error::last_os_error())?;
         let mut hits = [false; 5];
         for event in &events[..n] {
-            if let Some(hit) = usize::try_from(event.u64).ok().and_then(|i| hits.get_mut(i)) {
+            if let Some(hit) = usize::try_from(event.u64)
+                .ok()
+                .and_then(|i| hits.get_mut(i))
+            {
                 *hit = true;
             }
         }
