@@ -142,9 +142,9 @@ struct Shared {
 pub struct Downstream {
     spec: Spec,
     label: String,
-    /// The child's processes, shared with its owner so that a stop can kill
-    /// them even while the child's thread is held up writing to the host.
-    tree: Arc<Tree>,
+    /// The child's processes and thread (`None` in the unit tests, which feed
+    /// the connection's events by hand).
+    link: Option<Link>,
     outbox: Arc<Outbox>,
     input: Input,
     shared: Mutex<Shared>,
@@ -153,9 +153,6 @@ pub struct Downstream {
     /// Ends the child's thread's wait early: a stop, an earlier deadline.
     waker: Waker,
     tail: Mutex<VecDeque<String>>,
-    /// The child's thread, until someone joins it.
-    thread: Mutex<Option<JoinHandle<()>>>,
-    thread_id: ThreadId,
     tools_changed: AtomicBool,
     /// When the child last said its tools changed.
     last_change: Mutex<Instant>,
@@ -165,6 +162,16 @@ pub struct Downstream {
     changes: Option<Sender<Arc<Downstream>>>,
     /// This connection, for the change reports (set once at spawn).
     me: Weak<Downstream>,
+}
+
+/// A connection's child: its processes and the thread that watches them.
+struct Link {
+    /// Shared with the owner, so that a stop can kill the processes even
+    /// while the child's thread is held up writing to the host.
+    tree: Arc<Tree>,
+    /// Until someone joins it.
+    thread: Mutex<Option<JoinHandle<()>>>,
+    thread_id: ThreadId,
 }
 
 /// A started server: its connection and its tools (all pages, unfiltered).
@@ -257,9 +264,33 @@ impl Downstream {
             }
             Err(_) => return Err("the spawning thread died".to_string()),
         };
-        let conn = Arc::new_cyclic(|me| Downstream {
-            label: label.clone(),
+        let link = Link {
             tree,
+            thread_id: thread.thread().id(),
+            thread: Mutex::new(Some(thread)),
+        };
+        let conn = Downstream::connect(spec, outbox, changes, stdin, waker, Some(link));
+        let _ = conn_tx.send(Arc::clone(&conn));
+        let pid = conn.pid();
+        log::info!(
+            "[{label}] started '{}' (pid {pid})",
+            conn.spec.command_display
+        );
+        Ok(conn)
+    }
+
+    /// The connection around a child's stdin and its thread's waker.
+    fn connect(
+        spec: Spec,
+        outbox: Arc<Outbox>,
+        changes: Option<Sender<Arc<Downstream>>>,
+        stdin: Stdin,
+        waker: Waker,
+        link: Option<Link>,
+    ) -> Arc<Downstream> {
+        Arc::new_cyclic(|me| Downstream {
+            label: format!("{}/{}", spec.toolbox, spec.server),
+            link,
             outbox,
             input: Input::new(stdin, waker.clone()),
             shared: Mutex::new(Shared {
@@ -270,22 +301,18 @@ impl Downstream {
             stopped: Condvar::new(),
             waker,
             tail: Mutex::new(VecDeque::new()),
-            thread_id: thread.thread().id(),
-            thread: Mutex::new(Some(thread)),
             tools_changed: AtomicBool::new(false),
             last_change: Mutex::new(Instant::now()),
             logging: AtomicBool::new(false),
             changes,
             me: me.clone(),
             spec,
-        });
-        let _ = conn_tx.send(Arc::clone(&conn));
-        let pid = conn.tree.pid();
-        log::info!(
-            "[{label}] started '{}' (pid {pid})",
-            conn.spec.command_display
-        );
-        Ok(conn)
+        })
+    }
+
+    /// The pid of the child's first process (0 without a child).
+    fn pid(&self) -> u32 {
+        self.link.as_ref().map_or(0, |link| link.tree.pid())
     }
 
     /// Spawns the child and sets up the watch on its pipes (on the child's
@@ -629,7 +656,10 @@ impl Downstream {
     /// cannot run the sequence: after `STOP_LIMIT` the tree is killed from here.
     pub fn stop(&self, in_flight: &str) {
         self.ask_to_stop(in_flight);
-        if thread::current().id() == self.thread_id {
+        let Some(link) = &self.link else {
+            return;
+        };
+        if thread::current().id() == link.thread_id {
             return;
         }
         let deadline = Instant::now() + STOP_LIMIT;
@@ -642,7 +672,7 @@ impl Downstream {
                     "[{}] its thread is held up (writing to the host?): killing its processes from here",
                     self.label
                 );
-                self.tree.kill();
+                link.tree.kill();
                 return;
             }
             shared = self
@@ -652,7 +682,7 @@ impl Downstream {
                 .0;
         }
         drop(shared);
-        if let Some(thread) = lock(&self.thread).take() {
+        if let Some(thread) = lock(&link.thread).take() {
             let _ = thread.join();
         }
     }
@@ -773,6 +803,9 @@ impl LogBudget {
 
 impl std::fmt::Debug for Downstream {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "Downstream({}, pid {})", self.label, self.tree.pid())
+        write!(f, "Downstream({}, pid {})", self.label, self.pid())
     }
 }
+
+#[cfg(all(test, unix))] // the child's stdin is a plain pipe here
+mod tests;

@@ -242,7 +242,7 @@ impl Downstream {
         }
     }
 
-    fn keep_stderr_line(&self, line: &[u8], budget: &mut LogBudget) {
+    pub(super) fn keep_stderr_line(&self, line: &[u8], budget: &mut LogBudget) {
         let text = String::from_utf8_lossy(line);
         let text = text.trim_end();
         if text.is_empty() {
@@ -262,7 +262,7 @@ impl Downstream {
     /// wakes it only for an earlier one. With no call in flight it is one
     /// `callTimeoutMs` away: a call made meanwhile ends no sooner, so calls
     /// never need to wake the loop.
-    fn arm(&self, now: Instant) -> Option<Instant> {
+    pub(super) fn arm(&self, now: Instant) -> Option<Instant> {
         let mut shared = lock(&self.shared);
         shared.armed = match shared.pending.closed() {
             Some(_) => None,
@@ -277,7 +277,7 @@ impl Downstream {
     }
 
     /// Fails the forwarded calls past their deadline.
-    fn expire_calls(&self, now: Instant) {
+    pub(super) fn expire_calls(&self, now: Instant) {
         let (expired, drained) = {
             let mut shared = lock(&self.shared);
             if shared.armed.is_none_or(|at| now < at) {

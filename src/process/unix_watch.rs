@@ -50,6 +50,14 @@ impl Stdin {
 pub struct Waker(Arc<File>);
 
 impl Waker {
+    /// A waker whose wake-ups go nowhere: for a connection without a child
+    /// (the unit tests feed its events by hand).
+    #[cfg(test)]
+    pub fn detached() -> Waker {
+        let (_, writer) = std::io::pipe().expect("a pipe");
+        Waker(Arc::new(File::from(OwnedFd::from(writer))))
+    }
+
     pub fn wake(&self) {
         // A full pipe already holds a wake-up: nothing is lost.
         let _ = (&*self.0).write(&[1]);
