@@ -12,6 +12,7 @@
 use crate::process::{Stdin, Waker};
 use std::collections::VecDeque;
 use std::io;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
 /// Bytes a child may leave unread before further lines to it are refused. A
@@ -44,6 +45,9 @@ impl std::fmt::Display for WriteError {
 
 pub struct Input {
     state: Mutex<State>,
+    /// Whether `queued > 0`, readable without the lock: the child's thread
+    /// asks at every turn, and must not contend with the writers for it.
+    backlog: AtomicBool,
     /// Wakes the child's thread when the queue gets something.
     waker: Waker,
 }
@@ -72,6 +76,7 @@ impl Input {
                 queued: 0,
                 broken: None,
             }),
+            backlog: AtomicBool::new(false),
             waker,
         }
     }
@@ -110,6 +115,7 @@ impl Input {
             state.queued = line.len() - written;
             state.offset = written;
             state.queue.push_back(line);
+            self.backlog.store(true, Ordering::Release);
             self.waker.wake();
         }
         Ok(())
@@ -123,6 +129,9 @@ impl Input {
     /// The pipe, while something waits to be written to it: what the child's
     /// thread waits on for room.
     pub fn waiting(&self) -> Option<Arc<Stdin>> {
+        if !self.backlog.load(Ordering::Acquire) {
+            return None;
+        }
         let state = crate::lock(&self.state);
         state.pipe.clone().filter(|_| state.queued > 0)
     }
@@ -131,6 +140,11 @@ impl Input {
     /// once the pipe has room). Never blocks.
     pub fn flush(&self) {
         let mut state = crate::lock(&self.state);
+        self.flush_locked(&mut state);
+        self.backlog.store(state.queued > 0, Ordering::Release);
+    }
+
+    fn flush_locked(&self, state: &mut State) {
         while let (Some(pipe), Some(line)) = (&state.pipe, state.queue.front()) {
             match pipe.try_write(&line[state.offset..]) {
                 Ok(0) => return,
@@ -153,6 +167,7 @@ impl Input {
         let mut state = crate::lock(&self.state);
         state.pipe = None;
         state.drop_queue();
+        self.backlog.store(false, Ordering::Release);
     }
 }
 

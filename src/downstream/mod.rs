@@ -711,11 +711,6 @@ impl Downstream {
         self.waker.wake();
     }
 
-    /// Whether a stop was asked for (the child's thread checks at each turn).
-    fn stop_requested(&self) -> bool {
-        !matches!(lock(&self.shared).life, Life::Serving)
-    }
-
     /// Completes one pending entry with `failure`; for forwarded calls `text` is
     /// the `isError` text the host receives.
     fn fail(&self, entry: Entry, failure: Failure, text: &str) {

@@ -101,12 +101,14 @@ impl Downstream {
     /// One wait and what it found; how the process ended, once it did.
     fn turn(&self, pump: &mut Pump) -> Option<Exit> {
         let now = Instant::now();
-        if matches!(pump.phase, Phase::Serving) && self.stop_requested() {
+        // One lock per turn: the main thread takes it for every call.
+        let (armed, stop) = self.arm(now);
+        if matches!(pump.phase, Phase::Serving) && stop {
             self.input.close();
             pump.phase = Phase::Closed(now);
         }
         let stdin = self.input.waiting();
-        let deadline = [self.arm(now), pump.phase.deadline(), pump.eof_at]
+        let deadline = [armed, pump.phase.deadline(), pump.eof_at]
             .into_iter()
             .flatten()
             .min();
@@ -140,7 +142,9 @@ impl Downstream {
             pump.eof_at = None;
             self.went_down("the server closed its stdout".into());
         }
-        self.expire_calls(now);
+        if armed.is_some_and(|at| now >= at) {
+            self.expire_calls(now);
+        }
         self.next_phase(pump, now)
     }
 
@@ -261,9 +265,10 @@ impl Downstream {
     /// The deadline the loop sleeps towards, recorded so that `forward_call`
     /// wakes it only for an earlier one. With no call in flight it is one
     /// `callTimeoutMs` away: a call made meanwhile ends no sooner, so calls
-    /// never need to wake the loop.
-    pub(super) fn arm(&self, now: Instant) -> Option<Instant> {
+    /// never need to wake the loop. And whether a stop was asked for.
+    pub(super) fn arm(&self, now: Instant) -> (Option<Instant>, bool) {
         let mut shared = lock(&self.shared);
+        let stop = !matches!(shared.life, Life::Serving);
         shared.armed = match shared.pending.closed() {
             Some(_) => None,
             None => Some(
@@ -273,16 +278,13 @@ impl Downstream {
                     .unwrap_or(now + self.spec.call_timeout),
             ),
         };
-        shared.armed
+        (shared.armed, stop)
     }
 
     /// Fails the forwarded calls past their deadline.
     pub(super) fn expire_calls(&self, now: Instant) {
         let (expired, drained) = {
             let mut shared = lock(&self.shared);
-            if shared.armed.is_none_or(|at| now < at) {
-                return;
-            }
             (
                 shared.pending.take_expired(now),
                 shared.pending.take_drained(),
