@@ -10,7 +10,7 @@
 //! no trigger ends the process before every process group is killed.
 
 use crate::config::ServerConfig;
-use crate::downstream::{Downstream, Spec, Started};
+use crate::downstream::{self, Downstream, Spec, Started};
 use crate::expand::{self, Template};
 use crate::lock;
 use crate::outbox::Outbox;
@@ -18,6 +18,7 @@ use crate::process;
 use crossbeam_channel::Sender;
 use std::sync::{Arc, Condvar, Mutex, Weak};
 use std::thread;
+use std::time::Instant;
 
 pub struct Launcher {
     outbox: Arc<Outbox>,
@@ -138,8 +139,9 @@ pub fn stop_all(conns: &[Arc<Downstream>], in_flight: &str) {
     for conn in conns {
         conn.ask_to_stop(in_flight);
     }
+    let deadline = Instant::now() + downstream::STOP_LIMIT;
     for conn in conns {
-        conn.stop(in_flight);
+        conn.stop_by(in_flight, deadline);
     }
 }
 

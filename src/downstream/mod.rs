@@ -57,7 +57,7 @@ const TAIL_LINES: usize = 10;
 /// Longest stderr line kept (the rest of the line is dropped).
 const TAIL_LINE_BYTES: usize = 400;
 /// The longest a stop waits for the child's thread to run the stop sequence.
-const STOP_LIMIT: Duration = Duration::from_secs(2 * STOP_GRACE.as_secs() + 2);
+pub const STOP_LIMIT: Duration = Duration::from_secs(2 * STOP_GRACE.as_secs() + 2);
 /// The child's thread parses its stdout lines with serde_json, whose
 /// recursion takes stack.
 const THREAD_STACK: usize = 512 * 1024;
@@ -655,6 +655,12 @@ impl Downstream {
     /// asks). A child's thread held up writing to a host that does not read
     /// cannot run the sequence: after `STOP_LIMIT` the tree is killed from here.
     pub fn stop(&self, in_flight: &str) {
+        self.stop_by(in_flight, Instant::now() + STOP_LIMIT);
+    }
+
+    /// `stop`, killing the tree from here at `deadline` (`launch::stop_all`
+    /// gives every child the same one).
+    pub fn stop_by(&self, in_flight: &str, deadline: Instant) {
         self.ask_to_stop(in_flight);
         let Some(link) = &self.link else {
             return;
@@ -662,7 +668,6 @@ impl Downstream {
         if thread::current().id() == link.thread_id {
             return;
         }
-        let deadline = Instant::now() + STOP_LIMIT;
         let mut shared = lock(&self.shared);
         while !matches!(shared.life, Life::Stopped) {
             let left = deadline.saturating_duration_since(Instant::now());
