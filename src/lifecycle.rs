@@ -21,8 +21,8 @@
 use crate::config::{Config, Mode, ServerConfig, ToolFilter, ToolboxConfig};
 use crate::downstream::{Downstream, Spec, Started};
 use crate::dynamic::NativeTable;
+use crate::fleet::main_loop::{self, Event, Watched};
 use crate::forward::{self, ForwardedCall};
-use crate::idle::IdleWatch;
 use crate::jsonrpc::{self, RequestId};
 use crate::launch::{self, Launcher};
 use crate::lock;
@@ -32,6 +32,7 @@ use crate::open_result;
 use crate::outbox::Outbox;
 use crate::toolbox::{self, OpenToolbox, Registry, RunningServer, ServerState, Slot, Toolbox};
 use std::collections::{HashMap, VecDeque};
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, Weak};
 use std::thread;
@@ -57,8 +58,8 @@ pub struct Workbench {
     /// Host requests waiting here (queued opens, closes and calls): `true`
     /// once the host cancelled one.
     waiting: Mutex<HashMap<RequestId, bool>>,
-    /// The idle timer of the servers with an `idleTimeoutMs`.
-    pub idle: Arc<IdleWatch>,
+    /// The fleet loop's events (its timers: idle, re-list, config poll).
+    events: crossbeam_channel::Sender<Event>,
 }
 
 /// A toolbox's queue of lifecycle operations.
@@ -103,9 +104,16 @@ pub enum Reload {
 }
 
 impl Workbench {
-    pub fn new(config: &Config, launcher: Launcher, outbox: Arc<Outbox>) -> Self {
+    /// The workbench, with its fleet loop; `changes`: the children's
+    /// `list_changed` reports (dynamic mode), which the loop re-lists.
+    pub fn new(
+        config: &Config,
+        launcher: Launcher,
+        outbox: Arc<Outbox>,
+        changes: Option<crossbeam_channel::Receiver<Arc<Downstream>>>,
+    ) -> Arc<Self> {
         let configs: Vec<&ToolboxConfig> = config.toolboxes.iter().collect();
-        Workbench {
+        Arc::new_cyclic(|wb| Workbench {
             registry: Registry::new(config),
             launcher,
             mode: config.mode,
@@ -116,8 +124,23 @@ impl Workbench {
             meta_tools: Mutex::new(Arc::new(meta_tools_entries(&configs))),
             native: Mutex::new(Arc::default()),
             waiting: Mutex::new(HashMap::new()),
-            idle: Arc::default(),
-        }
+            events: main_loop::start(wb.clone(), changes),
+        })
+    }
+
+    /// Sends `event` to the fleet loop.
+    fn fleet_event(&self, event: Event) {
+        let _ = self.events.send(event);
+    }
+
+    /// Applies config file `path` again whenever it changes, and at once on
+    /// SIGUSR1; `applied` is the config running now.
+    pub fn watch_config(&self, path: PathBuf, applied: Config) {
+        self.fleet_event(Event::WatchConfig {
+            path,
+            applied,
+            events: self.events.clone(),
+        });
     }
 
     pub fn native(&self) -> Arc<NativeTable> {
@@ -207,12 +230,6 @@ impl Workbench {
             let line = jsonrpc::notification_line::<()>(method::TOOLS_LIST_CHANGED, None);
             self.outbox.send(&line);
         }
-    }
-}
-
-impl Drop for Workbench {
-    fn drop(&mut self) {
-        self.idle.end();
     }
 }
 
@@ -457,9 +474,26 @@ fn started_state(result: Result<Started, String>, filter: &ToolFilter) -> Server
 /// A server that just started sleeps after `idleTimeoutMs` without a call.
 fn watch_idle(wb: &Arc<Workbench>, slot: &Arc<Slot>, server: &ServerConfig, state: &ServerState) {
     if let (Some(timeout), ServerState::Running(running)) = (server.idle_timeout, state) {
-        wb.idle
-            .watch(wb, slot, &server.name, &running.conn, timeout);
+        watch(wb, slot, &server.name, &running.conn, timeout);
     }
+}
+
+/// Asks the fleet loop to put `conn` to sleep once it went `timeout`
+/// without a call in flight.
+fn watch(
+    wb: &Workbench,
+    slot: &Arc<Slot>,
+    server: &str,
+    conn: &Arc<Downstream>,
+    timeout: Duration,
+) {
+    wb.fleet_event(Event::WatchIdle(Watched {
+        slot: Arc::downgrade(slot),
+        server: server.to_string(),
+        conn: Arc::downgrade(conn),
+        timeout,
+        since: Instant::now(),
+    }));
 }
 
 /// Starts `specs` for `slot`, after stopping `dead` (its servers that died)
@@ -627,7 +661,7 @@ fn sleep(
     }
     if !conn.retire_if_idle(timeout) {
         if conn.is_up() {
-            wb.idle.watch(wb, slot, server, &conn, timeout);
+            watch(wb, slot, server, &conn, timeout);
         }
         return;
     }

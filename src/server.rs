@@ -14,7 +14,6 @@
 
 use crate::batch::Slot;
 use crate::config::{Config, Mode};
-use crate::downstream::Downstream;
 use crate::forward::{self, ForwardedCall};
 use crate::framing::{self, LineReader};
 use crate::jsonrpc::{self, ErrorObject, Incoming, Members, Read, RequestId};
@@ -24,8 +23,7 @@ use crate::mcp::{self, method};
 use crate::meta_tools::{self, Outcome};
 use crate::outbox::Outbox;
 use crate::toolbox::ToolId;
-use crate::{params, process, reload, trace};
-use crossbeam_channel::{Receiver, RecvTimeoutError};
+use crate::{params, process, trace};
 use serde::Serialize;
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
@@ -33,9 +31,7 @@ use std::borrow::Cow;
 use std::io::{self, BufRead, Write};
 use std::path::PathBuf;
 use std::sync::atomic::Ordering;
-use std::sync::{Arc, Weak};
-use std::thread;
-use std::time::{Duration, Instant};
+use std::sync::Arc;
 
 pub struct Server {
     wb: Arc<Workbench>,
@@ -63,17 +59,19 @@ impl Server {
         // again only after the re-lister has listed its tools.
         let (changes, changed) = crossbeam_channel::unbounded();
         let launcher = Launcher::new(Arc::clone(&outbox), dynamic.then_some(changes));
-        let wb = Arc::new(Workbench::new(&config, launcher, Arc::clone(&outbox)));
-        if dynamic {
-            spawn_relister(Arc::downgrade(&wb), changed);
-        }
+        let wb = Workbench::new(
+            &config,
+            launcher,
+            Arc::clone(&outbox),
+            dynamic.then_some(changed),
+        );
         Server { wb, outbox, config }
     }
 
     /// Applies the config file `path` again whenever it changes, and at once
     /// on SIGUSR1 (`reload`).
     pub fn watch_config(&self, path: PathBuf) {
-        reload::watch(&self.wb, path, self.config.clone());
+        self.wb.watch_config(path, self.config.clone());
     }
 
     /// Serves until EOF on `input`, then stops every child.
@@ -437,51 +435,6 @@ impl Server {
 
     fn send_outcome(&self, id: &RequestId, outcome: &Outcome) {
         self.wb.send_outcome(id, outcome);
-    }
-}
-
-/// Dynamic mode: a thread that re-lists each server whose tools changed, once
-/// its own burst of `notifications/tools/list_changed` has settled (real
-/// servers send several in a row at start-up), or at the latest `MAX_WAIT`
-/// after its first notice, so a child that never stops notifying is still
-/// re-listed, and delays nobody else. Each re-list runs on a thread of its own.
-fn spawn_relister(wb: Weak<Workbench>, changed: Receiver<Arc<Downstream>>) {
-    const DEBOUNCE: Duration = Duration::from_millis(100);
-    const MAX_WAIT: Duration = Duration::from_secs(1);
-    let due =
-        |conn: &Downstream, first: Instant| (conn.last_change() + DEBOUNCE).min(first + MAX_WAIT);
-    let spawned = thread::Builder::new().name("relist".into()).spawn(move || {
-        let mut waiting: Vec<(Arc<Downstream>, Instant)> = Vec::new();
-        loop {
-            let next = waiting.iter().map(|(c, first)| due(c, *first)).min();
-            let received = match next {
-                None => changed.recv().map_err(|_| RecvTimeoutError::Disconnected),
-                Some(at) => changed.recv_deadline(at),
-            };
-            match received {
-                Ok(conn) => waiting.push((conn, Instant::now())),
-                Err(RecvTimeoutError::Timeout) => {}
-                // Ends when the workbench (which holds the senders) is dropped.
-                Err(RecvTimeoutError::Disconnected) => return,
-            }
-            let now = Instant::now();
-            let (ready, rest) = waiting
-                .drain(..)
-                .partition(|(c, first)| due(c, *first) <= now);
-            waiting = rest;
-            for (conn, _) in ready {
-                let Some(wb) = wb.upgrade() else { return };
-                let spawned = thread::Builder::new()
-                    .name("relist".into())
-                    .spawn(move || lifecycle::relist(&wb, &conn));
-                if let Err(e) = spawned {
-                    log::warn!("cannot start a re-list: {e}");
-                }
-            }
-        }
-    });
-    if let Err(e) = spawned {
-        log::warn!("cannot start the re-list thread: {e}");
     }
 }
 
