@@ -7,21 +7,26 @@
 //! `open_toolbox` and `close_toolbox` take seconds, so they go to their
 //! toolbox's lifecycle queue and never hold up the main loop. stdin EOF stops
 //! every child and returns. A changed config file (or SIGUSR1) is applied
-//! live by `reload`, on a thread of its own.
+//! live by the fleet (`fleet::main_loop`).
+//!
+//! A `Server` is one host session (`session`) and the fleet that serves it
+//! (`fleet`); this loop is the only place that holds both.
 //!
 //! Params arrive as JSON text; each handler reads only the members it needs,
 //! and tool arguments are forwarded as the host's bytes, never parsed.
 
 use crate::batch::Slot;
 use crate::config::{Config, Mode};
-use crate::forward::{self, ForwardedCall};
+use crate::fleet::queues::Op;
+use crate::fleet::{lifecycle, main_loop, Fleet, SessionLink};
+use crate::forward::{self, ForwardedCall, Unsent};
 use crate::framing::{self, LineReader};
 use crate::jsonrpc::{self, ErrorObject, Incoming, Members, Read, RequestId};
 use crate::launch::Launcher;
-use crate::lifecycle::{self, Op, Workbench};
 use crate::mcp::{self, method};
 use crate::meta_tools::{self, Outcome};
 use crate::outbox::Outbox;
+use crate::session::Session;
 use crate::toolbox::ToolId;
 use crate::{params, process, trace};
 use serde::Serialize;
@@ -33,8 +38,10 @@ use std::path::PathBuf;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
+/// The host session's loop: one `Session`, served by one `Fleet`.
 pub struct Server {
-    wb: Arc<Workbench>,
+    session: Arc<Session>,
+    fleet: Arc<Fleet>,
     outbox: Arc<Outbox>,
     /// The config the workbench started with (what `watch_config` compares
     /// the file with first).
@@ -59,19 +66,26 @@ impl Server {
         // again only after the re-lister has listed its tools.
         let (changes, changed) = crossbeam_channel::unbounded();
         let launcher = Launcher::new(Arc::clone(&outbox), dynamic.then_some(changes));
-        let wb = Workbench::new(
+        let session = Arc::new(Session::new(&config, Arc::clone(&outbox)));
+        let link: Arc<dyn SessionLink> = Arc::clone(&session) as _;
+        let fleet = main_loop::start(
             &config,
             launcher,
-            Arc::clone(&outbox),
+            Arc::downgrade(&link),
             dynamic.then_some(changed),
         );
-        Server { wb, outbox, config }
+        Server {
+            session,
+            fleet,
+            outbox,
+            config,
+        }
     }
 
     /// Applies the config file `path` again whenever it changes, and at once
     /// on SIGUSR1 (`reload`).
     pub fn watch_config(&self, path: PathBuf) {
-        self.wb.watch_config(path, self.config.clone());
+        self.fleet.watch_config(path, self.config.clone());
     }
 
     /// Serves until EOF on `input`, then stops every child.
@@ -95,16 +109,16 @@ impl Server {
     /// A second signal hurries the stop sequence (no grace waits) but never
     /// skips the kill; nor does a signal during a shutdown begun by stdin EOF.
     pub fn watch_signals(&self) {
-        let wb = Arc::clone(&self.wb);
+        let fleet = Arc::clone(&self.fleet);
         process::on_shutdown_signal("signals", move |_| {
             process::on_shutdown_signal("signals (again)", |_| process::hurry());
-            wb.launcher.shutdown();
+            fleet.launcher.shutdown();
             std::process::exit(0);
         });
     }
 
     fn shutdown(&mut self) {
-        self.wb.launcher.shutdown();
+        self.fleet.launcher.shutdown();
     }
 
     fn handle_line(&mut self, line: &[u8]) {
@@ -129,7 +143,7 @@ impl Server {
     /// go out together as one array (see `batch`).
     fn batch(&mut self, items: Vec<&RawValue>) {
         let refuse = |reason| jsonrpc::error_line(None, &ErrorObject::invalid_request(reason));
-        if self.wb.version.get() != Some(&"2025-03-26") {
+        if self.session.version.get() != Some(&"2025-03-26") {
             let line = refuse("JSON-RPC batches exist only in protocol version 2025-03-26");
             return self.outbox.send(&line);
         }
@@ -193,7 +207,7 @@ impl Server {
 
     fn notification(&mut self, method: &str, params: Members) {
         match method {
-            method::INITIALIZED => self.wb.initialized.store(true, Ordering::SeqCst),
+            method::INITIALIZED => self.session.initialized.store(true, Ordering::SeqCst),
             method::CANCELLED => {
                 let Some(id) = params.get("requestId").and_then(RequestId::from_raw) else {
                     return log::debug!("ignoring a cancellation without a valid requestId");
@@ -201,9 +215,9 @@ impl Server {
                 let reason = params.string("reason");
                 self.outbox.forget(&id);
                 // Any live child: one that is retiring still runs its calls.
-                let found = self.wb.cancel(&id)
+                let found = self.session.cancel(&id)
                     || self
-                        .wb
+                        .fleet
                         .launcher
                         .live_conns()
                         .iter()
@@ -248,7 +262,7 @@ impl Server {
             }
         }
         let version = mcp::negotiate(&requested);
-        if self.wb.version.set(version).is_err() {
+        if self.session.version.set(version).is_err() {
             return Err(ErrorObject::new(
                 jsonrpc::INVALID_REQUEST,
                 "Invalid Request: initialize was already received in this session",
@@ -258,10 +272,11 @@ impl Server {
             .get("clientInfo")
             .and_then(|info| Members::read(info).ok())
             .and_then(|info| info.string("name"));
-        let _ = self.wb.client.set(client.clone());
+        let _ = self.session.client.set(client.clone());
         log::debug!(
             "open_toolbox results in the {:?} form for client {client:?}",
-            self.wb.open_form()
+            self.session
+                .open_form(self.fleet.registry.current().open_setting)
         );
         // listChanged in both modes: a reloaded config changes the meta-tools.
         let result = InitializeResult {
@@ -271,7 +286,7 @@ impl Server {
                 "tools": {"listChanged": true}
             }),
             server_info: serde_json::json!({"name": mcp::NAME, "version": mcp::VERSION}),
-            instructions: meta_tools::instructions(&self.wb.registry.current().configs()),
+            instructions: meta_tools::instructions(&self.fleet.registry.current().configs()),
         };
         Ok(jsonrpc::result_line(id, &result))
     }
@@ -286,21 +301,21 @@ impl Server {
                 mcp::LOG_LEVELS.join(", ")
             )));
         };
-        self.wb.launcher.set_log_level(&level);
+        self.fleet.launcher.set_log_level(&level);
         Ok(jsonrpc::result_line(id, &Map::new()))
     }
 
     fn structured(&self) -> bool {
-        self.wb.structured()
+        self.session.structured()
     }
 
     fn tools_list(&self, id: &RequestId, params: &Members) -> Result<Vec<u8>, ErrorObject> {
         if params.get("cursor").is_some_and(|c| c.get() != "null") {
             return Err(invalid_params("Invalid cursor: the tool list has one page"));
         }
-        let meta_tools = self.wb.meta_tools();
+        let meta_tools = self.session.meta_tools();
         let meta_tools = &meta_tools[usize::from(self.structured())];
-        let native = self.wb.native();
+        let native = self.session.native();
         let separator = if native.listing().is_empty() { "" } else { "," };
         let list = format!(
             "{{\"tools\":[{meta_tools}{separator}{}]}}",
@@ -369,7 +384,7 @@ impl Server {
                     Ok(parsed) => parsed,
                     Err(text) => return self.send_outcome(&id, &Outcome::error(text)),
                 };
-                let all = self.wb.registry.current();
+                let all = self.fleet.registry.current();
                 let Some(found) = all.find(&toolbox) else {
                     let text = meta_tools::not_configured(&all, &toolbox);
                     return self.send_outcome(&id, &Outcome::error(text));
@@ -377,14 +392,16 @@ impl Server {
                 let op = match name.as_str() {
                     meta_tools::OPEN_TOOLBOX => Op::Open {
                         id,
-                        form: self.wb.open_form(),
+                        form: self
+                            .session
+                            .open_form(self.fleet.registry.current().open_setting),
                         requested,
                     },
                     _ => Op::Close(id),
                 };
-                lifecycle::submit(&self.wb, &found.slot, op);
+                lifecycle::submit(&self.fleet, &found.slot, op);
             }
-            other => match self.wb.native().lookup(other) {
+            other => match self.session.native().lookup(other) {
                 // A native tool (dynamic mode) is use_tool with its identifier.
                 Some(tool_id) => {
                     let tool_id = tool_id.clone();
@@ -430,11 +447,15 @@ impl Server {
             progress_token,
             restarts: 0,
         };
-        forward::forward(&self.wb, call);
+        match forward::forward(&self.fleet.registry, call) {
+            Ok(()) => {}
+            Err(Unsent::Start(call)) => lifecycle::restart_for(&self.fleet, *call),
+            Err(Unsent::Fail(id, text)) => self.send_outcome(&id, &Outcome::error(text)),
+        }
     }
 
     fn send_outcome(&self, id: &RequestId, outcome: &Outcome) {
-        self.wb.send_outcome(id, outcome);
+        self.session.send_outcome(id, outcome);
     }
 }
 

@@ -15,49 +15,21 @@
 //! stop, a re-list, a reload) runs on a toolbox worker or a thread of its
 //! own, so no peer can hold the loop up. Calls never pass through here.
 
+use super::event::{Event, Watched};
+use super::lifecycle;
+use super::queues::Op;
 use super::reload::{self, Stamp};
 use super::timers::Timers;
+use super::{Fleet, SessionLink};
 use crate::config::Config;
 use crate::downstream::{Downstream, Idle};
-use crate::lifecycle::{self, Op, Workbench};
+use crate::launch::Launcher;
 use crate::process;
-use crate::toolbox::Slot;
 use crossbeam_channel::{after, never, select, Receiver, Sender};
 use std::path::PathBuf;
 use std::sync::{Arc, Weak};
 use std::thread;
 use std::time::{Duration, Instant};
-
-/// What the fleet loop hears of, besides its timers and the children's
-/// `list_changed` reports.
-pub enum Event {
-    /// Put a server to sleep once it went its timeout without a call.
-    WatchIdle(Watched),
-    /// Watch config file `path`, whose contents are `applied` now; `events`
-    /// is the loop's own channel, for the reload signal's waiter and the
-    /// reload worker (until then the loop holds no sender of its own, so it
-    /// ends when the workbench does).
-    WatchConfig {
-        path: PathBuf,
-        applied: Config,
-        events: Sender<Event>,
-    },
-    /// SIGUSR1: load the config again now.
-    ReloadRequested,
-    /// The reload worker is done; the config now applied.
-    Reloaded(Config),
-}
-
-/// A server the idle timer watches.
-pub struct Watched {
-    pub slot: Weak<Slot>,
-    pub server: String,
-    pub conn: Weak<Downstream>,
-    pub timeout: Duration,
-    /// When it joined the watch: a server is idle from then at the earliest
-    /// (its start-up is not idle time).
-    pub since: Instant,
-}
 
 enum Timer {
     Idle(Watched),
@@ -76,11 +48,24 @@ const DEBOUNCE: Duration = Duration::from_millis(100);
 /// ...or this long after its first notice, whichever comes first.
 const MAX_WAIT: Duration = Duration::from_secs(1);
 
-/// Starts the loop of the fleet `wb` will be; `changes`: the children's
-/// `list_changed` reports (dynamic mode). Returns where its events go. The
-/// loop ends once `wb` is gone and the channel is closed, or at the first
-/// look after `wb` is gone.
-pub fn start(wb: Weak<Workbench>, changes: Option<Receiver<Arc<Downstream>>>) -> Sender<Event> {
+/// The fleet of `config`, serving `session`, with its loop running;
+/// `changes`: the children's `list_changed` reports (dynamic mode).
+pub fn start(
+    config: &Config,
+    launcher: Launcher,
+    session: Weak<dyn SessionLink>,
+    changes: Option<Receiver<Arc<Downstream>>>,
+) -> Arc<Fleet> {
+    Arc::new_cyclic(|fleet| {
+        let events = spawn(fleet.clone(), changes);
+        Fleet::new(config, launcher, events, session)
+    })
+}
+
+/// Starts the loop of the fleet `fleet` will be. Returns where its events go.
+/// The loop ends once the fleet is gone and the channel closed, or at its
+/// first look after the fleet is gone.
+fn spawn(fleet: Weak<Fleet>, changes: Option<Receiver<Arc<Downstream>>>) -> Sender<Event> {
     // Unbounded: the senders are the fleet's own workers (one event per
     // server start or sleep check, one per reload) and the reload signal's
     // waiter (one per signal; the loop coalesces them). The loop never blocks
@@ -91,7 +76,7 @@ pub fn start(wb: Weak<Workbench>, changes: Option<Receiver<Arc<Downstream>>>) ->
         .stack_size(256 * 1024)
         .spawn(move || {
             let mut fleet = Loop {
-                wb,
+                fleet,
                 timers: Timers::default(),
                 watch: None,
             };
@@ -107,7 +92,7 @@ pub fn start(wb: Weak<Workbench>, changes: Option<Receiver<Arc<Downstream>>>) ->
 }
 
 struct Loop {
-    wb: Weak<Workbench>,
+    fleet: Weak<Fleet>,
     timers: Timers<Timer>,
     watch: Option<ConfigWatch>,
 }
@@ -151,7 +136,7 @@ impl Loop {
             while let Some(timer) = self.timers.pop_due(now) {
                 self.fire(timer, now);
             }
-            if self.wb.strong_count() == 0 {
+            if self.fleet.strong_count() == 0 {
                 return;
             }
         }
@@ -202,10 +187,12 @@ impl Loop {
                     // The burst went on.
                     return self.timers.schedule(at, Timer::Relist { conn, first });
                 }
-                let Some(wb) = self.wb.upgrade() else { return };
+                let Some(fleet) = self.fleet.upgrade() else {
+                    return;
+                };
                 let spawned = thread::Builder::new()
                     .name("relist".into())
-                    .spawn(move || lifecycle::relist(&wb, &conn));
+                    .spawn(move || lifecycle::relist(&fleet, &conn));
                 if let Err(e) = spawned {
                     log::warn!("cannot start a re-list: {e}");
                 }
@@ -232,7 +219,8 @@ impl Loop {
             IdleCheck::Forget => {}
             IdleCheck::Again(at) => self.timers.schedule(at, Timer::Idle(watched)),
             IdleCheck::Sleep => {
-                let (Some(wb), Some(slot)) = (self.wb.upgrade(), watched.slot.upgrade()) else {
+                let (Some(fleet), Some(slot)) = (self.fleet.upgrade(), watched.slot.upgrade())
+                else {
                     return;
                 };
                 let op = Op::Sleep {
@@ -240,7 +228,7 @@ impl Loop {
                     conn: watched.conn,
                     timeout: watched.timeout,
                 };
-                lifecycle::submit(&wb, &slot, op);
+                lifecycle::submit(&fleet, &slot, op);
             }
         }
     }
@@ -253,13 +241,15 @@ impl Loop {
             watch.again = true;
             return;
         };
-        let Some(wb) = self.wb.upgrade() else { return };
+        let Some(fleet) = self.fleet.upgrade() else {
+            return;
+        };
         let (path, done) = (watch.path.clone(), watch.events.clone());
         let spawned = thread::Builder::new()
             .name("reload".into())
             .stack_size(256 * 1024)
             .spawn(move || {
-                let applied = reload::reload(&wb, &path, applied);
+                let applied = reload::reload(&fleet, &path, applied);
                 let _ = done.send(Event::Reloaded(applied));
             });
         if let Err(e) = spawned {

@@ -18,8 +18,10 @@
 //! `mode` applies at the next start only. No lock is held across IO: the
 //! file is read, then the result applied. Nothing here waits for a child.
 
-use crate::config::{self, Config};
-use crate::lifecycle::{self, Reload, Workbench};
+use super::lifecycle;
+use super::queues::Reload;
+use super::Fleet;
+use crate::config::{self, Config, ToolboxConfig};
 use crate::process;
 use crate::toolbox::{Slot, Toolbox};
 use std::path::Path;
@@ -28,14 +30,14 @@ use std::time::SystemTime;
 
 /// Loads config file `path` and applies it if it differs from `applied`;
 /// returns the config applied now.
-pub fn reload(wb: &Arc<Workbench>, path: &Path, applied: Config) -> Config {
+pub fn reload(fleet: &Arc<Fleet>, path: &Path, applied: Config) -> Config {
     match config::load(path) {
         Ok(loaded) => {
             for warning in &loaded.warnings {
                 log::warn!("{}: {warning}", path.display());
             }
             if loaded.config != applied {
-                apply(wb, &applied, &loaded.config);
+                apply(fleet, &applied, &loaded.config);
                 return loaded.config;
             }
             log::debug!("{}: unchanged", path.display());
@@ -67,14 +69,14 @@ pub fn stamp(path: &Path) -> Option<Stamp> {
 }
 
 /// Applies `new` in place of `old` (see the module header).
-fn apply(wb: &Arc<Workbench>, old: &Config, new: &Config) {
+fn apply(fleet: &Arc<Fleet>, old: &Config, new: &Config) {
     if new.mode != old.mode {
         log::warn!(
             "mode changed to {:?} in the config: it applies when the workbench starts again",
             new.mode
         );
     }
-    let (changed, removed) = wb.registry.update(|all| {
+    let (changed, removed) = fleet.registry.update(|all| {
         let mut entries = Vec::new();
         let mut changed = Vec::new();
         for config in &new.toolboxes {
@@ -110,12 +112,15 @@ fn apply(wb: &Arc<Workbench>, old: &Config, new: &Config) {
         names(removed.iter().map(|slot| &**slot)),
     );
     for (slot, config) in changed {
-        lifecycle::reload(wb, &slot, Reload::Reconfigure(config));
+        lifecycle::reload(fleet, &slot, Reload::Reconfigure(config));
     }
     for slot in removed {
-        lifecycle::reload(wb, &slot, Reload::Remove);
+        lifecycle::reload(fleet, &slot, Reload::Remove);
     }
-    wb.config_changed(&new.toolboxes.iter().collect::<Vec<_>>());
+    if let Some(session) = fleet.session() {
+        let configs: Vec<&ToolboxConfig> = new.toolboxes.iter().collect();
+        session.config_changed(&configs, &fleet.registry.current());
+    }
 }
 
 fn names<'a>(slots: impl Iterator<Item = &'a Slot>) -> String {
