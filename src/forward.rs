@@ -2,19 +2,18 @@
 //! identifier, write the call to the child, return. The child's reader thread
 //! answers the host; nothing here waits for a child.
 //!
-//! A call whose server died (whether the workbench had noticed yet or not),
-//! fell asleep or was reconfigured joins its toolbox's lifecycle queue for
-//! one start of that server.
+//! Nothing here answers the host or restarts a server: a call that was not
+//! written comes back to the caller (`Unsent`), which answers it or hands it
+//! to the fleet's lifecycle for a start of its server. On the way to the
+//! child nothing is added to the registry's lookup and the child's write: no
+//! channel, no other lock.
 
 use crate::downstream::{Downstream, Refused};
 use crate::jsonrpc::RequestId;
-use crate::lifecycle::{self, Op, Workbench};
-use crate::meta_tools::Outcome;
-use crate::toolbox::{Route, ToolId};
+use crate::toolbox::{Registry, Route, ToolId};
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 use std::ops::Deref;
-use std::sync::Arc;
 
 /// A validated call on its way to a child. On the hot path its arguments are
 /// borrowed from the host's line (`&RawValue`); a call that waits for a
@@ -46,62 +45,40 @@ impl<A: Deref<Target = RawValue>> ForwardedCall<A> {
     }
 }
 
-/// Forwards `call` (on the main thread).
-pub fn forward<A: Deref<Target = RawValue>>(wb: &Arc<Workbench>, call: ForwardedCall<A>) {
-    let conn = match wb.registry.resolve(&call.tool_id) {
+/// A call `forward` did not write: its caller hands it on.
+pub enum Unsent {
+    /// Its server died (whether the workbench had noticed or not), sleeps or
+    /// was reconfigured: the call, with its own copy of the arguments, waits
+    /// for one start of it (`fleet::lifecycle::restart_for`). Boxed: this
+    /// path copies the arguments anyway, and the hot path's result stays small.
+    Start(Box<ForwardedCall>),
+    /// The call fails: the `use_tool` error for request `id`.
+    Fail(RequestId, String),
+}
+
+/// Forwards `call` (on the main thread): resolves its tool in `registry`
+/// and writes it to the child. Nothing is answered here.
+pub fn forward<A: Deref<Target = RawValue>>(
+    registry: &Registry,
+    call: ForwardedCall<A>,
+) -> Result<(), Unsent> {
+    let conn = match registry.resolve(&call.tool_id) {
         Ok(Route::Conn(conn)) => conn,
-        // Asleep or reconfigured: start it.
-        Ok(Route::Start) => return restart(wb, call.into_owned()),
-        Err(text) => return wb.send_outcome(&call.id, &Outcome::error(text)),
+        Ok(Route::Start) => return Err(Unsent::Start(Box::new(call.into_owned()))),
+        Err(text) => return Err(Unsent::Fail(call.id, text)),
     };
     match send(&call, &conn) {
-        Ok(()) => {}
-        // It died, whether the workbench had noticed or not: restart it.
-        Err(Refused::Down(_)) => restart(wb, call.into_owned()),
-        Err(Refused::Busy(why)) => busy(wb, &call, &why),
-    }
-}
-
-/// Queues `call` for one start of its server, in its toolbox's queue.
-fn restart(wb: &Arc<Workbench>, mut call: ForwardedCall) {
-    let slot = match wb.registry.current().find(&call.tool_id.toolbox) {
-        Some(toolbox) => Arc::clone(&toolbox.slot),
-        None => {
-            let text = format!("Toolbox '{}' not found", call.tool_id.toolbox);
-            return wb.send_outcome(&call.id, &Outcome::error(text));
-        }
-    };
-    call.restarts += 1;
-    let op = Op::Restart {
-        server: call.tool_id.server.clone(),
-        calls: vec![call],
-    };
-    lifecycle::submit(wb, &slot, op);
-}
-
-/// Forwards `call` to `conn`, which was just (re)started for it. A server
-/// that is down again already (another queued call may have ended it) gets
-/// one more restart for this call; after that the call fails.
-pub fn after_restart(wb: &Arc<Workbench>, call: ForwardedCall, conn: &Downstream) {
-    match send(&call, conn) {
-        Ok(()) => {}
-        Err(Refused::Busy(why)) => busy(wb, &call, &why),
-        Err(Refused::Down(_)) if call.restarts < 2 => restart(wb, call),
-        Err(Refused::Down(why)) => {
-            let ToolId {
-                toolbox, server, ..
-            } = &call.tool_id;
-            let text = format!(
-                "Server '{server}' in toolbox '{toolbox}' stopped again right after it was \
-                 restarted ({why}); the next call starts it again"
-            );
-            wb.send_outcome(&call.id, &Outcome::error(text));
+        Ok(()) => Ok(()),
+        Err(Refused::Down(_)) => Err(Unsent::Start(Box::new(call.into_owned()))),
+        Err(Refused::Busy(why)) => {
+            let text = busy_text(&call.tool_id, &why);
+            Err(Unsent::Fail(call.id, text))
         }
     }
 }
 
 /// Writes the call to the child; a refused call is the caller's to answer.
-fn send<A: Deref<Target = RawValue>>(
+pub fn send<A: Deref<Target = RawValue>>(
     call: &ForwardedCall<A>,
     conn: &Downstream,
 ) -> Result<(), Refused> {
@@ -115,15 +92,15 @@ fn send<A: Deref<Target = RawValue>>(
     )
 }
 
-fn busy<A>(wb: &Workbench, call: &ForwardedCall<A>, why: &str) {
+/// The error of a call its server did not take: it is not reading.
+pub fn busy_text(tool_id: &ToolId, why: &str) -> String {
     let ToolId {
         toolbox,
         server,
         tool,
-    } = &call.tool_id;
-    let text = format!(
+    } = tool_id;
+    format!(
         "Tool '{tool}' in server '{server}' (toolbox '{toolbox}') was not called: the server \
          is not keeping up ({why}). Try again later, or close and reopen toolbox '{toolbox}'"
-    );
-    wb.send_outcome(&call.id, &Outcome::error(text));
+    )
 }

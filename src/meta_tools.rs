@@ -1,6 +1,6 @@
 //! What the host sees of the meta-tools: their definitions, the
 //! `instructions` text, and the results of `open_toolbox` and `close_toolbox`
-//! (which `lifecycle` runs; `use_tool` is forwarded on the hot path by `forward`).
+//! (which the fleet's `lifecycle` runs; `use_tool` is forwarded on the hot path by `forward`).
 //!
 //! Results are built as compact JSON. Downstream tool definitions are spliced in
 //! as the bytes the server sent, with `toolbox_name` and `source_server` added,

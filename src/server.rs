@@ -7,25 +7,28 @@
 //! `open_toolbox` and `close_toolbox` take seconds, so they go to their
 //! toolbox's lifecycle queue and never hold up the main loop. stdin EOF stops
 //! every child and returns. A changed config file (or SIGUSR1) is applied
-//! live by `reload`, on a thread of its own.
+//! live by the fleet (`fleet::main_loop`).
+//!
+//! A `Server` is one host session (`session`) and the fleet that serves it
+//! (`fleet`); this loop is the only place that holds both.
 //!
 //! Params arrive as JSON text; each handler reads only the members it needs,
 //! and tool arguments are forwarded as the host's bytes, never parsed.
 
 use crate::batch::Slot;
 use crate::config::{Config, Mode};
-use crate::downstream::Downstream;
-use crate::forward::{self, ForwardedCall};
+use crate::fleet::queues::Op;
+use crate::fleet::{lifecycle, main_loop, Fleet, SessionLink};
+use crate::forward::{self, ForwardedCall, Unsent};
 use crate::framing::{self, LineReader};
 use crate::jsonrpc::{self, ErrorObject, Incoming, Members, Read, RequestId};
 use crate::launch::Launcher;
-use crate::lifecycle::{self, Op, Workbench};
 use crate::mcp::{self, method};
 use crate::meta_tools::{self, Outcome};
 use crate::outbox::Outbox;
+use crate::session::Session;
 use crate::toolbox::ToolId;
-use crate::{params, process, reload, trace};
-use crossbeam_channel::{Receiver, RecvTimeoutError};
+use crate::{params, process, trace};
 use serde::Serialize;
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
@@ -33,12 +36,12 @@ use std::borrow::Cow;
 use std::io::{self, BufRead, Write};
 use std::path::PathBuf;
 use std::sync::atomic::Ordering;
-use std::sync::{Arc, Weak};
-use std::thread;
-use std::time::{Duration, Instant};
+use std::sync::Arc;
 
+/// The host session's loop: one `Session`, served by one `Fleet`.
 pub struct Server {
-    wb: Arc<Workbench>,
+    session: Arc<Session>,
+    fleet: Arc<Fleet>,
     outbox: Arc<Outbox>,
     /// The config the workbench started with (what `watch_config` compares
     /// the file with first).
@@ -63,17 +66,26 @@ impl Server {
         // again only after the re-lister has listed its tools.
         let (changes, changed) = crossbeam_channel::unbounded();
         let launcher = Launcher::new(Arc::clone(&outbox), dynamic.then_some(changes));
-        let wb = Arc::new(Workbench::new(&config, launcher, Arc::clone(&outbox)));
-        if dynamic {
-            spawn_relister(Arc::downgrade(&wb), changed);
+        let session = Arc::new(Session::new(&config, Arc::clone(&outbox)));
+        let link: Arc<dyn SessionLink> = Arc::clone(&session) as _;
+        let fleet = main_loop::start(
+            &config,
+            launcher,
+            Arc::downgrade(&link),
+            dynamic.then_some(changed),
+        );
+        Server {
+            session,
+            fleet,
+            outbox,
+            config,
         }
-        Server { wb, outbox, config }
     }
 
     /// Applies the config file `path` again whenever it changes, and at once
     /// on SIGUSR1 (`reload`).
     pub fn watch_config(&self, path: PathBuf) {
-        reload::watch(&self.wb, path, self.config.clone());
+        self.fleet.watch_config(path, self.config.clone());
     }
 
     /// Serves until EOF on `input`, then stops every child.
@@ -97,16 +109,16 @@ impl Server {
     /// A second signal hurries the stop sequence (no grace waits) but never
     /// skips the kill; nor does a signal during a shutdown begun by stdin EOF.
     pub fn watch_signals(&self) {
-        let wb = Arc::clone(&self.wb);
+        let fleet = Arc::clone(&self.fleet);
         process::on_shutdown_signal("signals", move |_| {
             process::on_shutdown_signal("signals (again)", |_| process::hurry());
-            wb.launcher.shutdown();
+            fleet.launcher.shutdown();
             std::process::exit(0);
         });
     }
 
     fn shutdown(&mut self) {
-        self.wb.launcher.shutdown();
+        self.fleet.launcher.shutdown();
     }
 
     fn handle_line(&mut self, line: &[u8]) {
@@ -131,7 +143,7 @@ impl Server {
     /// go out together as one array (see `batch`).
     fn batch(&mut self, items: Vec<&RawValue>) {
         let refuse = |reason| jsonrpc::error_line(None, &ErrorObject::invalid_request(reason));
-        if self.wb.version.get() != Some(&"2025-03-26") {
+        if self.session.version.get() != Some(&"2025-03-26") {
             let line = refuse("JSON-RPC batches exist only in protocol version 2025-03-26");
             return self.outbox.send(&line);
         }
@@ -197,7 +209,7 @@ impl Server {
 
     fn notification(&mut self, method: &str, params: Members) {
         match method {
-            method::INITIALIZED => self.wb.initialized.store(true, Ordering::SeqCst),
+            method::INITIALIZED => self.session.initialized.store(true, Ordering::SeqCst),
             method::CANCELLED => {
                 let Some(id) = params.get("requestId").and_then(RequestId::from_raw) else {
                     return log::debug!("ignoring a cancellation without a valid requestId");
@@ -205,9 +217,9 @@ impl Server {
                 let reason = params.string("reason");
                 self.outbox.forget(&id);
                 // Any live child: one that is retiring still runs its calls.
-                let found = self.wb.cancel(&id)
+                let found = self.session.cancel(&id)
                     || self
-                        .wb
+                        .fleet
                         .launcher
                         .live_conns()
                         .iter()
@@ -252,7 +264,7 @@ impl Server {
             }
         }
         let version = mcp::negotiate(&requested);
-        if self.wb.version.set(version).is_err() {
+        if self.session.version.set(version).is_err() {
             return Err(ErrorObject::new(
                 jsonrpc::INVALID_REQUEST,
                 "Invalid Request: initialize was already received in this session",
@@ -262,10 +274,11 @@ impl Server {
             .get("clientInfo")
             .and_then(|info| Members::read(info).ok())
             .and_then(|info| info.string("name"));
-        let _ = self.wb.client.set(client.clone());
+        let _ = self.session.client.set(client.clone());
         log::debug!(
             "open_toolbox results in the {:?} form for client {client:?}",
-            self.wb.open_form()
+            self.session
+                .open_form(self.fleet.registry.current().open_setting)
         );
         // listChanged in both modes: a reloaded config changes the meta-tools.
         let result = InitializeResult {
@@ -275,7 +288,7 @@ impl Server {
                 "tools": {"listChanged": true}
             }),
             server_info: serde_json::json!({"name": mcp::NAME, "version": mcp::VERSION}),
-            instructions: meta_tools::instructions(&self.wb.registry.current().configs()),
+            instructions: meta_tools::instructions(&self.fleet.registry.current().configs()),
         };
         Ok(jsonrpc::result_line(id, &result))
     }
@@ -290,21 +303,21 @@ impl Server {
                 mcp::LOG_LEVELS.join(", ")
             )));
         };
-        self.wb.launcher.set_log_level(&level);
+        self.fleet.launcher.set_log_level(&level);
         Ok(jsonrpc::result_line(id, &Map::new()))
     }
 
     fn structured(&self) -> bool {
-        self.wb.structured()
+        self.session.structured()
     }
 
     fn tools_list(&self, id: &RequestId, params: &Members) -> Result<Vec<u8>, ErrorObject> {
         if params.get("cursor").is_some_and(|c| c.get() != "null") {
             return Err(invalid_params("Invalid cursor: the tool list has one page"));
         }
-        let meta_tools = self.wb.meta_tools();
+        let meta_tools = self.session.meta_tools();
         let meta_tools = &meta_tools[usize::from(self.structured())];
-        let native = self.wb.native();
+        let native = self.session.native();
         let separator = if native.listing().is_empty() { "" } else { "," };
         let list = format!(
             "{{\"tools\":[{meta_tools}{separator}{}]}}",
@@ -373,7 +386,7 @@ impl Server {
                     Ok(parsed) => parsed,
                     Err(text) => return self.send_outcome(&id, &Outcome::error(text)),
                 };
-                let all = self.wb.registry.current();
+                let all = self.fleet.registry.current();
                 let Some(found) = all.find(&toolbox) else {
                     let text = meta_tools::not_configured(&all, &toolbox);
                     return self.send_outcome(&id, &Outcome::error(text));
@@ -381,14 +394,16 @@ impl Server {
                 let op = match name.as_str() {
                     meta_tools::OPEN_TOOLBOX => Op::Open {
                         id,
-                        form: self.wb.open_form(),
+                        form: self
+                            .session
+                            .open_form(self.fleet.registry.current().open_setting),
                         requested,
                     },
                     _ => Op::Close(id),
                 };
-                lifecycle::submit(&self.wb, &found.slot, op);
+                lifecycle::submit(&self.fleet, &found.slot, op);
             }
-            other => match self.wb.native().lookup(other) {
+            other => match self.session.native().lookup(other) {
                 // A native tool (dynamic mode) is use_tool with its identifier.
                 Some(tool_id) => {
                     let tool_id = tool_id.clone();
@@ -434,56 +449,15 @@ impl Server {
             progress_token,
             restarts: 0,
         };
-        forward::forward(&self.wb, call);
+        match forward::forward(&self.fleet.registry, call) {
+            Ok(()) => {}
+            Err(Unsent::Start(call)) => lifecycle::restart_for(&self.fleet, *call),
+            Err(Unsent::Fail(id, text)) => self.send_outcome(&id, &Outcome::error(text)),
+        }
     }
 
     fn send_outcome(&self, id: &RequestId, outcome: &Outcome) {
-        self.wb.send_outcome(id, outcome);
-    }
-}
-
-/// Dynamic mode: a thread that re-lists each server whose tools changed, once
-/// its own burst of `notifications/tools/list_changed` has settled (real
-/// servers send several in a row at start-up), or at the latest `MAX_WAIT`
-/// after its first notice, so a child that never stops notifying is still
-/// re-listed, and delays nobody else. Each re-list runs on a thread of its own.
-fn spawn_relister(wb: Weak<Workbench>, changed: Receiver<Arc<Downstream>>) {
-    const DEBOUNCE: Duration = Duration::from_millis(100);
-    const MAX_WAIT: Duration = Duration::from_secs(1);
-    let due =
-        |conn: &Downstream, first: Instant| (conn.last_change() + DEBOUNCE).min(first + MAX_WAIT);
-    let spawned = thread::Builder::new().name("relist".into()).spawn(move || {
-        let mut waiting: Vec<(Arc<Downstream>, Instant)> = Vec::new();
-        loop {
-            let next = waiting.iter().map(|(c, first)| due(c, *first)).min();
-            let received = match next {
-                None => changed.recv().map_err(|_| RecvTimeoutError::Disconnected),
-                Some(at) => changed.recv_deadline(at),
-            };
-            match received {
-                Ok(conn) => waiting.push((conn, Instant::now())),
-                Err(RecvTimeoutError::Timeout) => {}
-                // Ends when the workbench (which holds the senders) is dropped.
-                Err(RecvTimeoutError::Disconnected) => return,
-            }
-            let now = Instant::now();
-            let (ready, rest) = waiting
-                .drain(..)
-                .partition(|(c, first)| due(c, *first) <= now);
-            waiting = rest;
-            for (conn, _) in ready {
-                let Some(wb) = wb.upgrade() else { return };
-                let spawned = thread::Builder::new()
-                    .name("relist".into())
-                    .spawn(move || lifecycle::relist(&wb, &conn));
-                if let Err(e) = spawned {
-                    log::warn!("cannot start a re-list: {e}");
-                }
-            }
-        }
-    });
-    if let Err(e) = spawned {
-        log::warn!("cannot start the re-list thread: {e}");
+        self.session.send_outcome(id, outcome);
     }
 }
 

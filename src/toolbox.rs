@@ -1,22 +1,21 @@
 //! The toolboxes and what is open: which servers run for which toolbox, their
 //! (filtered) tools, and the lookup behind `use_tool`.
 //!
-//! No IO here: starting and stopping processes is `launch`'s job, and the order
-//! of opens and closes is `lifecycle`'s. The whole state is one snapshot,
+//! No IO here, and nothing of the lifecycle: starting and stopping processes
+//! is `launch`'s job, and the order of opens and closes is the fleet's, which
+//! keys its queues by a toolbox's `Slot`. The whole state is one snapshot,
 //! `Toolboxes`, replaced as a whole under a short lock (copy on write): a call
 //! reads it with one lock, as it read one toolbox's before, and never waits
 //! for an open; a reloaded config swaps the set of toolboxes the same way.
 
 use crate::config::{Config, ServerConfig, ToolFilter, ToolboxConfig};
 use crate::downstream::Downstream;
-use crate::lifecycle::Queue;
 use crate::lock;
 use crate::mcp::ToolEntry;
 use crate::open_result;
-use std::collections::{HashMap, HashSet};
+use std::collections::HashSet;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
 
 /// Every configured toolbox and what is open, as one snapshot.
 pub struct Registry {
@@ -46,12 +45,15 @@ pub struct Toolbox {
 }
 
 /// What lasts of a toolbox across reloads while it is configured: its
-/// lifecycle queue and the restart history of its servers.
+/// identity. A toolbox removed by a reload and one added again under its
+/// name are two slots.
 pub struct Slot {
+    /// Unique in the process: the fleet keys its queues by it.
+    pub id: u64,
     pub name: String,
-    pub(crate) queue: Mutex<Queue>,
-    restarts: Mutex<HashMap<String, Restarts>>,
 }
+
+static SLOTS: AtomicU64 = AtomicU64::new(0);
 
 /// An open toolbox: one state per configured server, in config order.
 #[derive(Clone)]
@@ -179,18 +181,6 @@ pub enum Route {
     /// toolbox's queue for a start.
     Start,
 }
-
-/// Restart history of one server, for the backoff of a server that keeps dying.
-#[derive(Default, Clone, Copy)]
-struct Restarts {
-    last_start: Option<Instant>,
-    quick_deaths: u32,
-}
-
-/// A server that dies within this time of its start counts as dying quickly.
-const QUICK_DEATH: Duration = Duration::from_secs(10);
-const BACKOFF_FIRST: Duration = Duration::from_millis(250);
-const BACKOFF_MAX: Duration = Duration::from_secs(5);
 
 /// The `{toolbox, server, tool}` identifier of `use_tool`.
 #[derive(Debug, Clone, PartialEq)]
@@ -384,9 +374,8 @@ impl Toolbox {
     pub fn new(config: ToolboxConfig) -> Toolbox {
         Toolbox {
             slot: Arc::new(Slot {
+                id: SLOTS.fetch_add(1, Ordering::Relaxed),
                 name: config.name.clone(),
-                queue: Mutex::default(),
-                restarts: Mutex::default(),
             }),
             config: Arc::new(config),
             open: None,
@@ -452,30 +441,6 @@ pub fn realign(
         }
     }
     (OpenToolbox { servers }, retire)
-}
-
-impl Slot {
-    /// Records that `server` is being started now.
-    pub fn note_start(&self, server: &str) {
-        lock(&self.restarts)
-            .entry(server.to_string())
-            .or_default()
-            .last_start = Some(Instant::now());
-    }
-
-    /// How long to wait before starting `server` again after it died: nothing
-    /// the first time, then doubling from 250 ms up to 5 s while it keeps dying
-    /// within 10 s of its start.
-    pub fn restart_delay(&self, server: &str) -> Duration {
-        let mut restarts = lock(&self.restarts);
-        let entry = restarts.entry(server.to_string()).or_default();
-        let quick = entry.last_start.is_some_and(|t| t.elapsed() < QUICK_DEATH);
-        entry.quick_deaths = if quick { entry.quick_deaths + 1 } else { 0 };
-        match entry.quick_deaths {
-            0 | 1 => Duration::ZERO,
-            n => (BACKOFF_FIRST * 2u32.saturating_pow(n - 2)).min(BACKOFF_MAX),
-        }
-    }
 }
 
 /// The `use_tool` error for a server the toolbox does not have: it lists the
@@ -613,27 +578,5 @@ mod tests {
         assert!(all.of(&slot).is_some(), "its queue still finds it");
         registry.update(|all| all.drop_toolbox(&slot));
         assert!(registry.toolbox(&slot).is_none());
-    }
-
-    #[test]
-    fn restart_backoff_grows_only_for_quick_deaths() {
-        let registry = Registry::new(&one_toolbox("{}"));
-        let all = registry.current();
-        let slot = &all.find("t").unwrap().slot;
-        assert_eq!(slot.restart_delay("s"), Duration::ZERO, "never started");
-        slot.note_start("s");
-        assert_eq!(slot.restart_delay("s"), Duration::ZERO, "first quick death");
-        let delays: Vec<Duration> = (0..6)
-            .map(|_| {
-                slot.note_start("s");
-                slot.restart_delay("s")
-            })
-            .collect();
-        let ms: Vec<u128> = delays.iter().map(Duration::as_millis).collect();
-        assert_eq!(ms, [250, 500, 1000, 2000, 4000, 5000]);
-        // A server that ran for a while starts over.
-        lock(&slot.restarts).get_mut("s").unwrap().last_start =
-            Some(Instant::now() - QUICK_DEATH - Duration::from_secs(1));
-        assert_eq!(slot.restart_delay("s"), Duration::ZERO);
     }
 }

@@ -76,8 +76,8 @@ fn thread_count() -> usize {
     std::fs::read_dir("/proc/self/task").map_or(0, |d| d.count())
 }
 
-/// `Server::run` may return while detached helper threads (the dynamic mode's
-/// re-lister, workers past their grace) are still ending; their thread-locals
+/// `Server::run` may return while detached helper threads (the fleet loop,
+/// workers past their grace) are still ending; their thread-locals
 /// are freed only as they exit. Waiting for them keeps LeakSanitizer's check at
 /// the end of each input from reporting a thread that is half-way out. A thread
 /// still alive after a second is a real finding: it is left for the leak check.

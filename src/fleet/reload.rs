@@ -1,8 +1,9 @@
-//! The config applies live (docs/reference.md §3.5): a thread polls the
-//! config file's identity, size and modification time every second (editors
-//! write a new file and rename it over the old one), and SIGUSR1 asks for a
-//! reload at once. A reload loads and validates the file as at start-up; a
-//! config with errors changes nothing and is logged with file and JSON path.
+//! The config applies live (docs/reference.md §3.5): the fleet loop polls
+//! the config file's identity, size and modification time every second
+//! (editors write a new file and rename it over the old one), and SIGUSR1
+//! asks for a reload at once; the loop then runs `reload` on a worker. A
+//! reload loads and validates the file as at start-up; a config with errors
+//! changes nothing and is logged with file and JSON path.
 //!
 //! A valid config is compared with the one applied last; what changed is
 //! applied through the toolboxes' lifecycle queues (`lifecycle::reload`):
@@ -14,91 +15,51 @@
 //! - the meta-tools (names, descriptions) are rebuilt, and the host hears one
 //!   `notifications/tools/list_changed` when its tool list changed.
 //!
-//! `mode` applies at the next start only. The thread takes no lock across
-//! IO: it reads the file, then applies the result.
+//! `mode` applies at the next start only. No lock is held across IO: the
+//! file is read, then the result applied. Nothing here waits for a child.
 
-use crate::config::{self, Config};
-use crate::lifecycle::{self, Reload, Workbench};
+use super::lifecycle;
+use super::queues::Reload;
+use super::Fleet;
+use crate::config::{self, Config, ToolboxConfig};
 use crate::process;
 use crate::toolbox::{Slot, Toolbox};
-use crossbeam_channel::{bounded, Receiver, Sender};
-use std::path::{Path, PathBuf};
-use std::sync::{Arc, Weak};
-use std::thread;
-use std::time::{Duration, SystemTime};
+use std::path::Path;
+use std::sync::Arc;
+use std::time::SystemTime;
 
-/// How often the file's metadata is read.
-const POLL: Duration = Duration::from_secs(1);
-
-/// Starts the watch of config file `path`, whose contents are `applied` now.
-pub fn watch(wb: &Arc<Workbench>, path: PathBuf, applied: Config) {
-    // One pending request is enough: a reload reads the file as it is then.
-    let (tx, requests) = bounded(1);
-    let signal = tx.clone();
-    process::on_reload_signal("reload signal", move || {
-        let _ = signal.try_send(());
-    });
-    let wb = Arc::downgrade(wb);
-    let spawned = thread::Builder::new()
-        .name("config watch".into())
-        .stack_size(256 * 1024)
-        .spawn(move || run(&wb, &path, applied, &requests, tx));
-    if let Err(e) = spawned {
-        log::warn!("cannot watch the config file: {e}; changes apply at the next start");
-    }
-}
-
-/// The watch: waits up to `POLL` for a reload request, then compares the
-/// file's stamp. `_keep` keeps `requests` connected whether or not a signal
-/// watcher holds a sender, so the wait is always a wait.
-fn run(
-    wb: &Weak<Workbench>,
-    path: &Path,
-    mut applied: Config,
-    requests: &Receiver<()>,
-    _keep: Sender<()>,
-) {
-    let mut seen = stamp(path);
-    loop {
-        let signalled = requests.recv_timeout(POLL).is_ok();
-        let now = stamp(path);
-        if !signalled && now == seen {
-            continue;
-        }
-        seen = now;
-        let Some(wb) = wb.upgrade() else {
-            return;
-        };
-        match config::load(path) {
-            Ok(loaded) => {
-                for warning in &loaded.warnings {
-                    log::warn!("{}: {warning}", path.display());
-                }
-                if loaded.config != applied {
-                    apply(&wb, &applied, &loaded.config);
-                    applied = loaded.config;
-                } else {
-                    log::debug!("{}: unchanged", path.display());
-                }
+/// Loads config file `path` and applies it if it differs from `applied`;
+/// returns the config applied now.
+pub fn reload(fleet: &Arc<Fleet>, path: &Path, applied: Config) -> Config {
+    match config::load(path) {
+        Ok(loaded) => {
+            for warning in &loaded.warnings {
+                log::warn!("{}: {warning}", path.display());
             }
-            Err(error) => log::error!(
-                "the config was not reloaded; the running one stays.\n{}",
-                error.to_string().trim_end()
-            ),
+            if loaded.config != applied {
+                apply(fleet, &applied, &loaded.config);
+                return loaded.config;
+            }
+            log::debug!("{}: unchanged", path.display());
         }
+        Err(error) => log::error!(
+            "the config was not reloaded; the running one stays.\n{}",
+            error.to_string().trim_end()
+        ),
     }
+    applied
 }
 
 /// What tells a changed file apart: its identity (a file renamed over it is
 /// another file), size and modification time. `None`: it cannot be read.
 #[derive(PartialEq)]
-struct Stamp {
+pub struct Stamp {
     identity: Option<(u64, u64)>,
     len: u64,
     modified: Option<SystemTime>,
 }
 
-fn stamp(path: &Path) -> Option<Stamp> {
+pub fn stamp(path: &Path) -> Option<Stamp> {
     let meta = std::fs::metadata(path).ok()?;
     Some(Stamp {
         identity: process::file_identity(&meta),
@@ -108,14 +69,14 @@ fn stamp(path: &Path) -> Option<Stamp> {
 }
 
 /// Applies `new` in place of `old` (see the module header).
-fn apply(wb: &Arc<Workbench>, old: &Config, new: &Config) {
+fn apply(fleet: &Arc<Fleet>, old: &Config, new: &Config) {
     if new.mode != old.mode {
         log::warn!(
             "mode changed to {:?} in the config: it applies when the workbench starts again",
             new.mode
         );
     }
-    let (changed, removed) = wb.registry.update(|all| {
+    let (changed, removed) = fleet.registry.update(|all| {
         let mut entries = Vec::new();
         let mut changed = Vec::new();
         for config in &new.toolboxes {
@@ -151,12 +112,15 @@ fn apply(wb: &Arc<Workbench>, old: &Config, new: &Config) {
         names(removed.iter().map(|slot| &**slot)),
     );
     for (slot, config) in changed {
-        lifecycle::reload(wb, &slot, Reload::Reconfigure(config));
+        lifecycle::reload(fleet, &slot, Reload::Reconfigure(config));
     }
     for slot in removed {
-        lifecycle::reload(wb, &slot, Reload::Remove);
+        lifecycle::reload(fleet, &slot, Reload::Remove);
     }
-    wb.config_changed(&new.toolboxes.iter().collect::<Vec<_>>());
+    if let Some(session) = fleet.session() {
+        let configs: Vec<&ToolboxConfig> = new.toolboxes.iter().collect();
+        session.config_changed(&configs, &fleet.registry.current());
+    }
 }
 
 fn names<'a>(slots: impl Iterator<Item = &'a Slot>) -> String {

@@ -1,0 +1,277 @@
+//! The toolboxes' lifecycle queues and their servers' restart history, keyed
+//! by toolbox (`Slot::id`): what runs next on a toolbox's worker, whether a
+//! worker runs, and how long a server that keeps dying waits before its next
+//! start.
+//!
+//! No IO and no threads here: `lifecycle` starts the workers and runs the
+//! operations. The registry knows nothing of these queues.
+
+use crate::config::ToolboxConfig;
+use crate::downstream::Downstream;
+use crate::forward::ForwardedCall;
+use crate::jsonrpc::RequestId;
+use crate::lock;
+use crate::open_result;
+use crate::toolbox::Slot;
+use std::collections::{HashMap, VecDeque};
+use std::sync::{Arc, Mutex, Weak};
+use std::time::{Duration, Instant};
+
+/// A lifecycle operation on one toolbox.
+pub enum Op {
+    /// `form`: the host's form of the result; `requested`: the tools whose
+    /// full definitions the call asked for, if any (see `open_result`).
+    Open {
+        id: RequestId,
+        form: open_result::Form,
+        requested: Option<Vec<String>>,
+    },
+    Close(RequestId),
+    /// Start server `server` again, then forward `calls` to it.
+    Restart {
+        server: String,
+        calls: Vec<ForwardedCall>,
+    },
+    /// The idle timer: put server `server` to sleep if `conn` still runs it
+    /// and has had no call in flight for `timeout`.
+    Sleep {
+        server: String,
+        conn: Weak<Downstream>,
+        timeout: Duration,
+    },
+    /// A reloaded config changed or removed this toolbox.
+    Reload(Reload),
+}
+
+pub enum Reload {
+    /// The toolbox's new definition.
+    Reconfigure(Arc<ToolboxConfig>),
+    /// The toolbox is no longer configured.
+    Remove,
+}
+
+impl Op {
+    /// The host requests that wait for this operation.
+    pub fn request_ids(&self) -> Vec<&RequestId> {
+        match self {
+            Op::Open { id, .. } | Op::Close(id) => vec![id],
+            Op::Restart { calls, .. } => calls.iter().map(|c| &c.id).collect(),
+            Op::Sleep { .. } | Op::Reload(_) => Vec::new(),
+        }
+    }
+}
+
+/// Every toolbox's queue and restart history.
+#[derive(Default)]
+pub struct Queues {
+    toolboxes: Mutex<HashMap<u64, Life>>,
+}
+
+/// One toolbox's lifecycle state.
+#[derive(Default)]
+struct Life {
+    ops: VecDeque<Op>,
+    /// A worker is running this queue.
+    busy: bool,
+    restarts: HashMap<String, Restarts>,
+}
+
+/// Restart history of one server, for the backoff of a server that keeps dying.
+#[derive(Default, Clone, Copy)]
+struct Restarts {
+    last_start: Option<Instant>,
+    quick_deaths: u32,
+}
+
+/// A server that dies within this time of its start counts as dying quickly.
+const QUICK_DEATH: Duration = Duration::from_secs(10);
+const BACKOFF_FIRST: Duration = Duration::from_millis(250);
+const BACKOFF_MAX: Duration = Duration::from_secs(5);
+
+impl Queues {
+    /// Queues `op` for `slot`; a restart joins a restart of the same server
+    /// that has not begun yet. True when no worker runs the queue: the caller
+    /// starts one (the queue counts as busy from now on).
+    pub fn push(&self, slot: &Slot, op: Op) -> bool {
+        let mut all = lock(&self.toolboxes);
+        let life = all.entry(slot.id).or_default();
+        match op {
+            Op::Restart { server, calls } => {
+                let waiting = life.ops.iter_mut().find_map(|op| match op {
+                    Op::Restart { server: s, calls } if *s == server => Some(calls),
+                    _ => None,
+                });
+                match waiting {
+                    Some(waiting) => waiting.extend(calls),
+                    None => life.ops.push_back(Op::Restart { server, calls }),
+                }
+            }
+            op => life.ops.push_back(op),
+        }
+        !std::mem::replace(&mut life.busy, true)
+    }
+
+    /// The next operation for the worker of `slot`; `None` when the queue is
+    /// empty, and the worker ends. A toolbox that is `gone` (asked under the
+    /// queue's lock, so no operation can slip in) is forgotten then.
+    pub fn pop(&self, slot: &Slot, gone: impl FnOnce() -> bool) -> Option<Op> {
+        let mut all = lock(&self.toolboxes);
+        let life = all.entry(slot.id).or_default();
+        if let Some(op) = life.ops.pop_front() {
+            return Some(op);
+        }
+        life.busy = false;
+        if gone() {
+            all.remove(&slot.id);
+        }
+        None
+    }
+
+    /// No worker could be started for `slot`: its queued operations, which
+    /// the caller answers.
+    pub fn abandon(&self, slot: &Slot) -> Vec<Op> {
+        let mut all = lock(&self.toolboxes);
+        let life = all.entry(slot.id).or_default();
+        life.busy = false;
+        life.ops.drain(..).collect()
+    }
+
+    /// Runs `f` if no worker runs `slot`'s queue, holding the queue so that
+    /// none starts meanwhile; a toolbox that is `gone` then is forgotten.
+    /// False, and `f` does not run, when a worker runs.
+    pub fn if_idle(&self, slot: &Slot, f: impl FnOnce(), gone: impl FnOnce() -> bool) -> bool {
+        let mut all = lock(&self.toolboxes);
+        if all.get(&slot.id).is_some_and(|life| life.busy) {
+            return false;
+        }
+        f();
+        if gone() {
+            all.remove(&slot.id);
+        }
+        true
+    }
+
+    /// Records that `server` of `slot` is being started now.
+    pub fn note_start(&self, slot: &Slot, server: &str) {
+        let mut all = lock(&self.toolboxes);
+        let life = all.entry(slot.id).or_default();
+        life.restarts
+            .entry(server.to_string())
+            .or_default()
+            .last_start = Some(Instant::now());
+    }
+
+    /// How long to wait before starting `server` of `slot` again after it
+    /// died: nothing the first time, then doubling from 250 ms up to 5 s
+    /// while it keeps dying within 10 s of its start.
+    pub fn restart_delay(&self, slot: &Slot, server: &str) -> Duration {
+        let mut all = lock(&self.toolboxes);
+        let life = all.entry(slot.id).or_default();
+        let entry = life.restarts.entry(server.to_string()).or_default();
+        let quick = entry.last_start.is_some_and(|t| t.elapsed() < QUICK_DEATH);
+        entry.quick_deaths = if quick { entry.quick_deaths + 1 } else { 0 };
+        match entry.quick_deaths {
+            0 | 1 => Duration::ZERO,
+            n => (BACKOFF_FIRST * 2u32.saturating_pow(n - 2)).min(BACKOFF_MAX),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn slot(id: u64) -> Slot {
+        Slot {
+            id,
+            name: format!("t{id}"),
+        }
+    }
+
+    fn id(n: i64) -> RequestId {
+        RequestId::Int(n)
+    }
+
+    fn close_ids(ops: &[Op]) -> Vec<&RequestId> {
+        ops.iter().flat_map(Op::request_ids).collect()
+    }
+
+    #[test]
+    fn one_worker_per_queue_in_order_and_forgotten_when_gone() {
+        let queues = Queues::default();
+        let (a, b) = (slot(1), slot(2));
+        assert!(queues.push(&a, Op::Close(id(1))), "start a worker");
+        assert!(!queues.push(&a, Op::Close(id(2))), "one runs");
+        assert!(queues.push(&b, Op::Close(id(3))), "another toolbox");
+        let first = queues.pop(&a, || unreachable!()).unwrap();
+        assert_eq!(first.request_ids(), [&id(1)]);
+        assert!(!queues.if_idle(&a, || unreachable!(), || false), "busy");
+        let second = queues.pop(&a, || unreachable!()).unwrap();
+        assert_eq!(second.request_ids(), [&id(2)]);
+        assert!(queues.pop(&a, || false).is_none(), "done; still configured");
+        let mut ran = false;
+        assert!(queues.if_idle(&a, || ran = true, || true));
+        assert!(ran);
+        assert!(!lock(&queues.toolboxes).contains_key(&1), "gone: forgotten");
+        let abandoned = queues.abandon(&b);
+        assert_eq!(close_ids(&abandoned), [&id(3)]);
+        assert!(queues.push(&b, Op::Close(id(4))), "no worker after abandon");
+    }
+
+    #[test]
+    fn restarts_of_one_server_share_one_start() {
+        let queues = Queues::default();
+        let t = slot(1);
+        let restart = |server: &str| Op::Restart {
+            server: server.into(),
+            calls: Vec::new(),
+        };
+        queues.push(&t, restart("s"));
+        queues.push(&t, Op::Close(id(1)));
+        queues.push(&t, restart("s"));
+        queues.push(&t, restart("other"));
+        let ops: Vec<Op> = std::iter::from_fn(|| queues.pop(&t, || false)).collect();
+        let shown: Vec<String> = ops
+            .iter()
+            .map(|op| match op {
+                Op::Restart { server, .. } => format!("restart {server}"),
+                Op::Close(_) => "close".into(),
+                _ => "other".into(),
+            })
+            .collect();
+        assert_eq!(shown, ["restart s", "close", "restart other"]);
+    }
+
+    #[test]
+    fn restart_backoff_grows_only_for_quick_deaths() {
+        let queues = Queues::default();
+        let t = slot(1);
+        assert_eq!(
+            queues.restart_delay(&t, "s"),
+            Duration::ZERO,
+            "never started"
+        );
+        queues.note_start(&t, "s");
+        assert_eq!(
+            queues.restart_delay(&t, "s"),
+            Duration::ZERO,
+            "first quick death"
+        );
+        let ms: Vec<u128> = (0..6)
+            .map(|_| {
+                queues.note_start(&t, "s");
+                queues.restart_delay(&t, "s").as_millis()
+            })
+            .collect();
+        assert_eq!(ms, [250, 500, 1000, 2000, 4000, 5000]);
+        // A server that ran for a while starts over.
+        lock(&queues.toolboxes)
+            .get_mut(&1)
+            .unwrap()
+            .restarts
+            .get_mut("s")
+            .unwrap()
+            .last_start = Some(Instant::now() - QUICK_DEATH - Duration::from_secs(1));
+        assert_eq!(queues.restart_delay(&t, "s"), Duration::ZERO);
+    }
+}

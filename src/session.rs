@@ -1,0 +1,166 @@
+//! One host session: what the host negotiated (protocol version,
+//! `clientInfo`, `notifications/initialized`), its outbox, the tool list it
+//! sees (the meta-tools and, in dynamic mode, the native tools) with its
+//! `notifications/tools/list_changed`, and its requests that wait in the
+//! fleet (a queued open, close or call), with the ones it cancelled.
+//!
+//! The fleet reaches a session only through `fleet::SessionLink`, which this
+//! implements. No thread and no child here; nothing here waits for anything
+//! but the host's stdout lock.
+
+use crate::config::{Config, Mode, ToolboxConfig};
+use crate::dynamic::NativeTable;
+use crate::fleet::SessionLink;
+use crate::jsonrpc::{self, RequestId};
+use crate::lock;
+use crate::mcp::{self, method};
+use crate::meta_tools::{self, Outcome};
+use crate::open_result;
+use crate::outbox::Outbox;
+use crate::toolbox::Toolboxes;
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, OnceLock};
+
+pub struct Session {
+    pub outbox: Arc<Outbox>,
+    /// `mode` as the session started: dynamic mode has native tools.
+    mode: Mode,
+    /// The host sent `notifications/initialized`: list_changed may be sent.
+    pub initialized: AtomicBool,
+    /// The negotiated protocol version, once `initialize` was answered.
+    pub version: OnceLock<&'static str>,
+    /// The host's `clientInfo.name`, once `initialize` was answered.
+    pub client: OnceLock<Option<String>>,
+    /// The meta-tools' `tools/list` entries, comma-separated, [without, with]
+    /// `outputSchema`: built at start and again when the config is reloaded.
+    meta_tools: Mutex<Arc<[String; 2]>>,
+    /// Dynamic mode's native tools (empty in proxy mode).
+    native: Mutex<Arc<NativeTable>>,
+    /// Requests waiting in the fleet (queued opens, closes and calls): `true`
+    /// once the host cancelled one.
+    waiting: Mutex<HashMap<RequestId, bool>>,
+}
+
+impl Session {
+    pub fn new(config: &Config, outbox: Arc<Outbox>) -> Session {
+        let configs: Vec<&ToolboxConfig> = config.toolboxes.iter().collect();
+        Session {
+            outbox,
+            mode: config.mode,
+            initialized: AtomicBool::new(false),
+            version: OnceLock::new(),
+            client: OnceLock::new(),
+            meta_tools: Mutex::new(Arc::new(meta_tools_entries(&configs))),
+            native: Mutex::new(Arc::default()),
+            waiting: Mutex::new(HashMap::new()),
+        }
+    }
+
+    pub fn native(&self) -> Arc<NativeTable> {
+        Arc::clone(&lock(&self.native))
+    }
+
+    /// The meta-tools' `tools/list` entries: [without, with] `outputSchema`.
+    pub fn meta_tools(&self) -> Arc<[String; 2]> {
+        Arc::clone(&lock(&self.meta_tools))
+    }
+
+    /// The form of `open_toolbox` results for this host, under the config's
+    /// `openToolboxResult`.
+    pub fn open_form(&self, setting: open_result::Setting) -> open_result::Form {
+        let client = self.client.get().and_then(Option::as_deref);
+        open_result::form_for(setting, client)
+    }
+
+    /// Whether results may carry `structuredContent` in this session (before
+    /// `initialize`, the latest version is assumed).
+    pub fn structured(&self) -> bool {
+        mcp::has_structured_content(self.version.get().copied().unwrap_or(mcp::LATEST_VERSION))
+    }
+
+    /// Sends a meta-tool outcome as the `CallToolResult` of request `id`.
+    pub fn send_outcome(&self, id: &RequestId, outcome: &Outcome) {
+        let result = outcome.result(self.structured());
+        self.outbox.send(&jsonrpc::result_line(id, &result));
+    }
+
+    /// The host cancelled `id`: if it waits in the fleet, it will get no answer.
+    pub fn cancel(&self, id: &RequestId) -> bool {
+        match lock(&self.waiting).get_mut(id) {
+            Some(cancelled) => {
+                *cancelled = true;
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Dynamic mode: builds the native tools again; whether they changed.
+    fn rebuild_native(&self, toolboxes: &Toolboxes) -> bool {
+        if self.mode != Mode::Dynamic {
+            return false;
+        }
+        let table = NativeTable::build(toolboxes);
+        let mut current = lock(&self.native);
+        let changed = current.listing() != table.listing();
+        *current = Arc::new(table);
+        changed
+    }
+
+    /// Tells the host its tool list changed, once it is initialized.
+    fn list_changed(&self) {
+        if self.initialized.load(Ordering::SeqCst) {
+            let line = jsonrpc::notification_line::<()>(method::TOOLS_LIST_CHANGED, None);
+            self.outbox.send(&line);
+        }
+    }
+}
+
+impl SessionLink for Session {
+    fn wait(&self, id: &RequestId) {
+        lock(&self.waiting).insert(id.clone(), false);
+    }
+
+    fn cancelled(&self, id: &RequestId) -> bool {
+        lock(&self.waiting).get(id) == Some(&true)
+    }
+
+    fn finish(&self, id: &RequestId) -> bool {
+        lock(&self.waiting).remove(id) == Some(false)
+    }
+
+    fn answer(&self, id: &RequestId, outcome: &Outcome) {
+        self.send_outcome(id, outcome);
+    }
+
+    /// In dynamic mode, rebuilds the native tools and, if they changed and
+    /// the host is initialized, sends one `notifications/tools/list_changed`.
+    fn tools_changed(&self, toolboxes: &Toolboxes) {
+        if self.rebuild_native(toolboxes) {
+            self.list_changed();
+        }
+    }
+
+    /// The meta-tools (toolbox names and descriptions) built from `configs`
+    /// and the native tools again; one `notifications/tools/list_changed` if
+    /// either changed.
+    fn config_changed(&self, configs: &[&ToolboxConfig], toolboxes: &Toolboxes) {
+        let entries = Arc::new(meta_tools_entries(configs));
+        let meta = std::mem::replace(&mut *lock(&self.meta_tools), Arc::clone(&entries));
+        let native = self.rebuild_native(toolboxes);
+        if meta != entries || native {
+            self.list_changed();
+        }
+    }
+}
+
+/// The meta-tools' `tools/list` entries, comma-separated: [without, with]
+/// `outputSchema`.
+fn meta_tools_entries(toolboxes: &[&ToolboxConfig]) -> [String; 2] {
+    [false, true].map(|structured| {
+        let list = meta_tools::tools_list(toolboxes, structured);
+        let text = list["tools"].to_string();
+        text[1..text.len() - 1].to_string()
+    })
+}
