@@ -700,6 +700,12 @@ impl Downstream {
 
     /// Fails what is in flight, and asks the child's thread to stop the child.
     pub fn ask_to_stop(&self, in_flight: &str) {
+        // A process that ended by itself crashed, whoever noticed first (a
+        // write that met a closed pipe makes the caller restart it at once,
+        // maybe before the child's thread has seen the exit).
+        if let Some(exit) = self.link.as_ref().and_then(|link| link.tree.exited()) {
+            self.went_down(format!("the server process ended ({exit})"));
+        }
         let (server, toolbox) = (&self.spec.server, &self.spec.toolbox);
         self.fail_in_flight("stopped", |tool| match in_flight {
             "" => format!(

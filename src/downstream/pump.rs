@@ -133,9 +133,11 @@ impl Downstream {
         }
         if ready.exited || (pump.watch.polls_exit() && pump.owner.tree().exited().is_some()) {
             self.read_last_words(pump);
-            let exit = pump.owner.finish();
-            self.went_down(format!("the server process ended ({exit})"));
-            return Some(exit);
+            // Told before the reap: until then the status is there for anyone.
+            if let Some(exit) = pump.owner.tree().exited() {
+                self.went_down(format!("the server process ended ({exit})"));
+            }
+            return Some(pump.owner.finish());
         }
         let now = Instant::now();
         if pump.eof_at.is_some_and(|at| now >= at) {
