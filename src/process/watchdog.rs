@@ -17,9 +17,10 @@
 //! read, kill, _exit) on a fixed table on its stack: no allocation, no lock, so
 //! it is sound even if a thread existed at the fork. It holds no other file
 //! descriptor (a host waits for EOF on the pipes it gave the workbench), runs in
-//! `/` in a session of its own, and ignores SIGHUP, SIGINT and SIGTERM, so a
-//! Ctrl-C or a signal to the workbench's process group does not end it before
-//! it has done its job. It never writes anything anywhere.
+//! `/` in a session of its own, and ignores every signal but SIGKILL (and
+//! SIGSTOP, which cannot be caught), so a Ctrl-C, a signal to the workbench's
+//! process group or a `kill -USR1 $(pidof mcp-workbench)` meant for a reload
+//! does not end it before it has done its job. It never writes anything anywhere.
 
 use std::fs::File;
 use std::io::{self, Write};
@@ -33,6 +34,9 @@ const RECORD: usize = 5;
 /// Groups the watchdog can hold at once; more live children than this are
 /// covered only by Linux's parent-death signal.
 const CAPACITY: usize = 4096;
+
+/// Above the highest signal number (64 on Linux, 31 on macOS).
+const SIGNAL_LIMIT: libc::c_int = 65;
 
 /// Where closing descriptors one by one stops, when `close_range` is missing.
 const CLOSE_LIMIT: libc::c_int = 1 << 16;
@@ -204,7 +208,11 @@ impl Groups {
 /// # Safety
 /// Only in the child of `fork`, with `read` the pipe's read end.
 unsafe fn serve(read: libc::c_int) -> ! {
-    for signal in [libc::SIGHUP, libc::SIGINT, libc::SIGTERM] {
+    // Every signal that can be caught is ignored before the mask opens: a
+    // `kill -USR1 $(pidof mcp-workbench)` meant for a reload reaches this
+    // process too. Numbers that are no signal, or that cannot be ignored
+    // (SIGKILL, SIGSTOP), fail harmlessly.
+    for signal in 1..SIGNAL_LIMIT {
         libc::signal(signal, libc::SIG_IGN);
     }
     let mut empty: libc::sigset_t = std::mem::zeroed();

@@ -1,0 +1,113 @@
+//! The guards against leftovers (Linux): the watchdog survives every signal
+//! but SIGKILL and is replaced when it is lost; helpers that leave their
+//! server's process group (`setsid`, a double fork) die with a close, an exit
+//! or a SIGKILL of the workbench; SIGUSR2 is harmless whether or not a toolbox
+//! was opened.
+#![cfg(target_os = "linux")]
+
+mod common;
+
+use common::workbench::{self, is_error, Workbench, FAKE};
+use serde_json::{json, Value};
+use std::fs;
+use std::path::Path;
+use std::thread;
+use std::time::{Duration, Instant};
+
+/// A fake server behind `sh -c`, with `before` run by the shell first (the
+/// fake's arguments end with `marker`, to find it).
+fn shell_server(before: &str, marker: &str) -> Value {
+    json!({"command": "sh", "args": ["-c", format!("{before} \"$0\" s.json {marker}; true"), FAKE]})
+}
+
+fn config(servers: Value) -> Value {
+    json!({"toolboxes": {"box": {"description": "d", "mcpServers": servers}}})
+}
+
+fn script() -> Value {
+    json!({"tools": [{"tool": {"name": "echo", "inputSchema": {"type": "object"}}}]})
+}
+
+fn start(name: &str, servers: Value) -> Workbench {
+    Workbench::start(name, config(servers), &[("s.json", script())], &[])
+}
+
+fn open(wb: &mut Workbench, id: i64) {
+    wb.call(id, "open_toolbox", json!({"toolbox_name": "box"}));
+    let line = wb.answer(id, &mut Vec::new());
+    assert!(!is_error(&line), "open: {line}");
+}
+
+/// Processes of the test in `dir` whose command line contains `marker`.
+fn processes_with(dir: &Path, marker: &str) -> Vec<String> {
+    common::leftover_processes(dir)
+        .into_iter()
+        .filter(|p| p.contains(marker))
+        .collect()
+}
+
+/// Waits up to `limit` for every process of the test in `dir` whose command
+/// line contains `marker` to be gone.
+fn assert_gone(dir: &Path, marker: &str, limit: Duration, what: &str) {
+    let deadline = Instant::now() + limit;
+    loop {
+        let left = processes_with(dir, marker);
+        if left.is_empty() {
+            return;
+        }
+        assert!(Instant::now() < deadline, "{what} left {left:?}");
+        thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// The pid of the newest watchdog, from the workbench's log.
+fn watchdog_pid(wb: &Workbench) -> u32 {
+    let log = wb.log.lock().unwrap();
+    let (_, rest) = log
+        .rsplit_once("watchdog started (pid ")
+        .unwrap_or_else(|| panic!("no watchdog in the log:\n{log}"));
+    rest.split(')').next().unwrap().parse().unwrap()
+}
+
+/// Field `name` of `/proc/PID/status`.
+fn status_field(pid: u32, name: &str) -> String {
+    let status = fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix(name))
+        .unwrap_or_else(|| panic!("no {name} in {status}"))
+        .trim()
+        .to_string()
+}
+
+fn kill_workbench(wb: &mut Workbench) {
+    wb.child.kill().unwrap();
+    wb.child.wait().unwrap();
+}
+
+#[test]
+fn the_watchdog_survives_every_signal_but_sigkill() {
+    let mut wb = start(
+        "watchdog-signals",
+        json!({"s": shell_server("", "grandchild-marker")}),
+    );
+    open(&mut wb, 1);
+    let watchdog = watchdog_pid(&wb);
+    for signal in [
+        "USR1", "USR2", "ALRM", "QUIT", "HUP", "INT", "TERM", "PIPE", "VTALRM", "PROF", "TSTP",
+        "TTIN", "TTOU", "XCPU", "XFSZ", "PWR", "SYS", "TRAP", "ABRT",
+    ] {
+        workbench::signal(watchdog, signal);
+    }
+    thread::sleep(Duration::from_millis(300));
+    assert!(common::alive(watchdog), "the watchdog died of a signal");
+    assert_eq!(status_field(watchdog, "State:").chars().next(), Some('S'));
+    assert_eq!(watchdog_pid(&wb), watchdog);
+    kill_workbench(&mut wb);
+    assert_gone(
+        &wb.dir,
+        "",
+        Duration::from_secs(5),
+        "SIGKILL of the workbench",
+    );
+}
