@@ -46,6 +46,16 @@ fn processes_with(dir: &Path, marker: &str) -> Vec<String> {
         .collect()
 }
 
+/// The pid of the one process of the test in `dir` whose command line is `command`.
+fn pid_of(dir: &Path, command: &str) -> u32 {
+    let found: Vec<String> = common::leftover_processes(dir)
+        .into_iter()
+        .filter(|p| p.split_once(' ').is_some_and(|(_, c)| c == command))
+        .collect();
+    assert_eq!(found.len(), 1, "processes running {command:?}: {found:?}");
+    found[0].split_whitespace().next().unwrap().parse().unwrap()
+}
+
 /// Waits up to `limit` for every process of the test in `dir` whose command
 /// line contains `marker` to be gone.
 fn assert_gone(dir: &Path, marker: &str, limit: Duration, what: &str) {
@@ -110,4 +120,35 @@ fn the_watchdog_survives_every_signal_but_sigkill() {
         Duration::from_secs(5),
         "SIGKILL of the workbench",
     );
+}
+
+#[test]
+fn sigusr2_is_harmless_before_and_after_an_open() {
+    let mut wb = start("sigusr2", json!({"s": shell_server("", "usr2-marker")}));
+    for round in 0..2 {
+        if round == 1 {
+            open(&mut wb, 1);
+        }
+        workbench::signal(wb.pid(), "USR2");
+        thread::sleep(Duration::from_millis(200));
+        let id = 10 + round;
+        wb.send(json!({"jsonrpc": "2.0", "id": id, "method": "ping"}));
+        let answer = wb.recv_within(Duration::from_secs(5));
+        assert!(
+            answer.is_some_and(|a| a["id"] == json!(id)),
+            "no answer to ping after SIGUSR2 (round {round}): exit {:?}",
+            wb.wait_exit(Duration::from_millis(100))
+        );
+    }
+    // A server gets SIGUSR2's default disposition back. (Today the handler
+    // that `install_interrupt` puts in before every spawn does that too; this
+    // guards the reset once that handler is gone.)
+    let server = pid_of(&wb.dir, &format!("{FAKE} s.json usr2-marker"));
+    let ignored = u64::from_str_radix(&status_field(server, "SigIgn:"), 16).unwrap();
+    assert_eq!(
+        ignored & (1 << (12 - 1)),
+        0,
+        "SIGUSR2 ignored in the server"
+    );
+    assert_eq!(wb.finish().0, Some(0));
 }

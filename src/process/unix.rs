@@ -7,7 +7,8 @@
 //! asks the kernel for SIGKILL when the thread that spawned it exits
 //! (`PR_SET_PDEATHSIG`); macOS has no such thing, and everywhere the
 //! `watchdog` kills every group when the workbench dies, grandchildren
-//! included. Exit polls use `waitid(.., WNOWAIT)`: the child stays a zombie
+//! included. SIGUSR2 is ignored from the start of `main` until
+//! `install_interrupt` gives it a handler. Exit polls use `waitid(.., WNOWAIT)`: the child stays a zombie
 //! until its owner reaps it, so its pid, which is also its group id, cannot be
 //! reused while we may still signal the group. Children start with an empty
 //! signal mask and default dispositions, whatever the workbench blocks or
@@ -146,14 +147,16 @@ pub fn start_watchdog() -> io::Result<()> {
     watchdog::start()
 }
 
-/// The signals whose disposition the workbench changes (std ignores SIGPIPE)
-/// or that it blocks in every thread (the shutdown signals, and SIGUSR1).
-const RESET_SIGNALS: [i32; 5] = [
+/// The signals whose disposition the workbench changes (std ignores SIGPIPE,
+/// `block_shutdown_signals` ignores SIGUSR2) or that it blocks in every thread
+/// (the shutdown signals, and SIGUSR1).
+const RESET_SIGNALS: [i32; 6] = [
     libc::SIGHUP,
     libc::SIGINT,
     libc::SIGTERM,
     libc::SIGPIPE,
     libc::SIGUSR1,
+    libc::SIGUSR2,
 ];
 
 /// Puts the child in a new process group, gives it an empty signal mask and
@@ -222,17 +225,23 @@ fn wait_for(signals: &[i32]) -> i32 {
     signal
 }
 
-/// Blocks the shutdown signals, and the reload signal, in the calling thread.
-/// Call it first thing in `main`, before any thread exists, so that every
-/// thread inherits the mask and the signals wait for `on_shutdown_signal` and
-/// `on_reload_signal` (children get an empty mask from `configure`).
+/// Fixes the workbench's signal dispositions for the whole run: blocks the
+/// shutdown signals, and the reload signal, in the calling thread, and ignores
+/// SIGUSR2, so that a stray one is harmless from the first instruction, not
+/// only once a child was spawned (`install_interrupt` later gives it a handler
+/// that does nothing). Call it first thing in `main`, before any thread
+/// exists, so that every thread inherits the mask and the signals wait for
+/// `on_shutdown_signal` and `on_reload_signal` (children get an empty mask and
+/// default dispositions from `configure`).
 pub fn block_shutdown_signals() {
     let mut signals = SHUTDOWN_SIGNALS.to_vec();
     signals.push(RELOAD_SIGNAL);
     let set = signal_set(&signals);
-    // SAFETY: pthread_sigmask reads the set we own.
+    // SAFETY: pthread_sigmask reads the set we own; signal has no
+    // memory-safety preconditions.
     unsafe {
         libc::pthread_sigmask(libc::SIG_BLOCK, &set, std::ptr::null_mut());
+        libc::signal(libc::SIGUSR2, libc::SIG_IGN);
     }
 }
 
