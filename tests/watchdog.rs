@@ -7,7 +7,7 @@
 
 mod common;
 
-use common::workbench::{self, is_error, Workbench, FAKE};
+use common::workbench::{self, is_error, text, Workbench, FAKE};
 use serde_json::{json, Value};
 use std::fs;
 use std::path::Path;
@@ -90,6 +90,18 @@ fn status_field(pid: u32, name: &str) -> String {
         .to_string()
 }
 
+/// Waits up to 3 s for `pid` to be reaped (no `/proc` entry, not even a zombie).
+fn reaped(pid: u32) -> bool {
+    let deadline = Instant::now() + Duration::from_secs(3);
+    while Path::new(&format!("/proc/{pid}")).exists() {
+        if Instant::now() >= deadline {
+            return false;
+        }
+        thread::sleep(Duration::from_millis(20));
+    }
+    true
+}
+
 fn kill_workbench(wb: &mut Workbench) {
     wb.child.kill().unwrap();
     wb.child.wait().unwrap();
@@ -113,6 +125,36 @@ fn the_watchdog_survives_every_signal_but_sigkill() {
     assert!(common::alive(watchdog), "the watchdog died of a signal");
     assert_eq!(status_field(watchdog, "State:").chars().next(), Some('S'));
     assert_eq!(watchdog_pid(&wb), watchdog);
+    kill_workbench(&mut wb);
+    assert_gone(
+        &wb.dir,
+        "",
+        Duration::from_secs(5),
+        "SIGKILL of the workbench",
+    );
+}
+
+#[test]
+fn a_lost_watchdog_is_replaced_and_guards_the_open_servers() {
+    let mut wb = start(
+        "watchdog-lost",
+        json!({"s": shell_server("", "grandchild-marker")}),
+    );
+    open(&mut wb, 1);
+    let lost = watchdog_pid(&wb);
+    workbench::signal(lost, "KILL");
+    assert!(
+        wb.wait_log("watchdog started (pid ", 2, Duration::from_secs(5)),
+        "no new watchdog"
+    );
+    let new = watchdog_pid(&wb);
+    assert_ne!(new, lost);
+    assert!(common::alive(new));
+    assert!(reaped(lost), "the lost watchdog is left a zombie");
+    // Servers started after the loss are guarded too.
+    wb.call(2, "close_toolbox", json!({"toolbox_name": "box"}));
+    assert!(text(&wb.recv()).starts_with("Toolbox 'box' closed"));
+    open(&mut wb, 3);
     kill_workbench(&mut wb);
     assert_gone(
         &wb.dir,

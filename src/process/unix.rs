@@ -19,6 +19,7 @@ use std::io;
 use std::os::fd::AsRawFd;
 use std::os::unix::process::CommandExt;
 use std::process::{Child, ChildStdin, Command};
+use std::sync::{Mutex, MutexGuard};
 use std::thread;
 
 /// Variables passed to every child, as the official MCP SDKs do on Unix.
@@ -39,13 +40,30 @@ pub struct Tree {
     pid: u32,
 }
 
+/// The pids of the leaders that std's `Child` owns (each from just before its
+/// spawn returns until its `Tree` is dropped, after the `Child` reaped it):
+/// the set of the workbench's children that only std may reap. The lock is
+/// also the spawn lock: held around each spawn, and around the creation of a watchdog's pipes, so no server inherits an end
+/// before it is close-on-exec.
+static LEADERS: Mutex<Vec<libc::pid_t>> = Mutex::new(Vec::new());
+
+/// Takes the spawn lock; the list of live leaders.
+pub(super) fn leaders() -> MutexGuard<'static, Vec<libc::pid_t>> {
+    LEADERS.lock().unwrap_or_else(|p| p.into_inner())
+}
+
 impl Tree {
     /// Spawns `cmd` in a process group of its own, registered with the
     /// watchdog. Call it from a thread that lives as long as the child: on
     /// Linux the parent-death signal follows the spawning thread.
     pub fn spawn(cmd: &mut Command) -> io::Result<(Child, Tree)> {
         configure(cmd);
-        let child = cmd.spawn()?;
+        let child = {
+            let mut leaders = leaders();
+            let child = cmd.spawn()?;
+            leaders.extend(libc::pid_t::try_from(child.id()));
+            child
+        };
         let pid = child.id();
         watchdog::watch(pid);
         Ok((child, Tree { pid }))
@@ -119,6 +137,17 @@ impl Tree {
         // SAFETY: killpg has no memory-safety preconditions.
         unsafe {
             libc::killpg(pgid, signal);
+        }
+    }
+}
+
+impl Drop for Tree {
+    /// The `Child` has reaped the first process by now (or never will): its
+    /// pid is no longer a leader's.
+    fn drop(&mut self) {
+        let mut leaders = leaders();
+        if let Some(i) = leaders.iter().position(|&p| p as u32 == self.pid) {
+            leaders.swap_remove(i);
         }
     }
 }
