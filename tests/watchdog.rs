@@ -165,6 +165,77 @@ fn a_lost_watchdog_is_replaced_and_guards_the_open_servers() {
 }
 
 #[test]
+fn close_toolbox_kills_a_helper_in_a_session_of_its_own() {
+    let mut wb = start(
+        "helper-close",
+        json!({"setsid": shell_server("setsid sleep 1001 &", "m1")}),
+    );
+    open(&mut wb, 1);
+    pid_of(&wb.dir, "sleep 1001");
+    wb.call(2, "close_toolbox", json!({"toolbox_name": "box"}));
+    assert!(text(&wb.recv()).starts_with("Toolbox 'box' closed"));
+    assert_gone(&wb.dir, "sleep", Duration::from_secs(3), "close_toolbox");
+    assert_eq!(wb.finish().0, Some(0));
+}
+
+#[test]
+fn an_orphan_the_workbench_adopted_is_reaped_when_it_dies() {
+    let mut wb = start(
+        "helper-reaped",
+        json!({"daemon": shell_server("(setsid sleep 1002 &);", "m2")}),
+    );
+    open(&mut wb, 1);
+    // The double-forked helper is adopted by the workbench, which reaps it
+    // when it dies.
+    let daemon = pid_of(&wb.dir, "sleep 1002");
+    assert_eq!(status_field(daemon, "PPid:"), wb.pid().to_string());
+    workbench::signal(daemon, "KILL");
+    assert!(reaped(daemon), "an adopted orphan is left a zombie");
+    assert_eq!(wb.finish().0, Some(0));
+}
+
+/// A setsid helper (a child of the server) and a double-forked one (adopted).
+fn helpers() -> Value {
+    json!({
+        "setsid": shell_server("setsid sleep 1003 &", "m1"),
+        "daemon": shell_server("(setsid sleep 1004 &);", "m2"),
+    })
+}
+
+#[test]
+fn helpers_out_of_the_group_die_when_the_workbench_exits() {
+    let mut wb = start("helper-exit", helpers());
+    open(&mut wb, 1);
+    let helpers = [pid_of(&wb.dir, "sleep 1003"), pid_of(&wb.dir, "sleep 1004")];
+    assert_eq!(wb.finish().0, Some(0)); // this removes the folder: watch the pids
+    let deadline = Instant::now() + Duration::from_secs(3);
+    while helpers.iter().any(|&pid| common::alive(pid)) {
+        assert!(
+            Instant::now() < deadline,
+            "the workbench's exit left {helpers:?}"
+        );
+        thread::sleep(Duration::from_millis(20));
+    }
+}
+
+#[test]
+fn helpers_out_of_the_group_die_with_a_killed_workbench() {
+    let mut wb = start("helper-sigkill", helpers());
+    open(&mut wb, 1);
+    pid_of(&wb.dir, "sleep 1003");
+    pid_of(&wb.dir, "sleep 1004");
+    // The workbench hands them to the watchdog within a second or so.
+    wb.wait_log("registered with the watchdog", 2, Duration::from_secs(5));
+    kill_workbench(&mut wb);
+    assert_gone(
+        &wb.dir,
+        "",
+        Duration::from_secs(5),
+        "SIGKILL of the workbench",
+    );
+}
+
+#[test]
 fn sigusr2_is_harmless_before_and_after_an_open() {
     let mut wb = start("sigusr2", json!({"s": shell_server("", "usr2-marker")}));
     for round in 0..2 {

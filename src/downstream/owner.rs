@@ -2,7 +2,8 @@
 //! its process tree, and kills it on drop (like rust-analyzer's `JodChild`).
 //!
 //! The stop sequence (`process::Tree::stop`) is MCP's for stdio: close stdin,
-//! wait, ask the tree to stop, wait, kill it. The first caller runs it; a
+//! wait, ask the tree to stop, wait, kill it (on Linux with the helpers that
+//! left its group, noted before stdin closes). The first caller runs it; a
 //! concurrent caller waits until it is done, so a shutdown that finds a stop
 //! already running does not exit before the kill. `process::hurry` cuts the
 //! waits short, never the kill.
@@ -83,8 +84,7 @@ impl Owner {
             }
         };
         drop(state);
-        close_stdin();
-        let exit = self.tree.stop(STOP_GRACE);
+        let exit = self.tree.stop(STOP_GRACE, close_stdin);
         self.tree.release();
         let _ = child.wait();
         *crate::lock(&self.state) = State::Stopped(exit);

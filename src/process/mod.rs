@@ -8,9 +8,13 @@
 //! A server runs as a *tree*: the process we start and everything it starts
 //! (an `npx` or `cmd /c` wrapper's node, a shell's pipeline). On Unix the tree
 //! is a process group, and a forked watchdog kills every group when the
-//! workbench dies however it dies (`unix`, `watchdog`). On Windows it is a Job
-//! Object with kill-on-close, which the system kills when the workbench's
-//! handles close, however it dies (`windows`).
+//! workbench dies however it dies (`unix`, `watchdog`). On Linux the
+//! workbench is also the subreaper of those trees, so what leaves a group
+//! (`setsid`, a double fork) is killed with its tree or at shutdown, and by
+//! the watchdog if the workbench dies (`reaper`); macOS cannot do that. On
+//! Windows it is a Job Object with kill-on-close, which the system kills when
+//! the workbench's handles close, however it dies (`windows`): nothing can
+//! leave a job (breakaway is not allowed).
 //!
 //! The stop sequence is MCP's for stdio (basic/transports §stdio, 2025-06-18):
 //! close stdin (the caller does), wait, ask the tree to stop where the system
@@ -18,6 +22,8 @@
 //!
 //! These modules hold all the workbench's `unsafe` code.
 
+#[cfg(target_os = "linux")]
+mod reaper;
 #[cfg(unix)]
 mod unix;
 #[cfg(unix)]
@@ -89,11 +95,16 @@ impl Tree {
         }
     }
 
-    /// The stop sequence after stdin was closed: wait `grace`, ask the tree to
-    /// stop and wait `grace` again (where the system has a way to ask), kill
-    /// the tree, then kill it again to sweep members that outlived the first
-    /// process. That process is left for the caller to reap.
-    pub fn stop(&self, grace: Duration) -> Exit {
+    /// The stop sequence: note the tree's helpers that left it (Linux, below),
+    /// `close_stdin`, wait `grace`, ask the tree to stop and wait `grace`
+    /// again (where the system has a way to ask), kill the tree, then kill it
+    /// again to sweep members that outlived the first process, and kill the
+    /// helpers noted. That process is left for the caller to reap.
+    pub fn stop(&self, grace: Duration, close_stdin: impl FnOnce()) -> Exit {
+        // Noted before stdin closes: once the first process exits, they are
+        // no longer below it.
+        let helpers = Helpers::of(self);
+        close_stdin();
         let exit = self
             .wait_exit(grace)
             .or_else(|| self.ask_to_stop().then(|| self.wait_exit(grace)).flatten())
@@ -111,6 +122,32 @@ impl Tree {
                 }
             });
         self.kill();
+        helpers.kill();
         exit
     }
+}
+
+#[cfg(target_os = "linux")]
+use reaper::Helpers;
+
+/// Elsewhere helpers cannot leave a tree (Windows: the Job Object holds every
+/// descendant) or cannot be found (macOS: no subreaper, see the README).
+#[cfg(not(target_os = "linux"))]
+struct Helpers;
+
+#[cfg(not(target_os = "linux"))]
+impl Helpers {
+    fn of(_: &Tree) -> Helpers {
+        Helpers
+    }
+
+    fn kill(&self) {}
+}
+
+/// At shutdown, once every server was stopped: kills and reaps what the
+/// servers left outside their trees and the workbench adopted (Linux; a
+/// no-op elsewhere).
+pub fn kill_orphans() {
+    #[cfg(target_os = "linux")]
+    reaper::kill_orphans();
 }

@@ -12,7 +12,8 @@
 //! until its owner reaps it, so its pid, which is also its group id, cannot be
 //! reused while we may still signal the group. Children start with an empty
 //! signal mask and default dispositions, whatever the workbench blocks or
-//! ignores.
+//! ignores. The leaders' pids are listed (`leaders`), so that the `reaper`
+//! (Linux) never reaps a process std's `Child` owns.
 
 use super::{watchdog, Exit};
 use std::io;
@@ -42,8 +43,10 @@ pub struct Tree {
 
 /// The pids of the leaders that std's `Child` owns (each from just before its
 /// spawn returns until its `Tree` is dropped, after the `Child` reaped it):
-/// the set of the workbench's children that only std may reap. The lock is
-/// also the spawn lock: held around each spawn, and around the creation of a watchdog's pipes, so no server inherits an end
+/// every other child of the workbench but the watchdog is an orphan it
+/// adopted (Linux), which `reaper` may reap. The lock is also the spawn lock:
+/// held around each spawn, so a leader is never taken for an orphan, and
+/// around the creation of a watchdog's pipes, so no server inherits an end
 /// before it is close-on-exec.
 static LEADERS: Mutex<Vec<libc::pid_t>> = Mutex::new(Vec::new());
 
@@ -118,8 +121,11 @@ impl Tree {
         true
     }
 
-    /// SIGKILL to the group.
+    /// SIGKILL to the group; on Linux first to the processes below its first
+    /// process that left the group (`setsid`), found in `/proc`.
     pub fn kill(&self) {
+        #[cfg(target_os = "linux")]
+        super::reaper::Helpers::of(self).kill();
         self.signal(libc::SIGKILL);
     }
 
@@ -171,8 +177,15 @@ pub fn file_identity(meta: &std::fs::Metadata) -> Option<(u64, u64)> {
     Some((meta.dev(), meta.ino()))
 }
 
-/// Forks the watchdog (`watchdog::start`). Call it once, before any thread exists.
+/// On Linux makes the workbench the subreaper of its servers' trees (what a
+/// server's helper leaves behind is adopted by the workbench, not by init:
+/// `reaper`), then forks the watchdog (`watchdog::start`). Call it once,
+/// before any thread exists.
 pub fn start_watchdog() -> io::Result<()> {
+    #[cfg(target_os = "linux")]
+    if let Err(e) = super::reaper::become_subreaper() {
+        log::warn!("cannot adopt what servers leave behind ({e}): a helper that leaves its server's process group may survive the workbench");
+    }
     watchdog::start()
 }
 

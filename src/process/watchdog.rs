@@ -12,6 +12,10 @@
 //! kernel has closed the last write end: the workbench is gone. The watchdog
 //! then sends SIGKILL to every group still registered and exits.
 //!
+//! On Linux the workbench also registers the processes of its servers' trees
+//! that left every server's group (`reaper`): for those ids the watchdog kills
+//! the process and the group it may lead.
+//!
 //! The watchdog can be lost too (`kill -9`, the OOM killer). It holds the only
 //! write end of a second pipe, `alive`, and never writes to it; the
 //! workbench's `watchdog` thread waits on the read end, so EOF there means the
@@ -52,6 +56,11 @@ const CLOSE_LIMIT: libc::c_int = 1 << 16;
 /// Above the highest signal number (64 on Linux, 31 on macOS).
 const SIGNAL_LIMIT: libc::c_int = 65;
 
+/// How often the `watchdog` thread looks for helpers and orphans (Linux); it
+/// reads `/proc` only while a server runs or it found something last time.
+#[cfg(target_os = "linux")]
+const SCAN_EVERY: Duration = Duration::from_secs(1);
+
 /// The workbench's end of one watchdog: the write end of its record pipe and
 /// its pid.
 struct Link {
@@ -65,11 +74,15 @@ struct Watch {
     link: Option<Link>,
     /// The servers' process groups (`watch`, `forget`).
     groups: Vec<libc::pid_t>,
+    /// Processes of the servers' trees outside every server's group
+    /// (`set_helpers`, Linux).
+    helpers: Vec<libc::pid_t>,
 }
 
 static WATCH: Mutex<Watch> = Mutex::new(Watch {
     link: None,
     groups: Vec::new(),
+    helpers: Vec::new(),
 });
 
 fn watch_state() -> MutexGuard<'static, Watch> {
@@ -99,9 +112,13 @@ pub fn start() -> io::Result<()> {
 
 /// The `watchdog` thread: waits for the end of the watchdog's `alive` pipe
 /// (it holds the only write end, and never writes: readable means it is
-/// gone), then reaps it and forks a new one.
+/// gone), then reaps it and forks a new one. On Linux it also runs the
+/// `reaper`'s scan every `SCAN_EVERY`.
 fn keep(mut alive: File) {
     loop {
+        #[cfg(target_os = "linux")]
+        let timeout = SCAN_EVERY.as_millis() as libc::c_int;
+        #[cfg(not(target_os = "linux"))]
         let timeout = -1;
         let mut pollfd = libc::pollfd {
             fd: alive.as_raw_fd(),
@@ -115,6 +132,11 @@ fn keep(mut alive: File) {
             if matches!((&alive).read(&mut byte), Ok(0) | Err(_)) {
                 alive = replace();
             }
+            continue;
+        }
+        #[cfg(target_os = "linux")]
+        if ready == 0 {
+            super::reaper::scan();
         }
     }
 }
@@ -138,9 +160,7 @@ fn replace() -> File {
             }
             match fork_watchdog() {
                 Ok((link, alive)) => {
-                    let records: Vec<u8> = watch
-                        .groups
-                        .iter()
+                    let records: Vec<u8> = (watch.groups.iter().chain(&watch.helpers))
                         .filter_map(|&id| encode(b'+', id as u32))
                         .flatten()
                         .collect();
@@ -153,7 +173,7 @@ fn replace() -> File {
                         "the watchdog (pid {}) was lost; watchdog started (pid {}), watching {} groups",
                         lost.unwrap_or(0),
                         link.pid,
-                        watch.groups.len()
+                        watch.groups.len() + watch.helpers.len()
                     );
                     watch.link = Some(link);
                     return alive;
@@ -236,6 +256,12 @@ fn close(fds: &[libc::c_int]) {
     }
 }
 
+/// The current watchdog's pid, which the `reaper` must leave to `replace`.
+#[cfg(target_os = "linux")]
+pub fn pid() -> Option<libc::pid_t> {
+    watch_state().link.as_ref().map(|link| link.pid)
+}
+
 /// Tells the watchdog about the process group `pgid`; call it right after the
 /// spawn of the group's leader.
 pub fn watch(pgid: u32) {
@@ -258,6 +284,25 @@ pub fn forget(pgid: u32) {
         watch.groups.swap_remove(i);
     }
     send(&watch, b'-', id);
+}
+
+/// Makes `helpers` the processes outside every server's group that the
+/// watchdog kills (each one, and its group if it leads one); the `reaper`
+/// calls it with what it found, and before it reaps one of them.
+#[cfg(target_os = "linux")]
+pub fn set_helpers(helpers: &[libc::pid_t]) {
+    let mut watch = watch_state();
+    let old = std::mem::take(&mut watch.helpers);
+    for &id in old.iter().filter(|id| !helpers.contains(id)) {
+        send(&watch, b'-', id);
+    }
+    for &id in helpers.iter().filter(|id| !old.contains(id)) {
+        log::debug!(
+            "process {id} is outside its server's process group: registered with the watchdog"
+        );
+        send(&watch, b'+', id);
+    }
+    watch.helpers = helpers.to_vec();
 }
 
 /// Writes one record to the current watchdog. A failed write is left to the
@@ -375,8 +420,11 @@ unsafe fn serve(read: libc::c_int, alive: libc::c_int) -> ! {
             Err(_) => break,
         }
     }
-    for &pgid in groups.ids() {
-        libc::kill(-pgid, libc::SIGKILL);
+    // A server's group, or a helper outside every server's group (and its
+    // own group, if it leads one).
+    for &id in groups.ids() {
+        libc::kill(-id, libc::SIGKILL);
+        libc::kill(id, libc::SIGKILL);
     }
     libc::_exit(0)
 }
