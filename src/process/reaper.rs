@@ -279,7 +279,7 @@ mod tests {
 
     #[test]
     fn this_process_is_in_the_table() {
-        let me = unsafe { libc::getpid() };
+        let me = std::process::id() as libc::pid_t;
         let table = table();
         let proc = table.iter().find(|p| p.pid == me).expect("this process");
         assert!(!proc.zombie && proc.start > 0);
