@@ -7,7 +7,8 @@
 //!
 //! Shutdown runs once: the first trigger (stdin EOF or a signal) runs it; a
 //! later one makes it hurry (`process::hurry`) and waits for it to finish, so
-//! no trigger ends the process before every process group is killed.
+//! no trigger ends the process before every process group is killed, nor
+//! before what the servers left outside their groups is (`process::kill_orphans`).
 
 use crate::config::ServerConfig;
 use crate::downstream::{self, Downstream, Spec, Started};
@@ -127,6 +128,7 @@ impl Launcher {
             live.conns.drain(..).filter_map(|w| w.upgrade()).collect()
         };
         stop_all(&conns, "");
+        process::kill_orphans();
         lock(&self.live).done = true;
         self.shut_down.notify_all();
     }

@@ -9,7 +9,8 @@ use std::path::Path;
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
-    // Before any thread exists, so that all of them inherit the mask.
+    // Before any thread exists, so that all of them inherit the mask; the
+    // dispositions (SIGUSR2 ignored) hold from here on, opened toolbox or not.
     mcp_workbench::process::block_shutdown_signals();
     let command = match cli::parse(std::env::args_os().skip(1), &|name| std::env::var_os(name)) {
         Ok(command) => command,

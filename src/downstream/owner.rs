@@ -3,7 +3,7 @@
 //! child's own thread holds it: the stop sequence is steps of that thread's
 //! loop (`pump.rs`), not a wait of its own.
 
-use crate::process::{Exit, Tree};
+use crate::process::{Exit, Helpers, Tree};
 use std::io;
 use std::process::{Child, ChildStderr, ChildStdin, ChildStdout, Command};
 use std::sync::Arc;
@@ -12,6 +12,8 @@ pub struct Owner {
     tree: Arc<Tree>,
     /// `None` once reaped.
     child: Option<Child>,
+    /// The tree's helpers that left it, noted when the stop began.
+    helpers: Option<Helpers>,
 }
 
 /// A spawned child and the parent's ends of its three pipes.
@@ -32,6 +34,7 @@ impl Owner {
         let mut owner = Owner {
             tree: Arc::new(tree),
             child: Some(child),
+            helpers: None,
         };
         let (Some(stdin), Some(stdout), Some(stderr)) = pipes else {
             owner.finish();
@@ -50,11 +53,23 @@ impl Owner {
         &self.tree
     }
 
+    /// Notes the helpers below the first process that left its tree (Linux:
+    /// `setsid`, a second group), for `finish` to kill. Call it as the stop
+    /// begins, before stdin closes: once the first process exits they are no
+    /// longer below it.
+    pub fn note_helpers(&mut self) {
+        self.helpers = Some(Helpers::of(&self.tree));
+    }
+
     /// The first process exited (or must be given up on): kills what is left
-    /// of the tree and reaps the process. How it ended, as seen before the kill.
+    /// of the tree, and the helpers noted, and reaps the process. How it
+    /// ended, as seen before the kill.
     pub fn finish(&mut self) -> Exit {
         let exit = self.tree.exited();
         self.tree.kill();
+        if let Some(helpers) = self.helpers.take() {
+            helpers.kill();
+        }
         let Some(mut child) = self.child.take() else {
             return exit.unwrap_or(Exit::Unknown);
         };

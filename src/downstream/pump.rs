@@ -104,6 +104,7 @@ impl Downstream {
         // One lock per turn: the main thread takes it for every call.
         let (armed, stop) = self.arm(now);
         if matches!(pump.phase, Phase::Serving) && stop {
+            pump.owner.note_helpers();
             self.input.close();
             pump.phase = Phase::Closed(now);
         }

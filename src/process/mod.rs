@@ -8,9 +8,13 @@
 //! A server runs as a *tree*: the process we start and everything it starts
 //! (an `npx` or `cmd /c` wrapper's node, a shell's pipeline). On Unix the tree
 //! is a process group, and a forked watchdog kills every group when the
-//! workbench dies however it dies (`unix`, `watchdog`). On Windows it is a Job
-//! Object with kill-on-close, which the system kills when the workbench's
-//! handles close, however it dies (`windows`).
+//! workbench dies however it dies (`unix`, `watchdog`). On Linux the
+//! workbench is also the subreaper of those trees, so what leaves a group
+//! (`setsid`, a double fork) is killed with its tree or at shutdown, and by
+//! the watchdog if the workbench dies (`reaper`); macOS cannot do that. On
+//! Windows it is a Job Object with kill-on-close, which the system kills when
+//! the workbench's handles close, however it dies (`windows`): nothing can
+//! leave a job (breakaway is not allowed).
 //!
 //! The stop sequence is MCP's for stdio (basic/transports §stdio, 2025-06-18):
 //! close stdin (the caller does), wait, ask the tree to stop where the system
@@ -18,6 +22,8 @@
 //!
 //! These modules hold all the workbench's `unsafe` code.
 
+#[cfg(target_os = "linux")]
+mod reaper;
 #[cfg(unix)]
 mod unix;
 #[cfg(unix)]
@@ -108,4 +114,29 @@ pub fn hurry() {
 /// Whether stop sequences skip their grace periods (`hurry`).
 pub fn hurried() -> bool {
     HURRY.load(Ordering::SeqCst)
+}
+
+#[cfg(target_os = "linux")]
+pub use reaper::Helpers;
+
+/// Elsewhere helpers cannot leave a tree (Windows: the Job Object holds every
+/// descendant) or cannot be found (macOS: no subreaper, see the README).
+#[cfg(not(target_os = "linux"))]
+pub struct Helpers;
+
+#[cfg(not(target_os = "linux"))]
+impl Helpers {
+    pub fn of(_: &Tree) -> Helpers {
+        Helpers
+    }
+
+    pub fn kill(&self) {}
+}
+
+/// At shutdown, once every server was stopped: kills and reaps what the
+/// servers left outside their trees and the workbench adopted (Linux; a
+/// no-op elsewhere).
+pub fn kill_orphans() {
+    #[cfg(target_os = "linux")]
+    reaper::kill_orphans();
 }

@@ -6,16 +6,19 @@
 //! asks the kernel for SIGKILL when the thread that spawned it exits
 //! (`PR_SET_PDEATHSIG`); macOS has no such thing, and everywhere the
 //! `watchdog` kills every group when the workbench dies, grandchildren
-//! included. Exit polls use `waitid(.., WNOWAIT)`: the child stays a zombie
+//! included. SIGUSR2 is ignored from the start of `main` until
+//! `install_interrupt` gives it a handler. Exit polls use `waitid(.., WNOWAIT)`: the child stays a zombie
 //! until its owner reaps it, so its pid, which is also its group id, cannot be
 //! reused while we may still signal the group. Children start with an empty
 //! signal mask and default dispositions, whatever the workbench blocks or
-//! ignores.
+//! ignores. The leaders' pids are listed (`leaders`), so that the `reaper`
+//! (Linux) never reaps a process std's `Child` owns.
 
 use super::{watchdog, Exit};
 use std::io;
 use std::os::unix::process::CommandExt;
 use std::process::{Child, Command};
+use std::sync::{Mutex, MutexGuard};
 use std::thread;
 
 /// Variables passed to every child, as the official MCP SDKs do on Unix.
@@ -36,13 +39,32 @@ pub struct Tree {
     pid: u32,
 }
 
+/// The pids of the leaders that std's `Child` owns (each from just before its
+/// spawn returns until its `Tree` is dropped, after the `Child` reaped it):
+/// every other child of the workbench but the watchdog is an orphan it
+/// adopted (Linux), which `reaper` may reap. The lock is also the spawn lock:
+/// held around each spawn, so a leader is never taken for an orphan, and
+/// around the creation of a watchdog's pipes, so no server inherits an end
+/// before it is close-on-exec.
+static LEADERS: Mutex<Vec<libc::pid_t>> = Mutex::new(Vec::new());
+
+/// Takes the spawn lock; the list of live leaders.
+pub(super) fn leaders() -> MutexGuard<'static, Vec<libc::pid_t>> {
+    LEADERS.lock().unwrap_or_else(|p| p.into_inner())
+}
+
 impl Tree {
     /// Spawns `cmd` in a process group of its own, registered with the
     /// watchdog. Call it from a thread that lives as long as the child: on
     /// Linux the parent-death signal follows the spawning thread.
     pub fn spawn(cmd: &mut Command) -> io::Result<(Child, Tree)> {
         configure(cmd);
-        let child = cmd.spawn()?;
+        let child = {
+            let mut leaders = leaders();
+            let child = cmd.spawn()?;
+            leaders.extend(libc::pid_t::try_from(child.id()));
+            child
+        };
         let pid = child.id();
         watchdog::watch(pid);
         Ok((child, Tree { pid }))
@@ -76,8 +98,11 @@ impl Tree {
         true
     }
 
-    /// SIGKILL to the group.
+    /// SIGKILL to the group; on Linux first to the processes below its first
+    /// process that left the group (`setsid`), found in `/proc`.
     pub fn kill(&self) {
+        #[cfg(target_os = "linux")]
+        super::reaper::Helpers::of(self).kill();
         self.signal(libc::SIGKILL);
     }
 
@@ -95,6 +120,17 @@ impl Tree {
         // SAFETY: killpg has no memory-safety preconditions.
         unsafe {
             libc::killpg(pgid, signal);
+        }
+    }
+}
+
+impl Drop for Tree {
+    /// The `Child` has reaped the first process by now (or never will): its
+    /// pid is no longer a leader's.
+    fn drop(&mut self) {
+        let mut leaders = leaders();
+        if let Some(i) = leaders.iter().position(|&p| p as u32 == self.pid) {
+            leaders.swap_remove(i);
         }
     }
 }
@@ -118,19 +154,28 @@ pub fn file_identity(meta: &std::fs::Metadata) -> Option<(u64, u64)> {
     Some((meta.dev(), meta.ino()))
 }
 
-/// Forks the watchdog (`watchdog::start`). Call it once, before any thread exists.
+/// On Linux makes the workbench the subreaper of its servers' trees (what a
+/// server's helper leaves behind is adopted by the workbench, not by init:
+/// `reaper`), then forks the watchdog (`watchdog::start`). Call it once,
+/// before any thread exists.
 pub fn start_watchdog() -> io::Result<()> {
+    #[cfg(target_os = "linux")]
+    if let Err(e) = super::reaper::become_subreaper() {
+        log::warn!("cannot adopt what servers leave behind ({e}): a helper that leaves its server's process group may survive the workbench");
+    }
     watchdog::start()
 }
 
-/// The signals whose disposition the workbench changes (std ignores SIGPIPE)
-/// or that it blocks in every thread (the shutdown signals, and SIGUSR1).
-const RESET_SIGNALS: [i32; 5] = [
+/// The signals whose disposition the workbench changes (std ignores SIGPIPE,
+/// `block_shutdown_signals` ignores SIGUSR2) or that it blocks in every thread
+/// (the shutdown signals, and SIGUSR1).
+const RESET_SIGNALS: [i32; 6] = [
     libc::SIGHUP,
     libc::SIGINT,
     libc::SIGTERM,
     libc::SIGPIPE,
     libc::SIGUSR1,
+    libc::SIGUSR2,
 ];
 
 /// Puts the child in a new process group, gives it an empty signal mask and
@@ -199,17 +244,23 @@ fn wait_for(signals: &[i32]) -> i32 {
     signal
 }
 
-/// Blocks the shutdown signals, and the reload signal, in the calling thread.
-/// Call it first thing in `main`, before any thread exists, so that every
-/// thread inherits the mask and the signals wait for `on_shutdown_signal` and
-/// `on_reload_signal` (children get an empty mask from `configure`).
+/// Fixes the workbench's signal dispositions for the whole run: blocks the
+/// shutdown signals, and the reload signal, in the calling thread, and ignores
+/// SIGUSR2, so that a stray one is harmless from the first instruction, not
+/// only once a child was spawned (`install_interrupt` later gives it a handler
+/// that does nothing). Call it first thing in `main`, before any thread
+/// exists, so that every thread inherits the mask and the signals wait for
+/// `on_shutdown_signal` and `on_reload_signal` (children get an empty mask and
+/// default dispositions from `configure`).
 pub fn block_shutdown_signals() {
     let mut signals = SHUTDOWN_SIGNALS.to_vec();
     signals.push(RELOAD_SIGNAL);
     let set = signal_set(&signals);
-    // SAFETY: pthread_sigmask reads the set we own.
+    // SAFETY: pthread_sigmask reads the set we own; signal has no
+    // memory-safety preconditions.
     unsafe {
         libc::pthread_sigmask(libc::SIG_BLOCK, &set, std::ptr::null_mut());
+        libc::signal(libc::SIGUSR2, libc::SIG_IGN);
     }
 }
 

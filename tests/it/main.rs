@@ -18,5 +18,7 @@ mod liveness;
 mod reload;
 mod repo;
 mod transcripts;
+#[cfg(target_os = "linux")]
+mod watchdog;
 #[cfg(windows)]
 mod windows;

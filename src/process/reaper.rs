@@ -1,0 +1,287 @@
+//! Linux: the workbench as the subreaper of its servers' trees, and what it
+//! does with what they leave behind.
+//!
+//! A server's helper can leave its process group (`setsid`, as daemons and
+//! browser drivers do), where neither the group kill, the parent-death signal
+//! nor the watchdog's group kill reaches it; a double fork also hands it to
+//! whoever adopts orphans. With `PR_SET_CHILD_SUBREAPER` the workbench adopts
+//! them instead of init, and:
+//!
+//! - a tree's stop notes the processes below its first process that left the
+//!   group (by pid and start time, from `/proc/*/stat` parent links) before
+//!   stdin closes, while they are still below it, and kills them with the
+//!   group; `Tree::kill` kills those it still finds below;
+//! - the `watchdog` thread's scan (every second, while a server runs or it
+//!   found something) reaps the orphans the workbench adopted once they die,
+//!   and registers every live process of the servers' trees outside every
+//!   server's group with the watchdog, which kills them if the workbench dies;
+//! - at shutdown, `kill_orphans` kills and reaps every such process left.
+//!
+//! It never reaps a server's first process, which std's `Child` owns: the
+//! leaders are listed under the spawn lock (`unix::leaders`) from before
+//! their spawn returns until their `Tree` is dropped, and the scan holds that
+//! lock. Nor the watchdog, which the `watchdog` thread reaps.
+
+use super::{unix, watchdog, Tree};
+use std::collections::HashMap;
+use std::fs;
+use std::io;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::thread;
+use std::time::{Duration, Instant};
+
+/// Makes the workbench the subreaper of its descendants. Not inherited by
+/// forks (the watchdog, servers).
+pub fn become_subreaper() -> io::Result<()> {
+    // SAFETY: prctl with integer arguments; no memory is passed.
+    if unsafe { libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1 as libc::c_ulong, 0, 0, 0) } != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(())
+}
+
+/// One line of `/proc/PID/stat`: what the walk needs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Proc {
+    pid: libc::pid_t,
+    ppid: libc::pid_t,
+    pgid: libc::pid_t,
+    zombie: bool,
+    /// Clock ticks after boot: with the pid, the process's identity.
+    start: u64,
+}
+
+/// Parses a `/proc/PID/stat` line (the command name, in parentheses, may
+/// hold spaces and parentheses: the fields start after the last `)`).
+fn parse(stat: &str) -> Option<Proc> {
+    let (head, tail) = stat.rsplit_once(')')?;
+    let pid = head.split_whitespace().next()?.parse().ok()?;
+    let fields: Vec<&str> = tail.split_whitespace().collect();
+    // Fields 3 (state), 4 (ppid), 5 (pgrp) and 22 (starttime), from 1.
+    Some(Proc {
+        pid,
+        ppid: fields.get(1)?.parse().ok()?,
+        pgid: fields.get(2)?.parse().ok()?,
+        zombie: *fields.first()? == "Z",
+        start: fields.get(19)?.parse().ok()?,
+    })
+}
+
+/// Every process, as `/proc` shows it now.
+fn table() -> Vec<Proc> {
+    let Ok(entries) = fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    entries
+        .flatten()
+        .filter(|e| {
+            e.file_name()
+                .as_encoded_bytes()
+                .iter()
+                .all(u8::is_ascii_digit)
+        })
+        .filter_map(|e| fs::read_to_string(e.path().join("stat")).ok())
+        .filter_map(|stat| parse(&stat))
+        .collect()
+}
+
+/// The processes below `root` (not `root` itself), following parent links.
+fn below(table: &[Proc], root: libc::pid_t) -> Vec<Proc> {
+    let mut children: HashMap<libc::pid_t, Vec<&Proc>> = HashMap::new();
+    for proc in table {
+        children.entry(proc.ppid).or_default().push(proc);
+    }
+    let mut found = Vec::new();
+    let mut next = vec![root];
+    while let Some(pid) = next.pop() {
+        for &child in children.get(&pid).map_or(&[][..], |c| &c[..]) {
+            if child.pid != root && !found.iter().any(|p: &Proc| p.pid == child.pid) {
+                found.push(*child);
+                next.push(child.pid);
+            }
+        }
+    }
+    found
+}
+
+/// The processes below a tree's first process that left its group, by pid
+/// and start time (so a pid reused meanwhile is not killed).
+pub struct Helpers(Vec<(libc::pid_t, u64)>);
+
+impl Helpers {
+    pub fn of(tree: &Tree) -> Helpers {
+        let Ok(leader) = libc::pid_t::try_from(tree.pid()) else {
+            return Helpers(Vec::new());
+        };
+        let table = table();
+        Helpers(
+            below(&table, leader)
+                .into_iter()
+                .filter(|p| p.pgid != leader && !p.zombie)
+                .map(|p| (p.pid, p.start))
+                .collect(),
+        )
+    }
+
+    /// SIGKILL to each that still runs (the same process: same start time).
+    pub fn kill(&self) {
+        if self.0.is_empty() {
+            return;
+        }
+        let table = table();
+        for &(pid, start) in &self.0 {
+            if table
+                .iter()
+                .any(|p| p.pid == pid && p.start == start && !p.zombie)
+            {
+                log::debug!("killing process {pid}, which left its server's process group");
+                // SAFETY: kill has no memory-safety preconditions.
+                unsafe {
+                    libc::kill(pid, libc::SIGKILL);
+                }
+            }
+        }
+    }
+}
+
+/// Set when the last scan found a process outside the servers' groups or an
+/// orphan: scans go on while servers run or this is set.
+static FOUND: AtomicBool = AtomicBool::new(false);
+
+/// The processes below the workbench, other than the watchdog and the
+/// leaders, that are in no leader's group; and the workbench's children
+/// among all the rest that are neither leaders nor the watchdog (orphans it
+/// adopted, in a server's group or not).
+fn strays(table: &[Proc], leaders: &[libc::pid_t]) -> (Vec<Proc>, Vec<Proc>) {
+    // SAFETY: getpid has no preconditions.
+    let me = unsafe { libc::getpid() };
+    let watchdog = watchdog::pid();
+    let ours = |p: &Proc| !leaders.contains(&p.pid) && Some(p.pid) != watchdog;
+    let all = below(table, me);
+    let outside = all
+        .iter()
+        .filter(|p| ours(p) && !leaders.contains(&p.pgid))
+        .copied()
+        .collect();
+    let orphans = all
+        .iter()
+        .filter(|p| p.ppid == me && ours(p))
+        .copied()
+        .collect();
+    (outside, orphans)
+}
+
+/// The `watchdog` thread's periodic pass: registers every live process
+/// outside the servers' groups with the watchdog, and reaps the adopted
+/// orphans that died (unregistered first).
+pub fn scan() {
+    let leaders = unix::leaders();
+    if leaders.is_empty() && !FOUND.load(Ordering::Relaxed) {
+        return;
+    }
+    let table = table();
+    let (outside, orphans) = strays(&table, &leaders);
+    let live: Vec<libc::pid_t> = outside
+        .iter()
+        .filter(|p| !p.zombie)
+        .map(|p| p.pid)
+        .collect();
+    watchdog::set_helpers(&live);
+    for orphan in orphans.iter().filter(|p| p.zombie) {
+        log::debug!(
+            "reaping process {}, an orphan the workbench adopted",
+            orphan.pid
+        );
+        // SAFETY: waitpid on a child of ours that no `Child` owns (not a
+        // leader, under the spawn lock), without blocking.
+        unsafe {
+            libc::waitpid(orphan.pid, std::ptr::null_mut(), libc::WNOHANG);
+        }
+    }
+    FOUND.store(
+        !outside.is_empty() || !orphans.is_empty(),
+        Ordering::Relaxed,
+    );
+}
+
+/// At shutdown, once every server was stopped: kills every process still
+/// outside the servers' groups and every adopted orphan, and reaps the
+/// orphans, until none is left (at most 2 s).
+pub fn kill_orphans() {
+    let deadline = Instant::now() + Duration::from_secs(2);
+    loop {
+        {
+            let leaders = unix::leaders();
+            let table = table();
+            let (outside, orphans) = strays(&table, &leaders);
+            if outside.is_empty() && orphans.is_empty() {
+                watchdog::set_helpers(&[]);
+                return;
+            }
+            for p in outside.iter().chain(&orphans).filter(|p| !p.zombie) {
+                log::debug!("killing process {}, left behind by a server", p.pid);
+                // SAFETY: kill has no memory-safety preconditions.
+                unsafe {
+                    libc::kill(p.pid, libc::SIGKILL);
+                }
+            }
+            let reaped: Vec<libc::pid_t> =
+                orphans.iter().filter(|p| p.zombie).map(|p| p.pid).collect();
+            let live: Vec<libc::pid_t> = outside
+                .iter()
+                .filter(|p| !reaped.contains(&p.pid))
+                .map(|p| p.pid)
+                .collect();
+            watchdog::set_helpers(&live);
+            for pid in reaped {
+                // SAFETY: as in `scan`.
+                unsafe {
+                    libc::waitpid(pid, std::ptr::null_mut(), libc::WNOHANG);
+                }
+            }
+        }
+        if Instant::now() >= deadline {
+            return;
+        }
+        thread::sleep(Duration::from_millis(5));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stat_lines_with_odd_names_parse() {
+        let line =
+            "4242 (a (b) c) S 17 4242 4242 0 -1 4194560 100 0 0 0 1 2 0 0 20 0 1 0 987654 1000 10";
+        let proc = parse(line).unwrap();
+        assert_eq!((proc.pid, proc.ppid, proc.pgid), (4242, 17, 4242));
+        assert_eq!((proc.zombie, proc.start), (false, 987654));
+        assert!(parse("12 (x) Z 1 12").is_none());
+    }
+
+    #[test]
+    fn the_walk_follows_parent_links_below_the_root_only() {
+        let p = |pid, ppid| Proc {
+            pid,
+            ppid,
+            pgid: pid,
+            zombie: false,
+            start: 0,
+        };
+        let table = [p(10, 1), p(11, 10), p(12, 11), p(13, 1), p(14, 12)];
+        let mut found: Vec<_> = below(&table, 10).iter().map(|p| p.pid).collect();
+        found.sort();
+        assert_eq!(found, [11, 12, 14]);
+        assert!(below(&table, 14).is_empty());
+    }
+
+    #[test]
+    fn this_process_is_in_the_table() {
+        let me = std::process::id() as libc::pid_t;
+        let table = table();
+        let proc = table.iter().find(|p| p.pid == me).expect("this process");
+        assert!(!proc.zombie && proc.start > 0);
+    }
+}
