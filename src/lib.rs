@@ -4,30 +4,30 @@
 //! The crate is a library so that the binary, the fuzz targets and the tests can
 //! share it; `main.rs` is only argument handling and exit codes.
 
-pub mod batch;
+pub(crate) mod batch;
 pub mod check;
 pub mod cli;
 pub mod config;
-pub mod downstream;
-pub mod dynamic;
-pub mod expand;
-pub mod fleet;
-pub mod forward;
+pub(crate) mod downstream;
+pub(crate) mod dynamic;
+pub(crate) mod expand;
+pub(crate) mod fleet;
+pub(crate) mod forward;
 pub mod framing;
 pub mod jsonrpc;
-pub mod launch;
+pub(crate) mod launch;
 pub mod mcp;
-pub mod meta_tools;
-pub mod naming;
-pub mod open_result;
-pub mod ordered_json;
-pub mod outbox;
+pub(crate) mod meta_tools;
+pub(crate) mod naming;
+pub(crate) mod open_result;
+pub(crate) mod ordered_json;
+pub(crate) mod outbox;
 pub mod params;
 pub mod process;
 pub mod server;
-pub mod session;
-pub mod suggest;
-pub mod toolbox;
+pub(crate) mod session;
+pub(crate) mod suggest;
+pub(crate) mod toolbox;
 pub mod trace;
 
 /// Locks a mutex, ignoring poisoning: every critical section in this crate

@@ -37,11 +37,6 @@ pub fn native_name(toolbox: &str, server: &str, tool: &str, max_len: usize) -> S
     with_suffix(toolbox, server, tool, fnv1a(raw.as_bytes()), max_len)
 }
 
-/// Whether `native_name` had to change the plain name.
-pub fn was_shortened(name: &str, toolbox: &str, server: &str, tool: &str) -> bool {
-    name != format!("{toolbox}__{server}_{tool}")
-}
-
 /// Names for every `(toolbox, server, tool)`, in order; a clash (only possible
 /// through a hash collision) is settled by rehashing the later entry.
 pub fn unique_names<'a>(
@@ -112,6 +107,11 @@ fn fnv1a(bytes: &[u8]) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Whether `native_name` had to change the plain name.
+    fn was_shortened(name: &str, toolbox: &str, server: &str, tool: &str) -> bool {
+        name != format!("{toolbox}__{server}_{tool}")
+    }
 
     fn valid(name: &str) -> bool {
         (1..=DEFAULT_MAX_LEN).contains(&name.len()) && name.bytes().all(safe)

@@ -16,7 +16,7 @@ pub mod queues;
 pub mod reload;
 pub mod timers;
 
-use crate::config::{Config, Mode, ToolboxConfig};
+use crate::config::{Config, ToolboxConfig};
 use crate::jsonrpc::RequestId;
 use crate::launch::Launcher;
 use crate::meta_tools::Outcome;
@@ -50,7 +50,6 @@ pub trait SessionLink: Send + Sync {
 pub struct Fleet {
     pub registry: Registry,
     pub launcher: Launcher,
-    pub mode: Mode,
     pub queues: Queues,
     /// The fleet loop's events.
     events: Sender<Event>,
@@ -69,7 +68,6 @@ impl Fleet {
         Fleet {
             registry: Registry::new(config),
             launcher,
-            mode: config.mode,
             queues: Queues::default(),
             events,
             session,

@@ -77,10 +77,12 @@ impl<T> Timers<T> {
         self.heap.pop().map(|Reverse(entry)| entry.timer)
     }
 
+    #[cfg(test)]
     pub fn len(&self) -> usize {
         self.heap.len()
     }
 
+    #[cfg(test)]
     pub fn is_empty(&self) -> bool {
         self.heap.is_empty()
     }
