@@ -13,6 +13,10 @@
 //! `--config testdata/example/workbench-config.json` (or the config given as
 //! its argument). Token counts are bytes / 4, as `mcp-workbench check` counts.
 
+// A test tool, and a crate of its own: it spawns processes and writes stdout
+// as it likes (clippy.toml), and `pub` in it means crate-wide.
+#![allow(unreachable_pub, clippy::disallowed_methods, clippy::print_stdout)]
+
 use serde_json::{json, Value};
 use std::io::{BufRead, BufReader, Write};
 use std::process::{Child, ChildStdin, ChildStdout, Command, ExitCode, Stdio};

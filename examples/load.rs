@@ -75,6 +75,10 @@
 //! by its exit code and report, so the suite and `scripts/load-test` run the
 //! same program.
 
+// A test tool, and a crate of its own: it spawns processes and writes stdout
+// as it likes (clippy.toml), and `pub` in it means crate-wide.
+#![allow(unreachable_pub, clippy::disallowed_methods, clippy::print_stdout)]
+
 use serde_json::{json, Value};
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::fs;

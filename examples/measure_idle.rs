@@ -13,6 +13,10 @@
 //! `scripts/measure-idle` installs the npm peers and runs it:
 //! `measure_idle --workbench BIN --npm NODE_MODULES [--idle-ms N]`.
 
+// A test tool, and a crate of its own: it spawns processes and writes stdout
+// as it likes (clippy.toml), and `pub` in it means crate-wide.
+#![allow(unreachable_pub, clippy::disallowed_methods, clippy::print_stdout)]
+
 use serde_json::{json, Value};
 use std::collections::HashMap;
 use std::fs;

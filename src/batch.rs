@@ -9,7 +9,7 @@
 use crate::jsonrpc::RequestId;
 
 /// One place in a batch's answer array.
-pub enum Slot {
+pub(crate) enum Slot {
     /// Waiting for the response to this request.
     Expect(RequestId),
     /// Answered already (an invalid element's error), without its `\n`.
@@ -21,17 +21,17 @@ pub enum Slot {
 type Answer = (Option<RequestId>, Option<Vec<u8>>);
 
 #[derive(Default)]
-pub struct Batches {
+pub(crate) struct Batches {
     open: Vec<Vec<Answer>>,
 }
 
 impl Batches {
-    pub fn is_empty(&self) -> bool {
+    pub(crate) fn is_empty(&self) -> bool {
         self.open.is_empty()
     }
 
     /// Starts a batch; returns its array line if nothing is left to wait for.
-    pub fn open(&mut self, slots: Vec<Slot>) -> Option<Vec<u8>> {
+    pub(crate) fn open(&mut self, slots: Vec<Slot>) -> Option<Vec<u8>> {
         let batch = slots
             .into_iter()
             .map(|slot| match slot {
@@ -46,7 +46,7 @@ impl Batches {
     /// Keeps `response` (a line without `\n`) if a batch waits for `id`.
     /// `None`: not part of a batch, write it as it is; `Some(line)`: part of a
     /// batch, and `line` is the finished batch to write, if it is complete.
-    pub fn capture(&mut self, id: &RequestId, response: &[u8]) -> Option<Option<Vec<u8>>> {
+    pub(crate) fn capture(&mut self, id: &RequestId, response: &[u8]) -> Option<Option<Vec<u8>>> {
         let slot = self
             .open
             .iter_mut()
@@ -57,7 +57,7 @@ impl Batches {
     }
 
     /// A request of a batch that will get no response (the host cancelled it).
-    pub fn forget(&mut self, id: &RequestId) -> Option<Vec<u8>> {
+    pub(crate) fn forget(&mut self, id: &RequestId) -> Option<Vec<u8>> {
         for batch in &mut self.open {
             if let Some(i) = batch
                 .iter()

@@ -15,7 +15,7 @@ use std::collections::HashMap;
 
 /// The native tools of every open toolbox.
 #[derive(Default)]
-pub struct NativeTable {
+pub(crate) struct NativeTable {
     ids: Vec<ToolId>,
     index: HashMap<String, usize>,
     /// The `tools/list` entries, comma-separated.
@@ -39,7 +39,7 @@ struct ToolParts<'a> {
 
 impl NativeTable {
     /// The tools of every open toolbox's servers, asleep ones included.
-    pub fn build(toolboxes: &Toolboxes) -> NativeTable {
+    pub(crate) fn build(toolboxes: &Toolboxes) -> NativeTable {
         let mut entries = Vec::new();
         for toolbox in toolboxes.iter() {
             let Some(open) = &toolbox.open else { continue };
@@ -75,12 +75,12 @@ impl NativeTable {
     }
 
     /// The identifier behind a native name.
-    pub fn lookup(&self, name: &str) -> Option<&ToolId> {
+    pub(crate) fn lookup(&self, name: &str) -> Option<&ToolId> {
         self.index.get(name).map(|&i| &self.ids[i])
     }
 
     /// The `tools/list` entries, comma-separated (empty when none).
-    pub fn listing(&self) -> &str {
+    pub(crate) fn listing(&self) -> &str {
         &self.listing
     }
 }

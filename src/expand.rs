@@ -150,7 +150,7 @@ fn anchor_path(
 
 /// The problem with a path that starts with `~` in a form that is not
 /// expanded (`~user`), if it does.
-pub fn unsupported_tilde(path: &str) -> Option<String> {
+pub(crate) fn unsupported_tilde(path: &str) -> Option<String> {
     if !path.starts_with('~') || home_relative(path).is_some() {
         return None;
     }
@@ -161,7 +161,7 @@ pub fn unsupported_tilde(path: &str) -> Option<String> {
 
 /// What follows the `~` of a path that is `~` or starts with `~` and a
 /// separator: the part to append to the home folder.
-pub fn home_relative(path: &str) -> Option<&str> {
+pub(crate) fn home_relative(path: &str) -> Option<&str> {
     let rest = path.strip_prefix('~')?;
     (rest.is_empty() || rest.starts_with(is_separator)).then_some(rest)
 }
@@ -200,7 +200,7 @@ fn parse_reference(body: &str) -> Result<Part, String> {
 
 /// The environment of a child: the allow-list (or everything, with `inherit`)
 /// from `parent`, overlaid with the server's own `env`.
-pub fn child_env(
+pub(crate) fn child_env(
     parent: &dyn Fn(&str) -> Option<String>,
     all_parent: impl Iterator<Item = (String, String)>,
     inherit: bool,

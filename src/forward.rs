@@ -18,7 +18,7 @@ use std::ops::Deref;
 /// A validated call on its way to a child. On the hot path its arguments are
 /// borrowed from the host's line (`&RawValue`); a call that waits for a
 /// restart owns a copy (the default).
-pub struct ForwardedCall<A = Box<RawValue>> {
+pub(crate) struct ForwardedCall<A = Box<RawValue>> {
     pub id: RequestId,
     pub tool_id: ToolId,
     /// The tool's input as the host's own bytes.
@@ -46,7 +46,7 @@ impl<A: Deref<Target = RawValue>> ForwardedCall<A> {
 }
 
 /// A call `forward` did not write: its caller hands it on.
-pub enum Unsent {
+pub(crate) enum Unsent {
     /// Its server died (whether the workbench had noticed or not), sleeps or
     /// was reconfigured: the call, with its own copy of the arguments, waits
     /// for one start of it (`fleet::lifecycle::restart_for`). Boxed: this
@@ -58,7 +58,7 @@ pub enum Unsent {
 
 /// Forwards `call` (on the main thread): resolves its tool in `registry`
 /// and writes it to the child. Nothing is answered here.
-pub fn forward<A: Deref<Target = RawValue>>(
+pub(crate) fn forward<A: Deref<Target = RawValue>>(
     registry: &Registry,
     call: ForwardedCall<A>,
 ) -> Result<(), Unsent> {
@@ -78,7 +78,7 @@ pub fn forward<A: Deref<Target = RawValue>>(
 }
 
 /// Writes the call to the child; a refused call is the caller's to answer.
-pub fn send<A: Deref<Target = RawValue>>(
+pub(crate) fn send<A: Deref<Target = RawValue>>(
     call: &ForwardedCall<A>,
     conn: &Downstream,
 ) -> Result<(), Refused> {
@@ -93,7 +93,7 @@ pub fn send<A: Deref<Target = RawValue>>(
 }
 
 /// The error of a call its server did not take: it is not reading.
-pub fn busy_text(tool_id: &ToolId, why: &str) -> String {
+pub(crate) fn busy_text(tool_id: &ToolId, why: &str) -> String {
     let ToolId {
         toolbox,
         server,

@@ -325,8 +325,8 @@ struct Envelope<'a> {
 
 /// A member that is present, even as `null` (plain `Option` reads `null` as
 /// absent); for `#[serde(default, deserialize_with = "present")]`.
-pub fn present<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<&'de RawValue>, D::Error> {
-    <&RawValue as serde::Deserialize>::deserialize(d).map(Some)
+pub fn present<'de, D: Deserializer<'de>>(d: D) -> Result<Option<&'de RawValue>, D::Error> {
+    <&RawValue as Deserialize>::deserialize(d).map(Some)
 }
 
 /// `{}`, for tool arguments that are absent.

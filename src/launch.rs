@@ -21,7 +21,7 @@ use std::sync::{Arc, Condvar, Mutex, Weak};
 use std::thread;
 use std::time::Instant;
 
-pub struct Launcher {
+pub(crate) struct Launcher {
     outbox: Arc<Outbox>,
     live: Mutex<Live>,
     /// The host's `logging/setLevel`, applied to every child that supports it.
@@ -40,7 +40,7 @@ struct Live {
 }
 
 impl Launcher {
-    pub fn new(outbox: Arc<Outbox>, changes: Option<Sender<Arc<Downstream>>>) -> Launcher {
+    pub(crate) fn new(outbox: Arc<Outbox>, changes: Option<Sender<Arc<Downstream>>>) -> Launcher {
         Launcher {
             changes,
             shut_down: Condvar::new(),
@@ -51,7 +51,7 @@ impl Launcher {
     }
 
     /// Starts every spec in parallel; results in the order of `specs`.
-    pub fn start_all(&self, specs: Vec<Spec>) -> Vec<Result<Started, String>> {
+    pub(crate) fn start_all(&self, specs: Vec<Spec>) -> Vec<Result<Started, String>> {
         thread::scope(|scope| {
             let handles: Vec<_> = specs
                 .into_iter()
@@ -92,7 +92,7 @@ impl Launcher {
     }
 
     /// Records the host's log level and passes it to every live child.
-    pub fn set_log_level(&self, level: &str) {
+    pub(crate) fn set_log_level(&self, level: &str) {
         *lock(&self.log_level) = Some(level.to_string());
         let conns: Vec<Arc<Downstream>> = {
             let live = lock(&self.live);
@@ -105,7 +105,7 @@ impl Launcher {
 
     /// Every live child, whatever toolbox it serves (or served: a retiring
     /// one still runs its calls).
-    pub fn live_conns(&self) -> Vec<Arc<Downstream>> {
+    pub(crate) fn live_conns(&self) -> Vec<Arc<Downstream>> {
         let live = lock(&self.live);
         live.conns.iter().filter_map(Weak::upgrade).collect()
     }
@@ -113,7 +113,7 @@ impl Launcher {
     /// Stops every live child, in parallel, and refuses new ones. The host
     /// gets no more messages: it is leaving, and may no longer read them. A
     /// second call hurries the first and returns when it is done.
-    pub fn shutdown(&self) {
+    pub(crate) fn shutdown(&self) {
         self.outbox.close();
         let conns: Vec<Arc<Downstream>> = {
             let mut live = lock(&self.live);
@@ -137,7 +137,7 @@ impl Launcher {
 /// Stops `conns` in parallel (each child's thread runs its own stop
 /// sequence); `in_flight` is the text for calls still running (`{tool}` is
 /// replaced by the tool's name).
-pub fn stop_all(conns: &[Arc<Downstream>], in_flight: &str) {
+pub(crate) fn stop_all(conns: &[Arc<Downstream>], in_flight: &str) {
     for conn in conns {
         conn.ask_to_stop(in_flight);
     }
@@ -164,7 +164,7 @@ fn cwd_problem(spec: &Spec) -> Option<String> {
 
 /// Resolves a server's config into a start spec; the errors name every unset
 /// variable with its JSON path.
-pub fn resolve(toolbox: &str, server: &ServerConfig) -> Result<Spec, Vec<String>> {
+pub(crate) fn resolve(toolbox: &str, server: &ServerConfig) -> Result<Spec, Vec<String>> {
     let lookup = |name: &str| std::env::var(name).ok();
     let mut errors = Vec::new();
     let mut expand = |t: &Template, path: String| {

@@ -1,6 +1,10 @@
 //! The `mcp-workbench` binary: parse arguments, set up logging, load the config,
 //! run the chosen command. The only place that decides the exit code.
 
+// The one place that hands stdout out: to the outbox when serving, to the
+// report of `check`, to `--help` and `--version` (clippy.toml).
+#![allow(clippy::print_stdout, clippy::disallowed_methods)]
+
 use mcp_workbench::cli::{self, Command, ConfigPath, ConfigSource};
 use mcp_workbench::config::{self, ConfigError, Problem};
 use mcp_workbench::{check, mcp, server::Server};

@@ -12,12 +12,12 @@ use crate::toolbox::{OpenToolbox, ServerState, Toolboxes};
 use serde_json::value::RawValue;
 use serde_json::{json, Value};
 
-pub const OPEN_TOOLBOX: &str = "open_toolbox";
-pub const USE_TOOL: &str = "use_tool";
-pub const CLOSE_TOOLBOX: &str = "close_toolbox";
+pub(crate) const OPEN_TOOLBOX: &str = "open_toolbox";
+pub(crate) const USE_TOOL: &str = "use_tool";
+pub(crate) const CLOSE_TOOLBOX: &str = "close_toolbox";
 
 /// A finished meta-tool call: the `CallToolResult` to send.
-pub struct Outcome {
+pub(crate) struct Outcome {
     pub text: String,
     pub is_error: bool,
     /// `text` is a JSON object, also sent as `structuredContent` (2025-06-18+).
@@ -25,7 +25,7 @@ pub struct Outcome {
 }
 
 impl Outcome {
-    pub fn error(text: String) -> Outcome {
+    pub(crate) fn error(text: String) -> Outcome {
         Outcome {
             text,
             is_error: true,
@@ -33,7 +33,7 @@ impl Outcome {
         }
     }
 
-    pub fn ok(text: String) -> Outcome {
+    pub(crate) fn ok(text: String) -> Outcome {
         Outcome {
             is_error: false,
             ..Outcome::error(text)
@@ -41,7 +41,7 @@ impl Outcome {
     }
 
     /// The `CallToolResult`; `structuredContent` only when the version has it.
-    pub fn result(&self, structured_allowed: bool) -> TextResult<'_> {
+    pub(crate) fn result(&self, structured_allowed: bool) -> TextResult<'_> {
         let base = if self.is_error {
             TextResult::error(&self.text)
         } else {
@@ -56,7 +56,7 @@ impl Outcome {
 
 /// The `tools/list` result: the three meta-tools, naming `toolboxes`.
 /// `outputSchema` only for versions that know `structuredContent`.
-pub fn tools_list(toolboxes: &[&ToolboxConfig], structured: bool) -> Value {
+pub(crate) fn tools_list(toolboxes: &[&ToolboxConfig], structured: bool) -> Value {
     let names: Vec<&str> = toolboxes.iter().map(|t| t.name.as_str()).collect();
     let toolboxes: Vec<String> = toolboxes
         .iter()
@@ -147,7 +147,7 @@ pub fn tools_list(toolboxes: &[&ToolboxConfig], structured: bool) -> Value {
 
 /// The `instructions` of the `initialize` result: what the workbench is, every
 /// toolbox, and an example call whose shape is exactly what `use_tool` accepts.
-pub fn instructions(toolboxes: &[&ToolboxConfig]) -> String {
+pub(crate) fn instructions(toolboxes: &[&ToolboxConfig]) -> String {
     let mut text = String::from(
         "This server is a workbench of MCP toolboxes. A toolbox groups MCP servers; \
          its tools can be used once it is open.\n\
@@ -186,14 +186,14 @@ pub fn instructions(toolboxes: &[&ToolboxConfig]) -> String {
     text
 }
 
-pub struct OpenDescription {
+pub(crate) struct OpenDescription {
     /// The compact JSON text of the result object.
     pub json: String,
     pub errors: Vec<String>,
 }
 
 /// The open result object: `{"toolbox","description","servers_connected","tools","_errors"?,"_warnings"?}`.
-pub fn describe_open(
+pub(crate) fn describe_open(
     config: &ToolboxConfig,
     open: &OpenToolbox,
     mut warnings: Vec<String>,
@@ -270,7 +270,7 @@ fn annotate_tool(out: &mut String, raw: &str, toolbox: &str, server: &str) {
 }
 
 /// `servers_connected`: the servers running, or asleep (a call starts them).
-pub fn count_connected(open: &OpenToolbox) -> usize {
+pub(crate) fn count_connected(open: &OpenToolbox) -> usize {
     open.servers
         .iter()
         .filter(|s| matches!(s, ServerState::Running(_) | ServerState::Asleep(_)))
@@ -278,7 +278,7 @@ pub fn count_connected(open: &OpenToolbox) -> usize {
 }
 
 /// The error for a toolbox name the config does not have.
-pub fn not_configured(toolboxes: &Toolboxes, name: &str) -> String {
+pub(crate) fn not_configured(toolboxes: &Toolboxes, name: &str) -> String {
     format!(
         "Toolbox '{name}' not found in configuration. Available toolboxes: {}",
         toolboxes.names().join(", ")

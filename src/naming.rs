@@ -17,18 +17,18 @@
 use std::collections::HashSet;
 
 /// The longest name any host accepts.
-pub const MAX_LEN: usize = 64;
+pub(crate) const MAX_LEN: usize = 64;
 /// The default budget: 64 minus Claude Code's `mcp__workbench__`.
-pub const DEFAULT_MAX_LEN: usize = 48;
+pub(crate) const DEFAULT_MAX_LEN: usize = 48;
 /// The smallest budget that still leaves a readable name: a cut toolbox and
 /// server part, some of the tool's name, and the hash suffix.
-pub const MIN_LEN: usize = 24;
+pub(crate) const MIN_LEN: usize = 24;
 /// `_` plus 8 hex digits.
 const SUFFIX_LEN: usize = 9;
 
 /// The safe native name of one downstream tool, at most `max_len`
 /// characters (`MIN_LEN..=MAX_LEN`; values outside are clamped).
-pub fn native_name(toolbox: &str, server: &str, tool: &str, max_len: usize) -> String {
+pub(crate) fn native_name(toolbox: &str, server: &str, tool: &str, max_len: usize) -> String {
     let max_len = max_len.clamp(MIN_LEN, MAX_LEN);
     let raw = format!("{toolbox}__{server}_{tool}");
     if raw.len() <= max_len && raw.bytes().all(safe) {
@@ -39,7 +39,7 @@ pub fn native_name(toolbox: &str, server: &str, tool: &str, max_len: usize) -> S
 
 /// Names for every `(toolbox, server, tool)`, in order; a clash (only possible
 /// through a hash collision) is settled by rehashing the later entry.
-pub fn unique_names<'a>(
+pub(crate) fn unique_names<'a>(
     tools: impl Iterator<Item = (&'a str, &'a str, &'a str)>,
     max_len: usize,
 ) -> Vec<String> {

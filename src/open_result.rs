@@ -21,7 +21,7 @@ use std::borrow::Cow;
 /// The characters of a tool result Codex CLI keeps (its default
 /// `output_token_limit` of the tool, as measured; the middle of a longer
 /// result is dropped).
-pub const WINDOW: usize = 12_000;
+pub(crate) const WINDOW: usize = 12_000;
 
 /// Hosts that get the compact form under `"openToolboxResult": "auto"`:
 /// the `clientInfo.name` they send at `initialize`. Codex CLI's is set in
@@ -50,13 +50,13 @@ impl Setting {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Form {
+pub(crate) enum Form {
     Full,
     Compact,
 }
 
 /// The form for a session whose host named itself `client_name`.
-pub fn form_for(setting: Setting, client_name: Option<&str>) -> Form {
+pub(crate) fn form_for(setting: Setting, client_name: Option<&str>) -> Form {
     match setting {
         Setting::Full => Form::Full,
         Setting::Compact => Form::Compact,
@@ -97,7 +97,7 @@ struct ToolSummary<'a> {
 /// given. `full` is the open handler's result (a JSON object); it is returned
 /// as it is for the full form without `requested`, and whenever it cannot be
 /// read (which would be a bug, and the full text is still a valid answer).
-pub fn reshape(full: String, form: Form, requested: Option<&[String]>) -> String {
+pub(crate) fn reshape(full: String, form: Form, requested: Option<&[String]>) -> String {
     if form == Form::Full && requested.is_none() {
         return full;
     }

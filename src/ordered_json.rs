@@ -9,7 +9,7 @@ use serde::de::{Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
 use std::fmt;
 
 #[derive(Debug, Clone, PartialEq)]
-pub enum Node {
+pub(crate) enum Node {
     Null,
     Bool(bool),
     Number(serde_json::Number),
@@ -21,7 +21,7 @@ pub enum Node {
 
 impl Node {
     /// A short name of the JSON type, for error messages.
-    pub fn kind(&self) -> &'static str {
+    pub(crate) fn kind(&self) -> &'static str {
         match self {
             Node::Null => "null",
             Node::Bool(_) => "a boolean",

@@ -14,7 +14,7 @@ use std::io::Write;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
 
-pub struct Outbox {
+pub(crate) struct Outbox {
     out: Mutex<Box<dyn Write + Send>>,
     broken: AtomicBool,
     /// Set at shutdown: nothing more is written, so no thread that stops the
@@ -27,7 +27,7 @@ pub struct Outbox {
 }
 
 impl Outbox {
-    pub fn new(out: Box<dyn Write + Send>) -> Outbox {
+    pub(crate) fn new(out: Box<dyn Write + Send>) -> Outbox {
         Outbox {
             out: Mutex::new(out),
             broken: AtomicBool::new(false),
@@ -39,7 +39,7 @@ impl Outbox {
 
     /// Writes one line (ending in `\n`). A host that stopped reading loses the
     /// message; the failure is logged once and shutdown follows from stdin EOF.
-    pub fn send(&self, line: &[u8]) {
+    pub(crate) fn send(&self, line: &[u8]) {
         if self.batching.load(Ordering::SeqCst) {
             if let Some(id) = response_id(line) {
                 if self.held_for_batch(&id, line) {
@@ -52,7 +52,7 @@ impl Outbox {
 
     /// Writes a result line around a child's raw result without copying the
     /// result into a new buffer (a 16 MiB result costs no 16 MiB allocation).
-    pub fn send_raw_result(&self, id: &RequestId, result: &RawValue) {
+    pub(crate) fn send_raw_result(&self, id: &RequestId, result: &RawValue) {
         let (head, tail) = jsonrpc::raw_result_parts(id);
         if self.batching.load(Ordering::SeqCst)
             && self.held_for_batch(
@@ -66,13 +66,13 @@ impl Outbox {
     }
 
     /// Writes nothing from now on (shutdown).
-    pub fn close(&self) {
+    pub(crate) fn close(&self) {
         self.closed.store(true, Ordering::SeqCst);
     }
 
     /// Starts a batch (see `batch`): its answers are held back until all of
     /// them are there, then written as one array.
-    pub fn open_batch(&self, slots: Vec<Slot>) {
+    pub(crate) fn open_batch(&self, slots: Vec<Slot>) {
         let mut batches = lock(&self.batches);
         self.batching.store(true, Ordering::SeqCst);
         let complete = batches.open(slots);
@@ -84,7 +84,7 @@ impl Outbox {
     }
 
     /// A request that will get no answer (cancelled): its batch stops waiting.
-    pub fn forget(&self, id: &RequestId) {
+    pub(crate) fn forget(&self, id: &RequestId) {
         if !self.batching.load(Ordering::SeqCst) {
             return;
         }

@@ -22,7 +22,7 @@ use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
-pub struct Session {
+pub(crate) struct Session {
     pub outbox: Arc<Outbox>,
     /// `mode` as the session started: dynamic mode has native tools.
     mode: Mode,
@@ -43,7 +43,7 @@ pub struct Session {
 }
 
 impl Session {
-    pub fn new(config: &Config, outbox: Arc<Outbox>) -> Session {
+    pub(crate) fn new(config: &Config, outbox: Arc<Outbox>) -> Session {
         let configs: Vec<&ToolboxConfig> = config.toolboxes.iter().collect();
         Session {
             outbox,
@@ -57,36 +57,36 @@ impl Session {
         }
     }
 
-    pub fn native(&self) -> Arc<NativeTable> {
+    pub(crate) fn native(&self) -> Arc<NativeTable> {
         Arc::clone(&lock(&self.native))
     }
 
     /// The meta-tools' `tools/list` entries: [without, with] `outputSchema`.
-    pub fn meta_tools(&self) -> Arc<[String; 2]> {
+    pub(crate) fn meta_tools(&self) -> Arc<[String; 2]> {
         Arc::clone(&lock(&self.meta_tools))
     }
 
     /// The form of `open_toolbox` results for this host, under the config's
     /// `openToolboxResult`.
-    pub fn open_form(&self, setting: open_result::Setting) -> open_result::Form {
+    pub(crate) fn open_form(&self, setting: open_result::Setting) -> open_result::Form {
         let client = self.client.get().and_then(Option::as_deref);
         open_result::form_for(setting, client)
     }
 
     /// Whether results may carry `structuredContent` in this session (before
     /// `initialize`, the latest version is assumed).
-    pub fn structured(&self) -> bool {
+    pub(crate) fn structured(&self) -> bool {
         mcp::has_structured_content(self.version.get().copied().unwrap_or(mcp::LATEST_VERSION))
     }
 
     /// Sends a meta-tool outcome as the `CallToolResult` of request `id`.
-    pub fn send_outcome(&self, id: &RequestId, outcome: &Outcome) {
+    pub(crate) fn send_outcome(&self, id: &RequestId, outcome: &Outcome) {
         let result = outcome.result(self.structured());
         self.outbox.send(&jsonrpc::result_line(id, &result));
     }
 
     /// The host cancelled `id`: if it waits in the fleet, it will get no answer.
-    pub fn cancel(&self, id: &RequestId) -> bool {
+    pub(crate) fn cancel(&self, id: &RequestId) -> bool {
         match lock(&self.waiting).get_mut(id) {
             Some(cancelled) => {
                 *cancelled = true;

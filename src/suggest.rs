@@ -4,7 +4,7 @@
 /// The candidate closest to `word`, if it is close enough to be a likely typo:
 /// at most one edit for short words, about one edit in three for longer ones.
 /// Case, `_` and `-` are ignored: `mcp_servers` finds `mcpServers`.
-pub fn closest<'a>(word: &str, candidates: &[&'a str]) -> Option<&'a str> {
+pub(crate) fn closest<'a>(word: &str, candidates: &[&'a str]) -> Option<&'a str> {
     let folded = fold(word);
     let limit = (folded.chars().count() / 3).max(1);
     candidates
@@ -25,7 +25,7 @@ fn fold(word: &str) -> String {
 
 /// Edit distance (insertions, deletions, substitutions, and swaps of two
 /// neighbours), over characters.
-pub fn distance(a: &str, b: &str) -> usize {
+pub(crate) fn distance(a: &str, b: &str) -> usize {
     let a: Vec<char> = a.chars().collect();
     let b: Vec<char> = b.chars().collect();
     // Three rows of the classic table: two back (for swaps), one back, current.

@@ -18,14 +18,14 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 /// Every configured toolbox and what is open, as one snapshot.
-pub struct Registry {
+pub(crate) struct Registry {
     current: Mutex<Arc<Toolboxes>>,
 }
 
 /// A snapshot of the registry: the toolboxes in config order, then the ones a
 /// reload removed whose servers are still being stopped.
 #[derive(Clone)]
-pub struct Toolboxes {
+pub(crate) struct Toolboxes {
     entries: Vec<Toolbox>,
     /// `dynamicNameMaxLength`: dynamic mode's budget for native tool names.
     pub native_name_max: usize,
@@ -35,7 +35,7 @@ pub struct Toolboxes {
 
 /// One toolbox: its identity, its definition and what of it is open.
 #[derive(Clone)]
-pub struct Toolbox {
+pub(crate) struct Toolbox {
     pub slot: Arc<Slot>,
     pub config: Arc<ToolboxConfig>,
     pub open: Option<Arc<OpenToolbox>>,
@@ -47,7 +47,7 @@ pub struct Toolbox {
 /// What lasts of a toolbox across reloads while it is configured: its
 /// identity. A toolbox removed by a reload and one added again under its
 /// name are two slots.
-pub struct Slot {
+pub(crate) struct Slot {
     /// Unique in the process: the fleet keys its queues by it.
     pub id: u64,
     pub name: String,
@@ -57,12 +57,12 @@ static SLOTS: AtomicU64 = AtomicU64::new(0);
 
 /// An open toolbox: one state per configured server, in config order.
 #[derive(Clone)]
-pub struct OpenToolbox {
+pub(crate) struct OpenToolbox {
     pub servers: Vec<ServerState>,
 }
 
 #[derive(Clone)]
-pub enum ServerState {
+pub(crate) enum ServerState {
     /// Shared: a new snapshot of the toolbox keeps its running servers as they are.
     Running(Arc<RunningServer>),
     /// Stopped after `idleTimeoutMs` without a call: `open_toolbox` answers
@@ -79,7 +79,7 @@ pub enum ServerState {
 
 impl ServerState {
     /// The server's last listing, whether its process runs or not.
-    pub fn listing(&self) -> Option<&Arc<RunningServer>> {
+    pub(crate) fn listing(&self) -> Option<&Arc<RunningServer>> {
         match self {
             ServerState::Running(r) | ServerState::Asleep(r) => Some(r),
             ServerState::Reconfigured(r) => r.as_ref(),
@@ -88,7 +88,7 @@ impl ServerState {
     }
 }
 
-pub struct RunningServer {
+pub(crate) struct RunningServer {
     pub conn: Arc<Downstream>,
     /// After `toolFilters`, in the server's order.
     pub tools: Vec<ToolEntry>,
@@ -106,7 +106,7 @@ static LISTINGS: AtomicU64 = AtomicU64::new(0);
 
 impl RunningServer {
     /// A running server's state, with its tools filtered.
-    pub fn state(
+    pub(crate) fn state(
         conn: Arc<Downstream>,
         all_tools: Vec<ToolEntry>,
         filter: &ToolFilter,
@@ -131,12 +131,12 @@ impl RunningServer {
         }))
     }
 
-    pub fn has_tool(&self, name: &str) -> bool {
+    pub(crate) fn has_tool(&self, name: &str) -> bool {
         self.names.contains(name)
     }
 
     /// The `use_tool` error for a tool this server does not offer.
-    pub fn missing_tool(&self, id: &ToolId) -> String {
+    pub(crate) fn missing_tool(&self, id: &ToolId) -> String {
         let base = format!(
             "Tool '{}' not found in server '{}' (toolbox '{}')",
             id.tool, id.server, id.toolbox
@@ -154,7 +154,10 @@ impl RunningServer {
 
 /// Keeps the tools `filter` selects, in the server's order; also returns the
 /// filter entries that matched nothing.
-pub fn apply_filter(tools: Vec<ToolEntry>, filter: &ToolFilter) -> (Vec<ToolEntry>, Vec<String>) {
+pub(crate) fn apply_filter(
+    tools: Vec<ToolEntry>,
+    filter: &ToolFilter,
+) -> (Vec<ToolEntry>, Vec<String>) {
     match filter {
         ToolFilter::All => (tools, Vec::new()),
         ToolFilter::Only(wanted) => {
@@ -173,7 +176,7 @@ pub fn apply_filter(tools: Vec<ToolEntry>, filter: &ToolFilter) -> (Vec<ToolEntr
 }
 
 /// Where a `use_tool` call goes.
-pub enum Route {
+pub(crate) enum Route {
     /// The connection the server was opened with. If it has died since, it
     /// refuses the call, which then waits for a restart (`forward`).
     Conn(Arc<Downstream>),
@@ -191,7 +194,7 @@ pub struct ToolId {
 }
 
 impl Registry {
-    pub fn new(config: &Config) -> Registry {
+    pub(crate) fn new(config: &Config) -> Registry {
         let toolboxes = Toolboxes {
             entries: config.toolboxes.iter().cloned().map(Toolbox::new).collect(),
             native_name_max: config.dynamic_name_max_length,
@@ -203,24 +206,24 @@ impl Registry {
     }
 
     /// The current snapshot.
-    pub fn current(&self) -> Arc<Toolboxes> {
+    pub(crate) fn current(&self) -> Arc<Toolboxes> {
         Arc::clone(&lock(&self.current))
     }
 
     /// Changes the snapshot with `f`, atomically (a copy if a reader holds it).
-    pub fn update<R>(&self, f: impl FnOnce(&mut Toolboxes) -> R) -> R {
+    pub(crate) fn update<R>(&self, f: impl FnOnce(&mut Toolboxes) -> R) -> R {
         let mut current = lock(&self.current);
         f(Arc::make_mut(&mut current))
     }
 
     /// Toolbox `slot` as it is now, removed or not; `None` once it is gone.
-    pub fn toolbox(&self, slot: &Slot) -> Option<Toolbox> {
+    pub(crate) fn toolbox(&self, slot: &Slot) -> Option<Toolbox> {
         self.current().of(slot).cloned()
     }
 
     /// The connection that serves `id`, or the `use_tool` error text
     /// (docs/reference.md §5.2).
-    pub fn resolve(&self, id: &ToolId) -> Result<Route, String> {
+    pub(crate) fn resolve(&self, id: &ToolId) -> Result<Route, String> {
         let all = self.current();
         let toolbox = all
             .find(&id.toolbox)
@@ -253,7 +256,7 @@ impl Registry {
     }
 
     /// The toolbox and the config of the server that `conn` runs for, if any.
-    pub fn find_conn(&self, conn: &Arc<Downstream>) -> Option<(Arc<Slot>, ServerConfig)> {
+    pub(crate) fn find_conn(&self, conn: &Arc<Downstream>) -> Option<(Arc<Slot>, ServerConfig)> {
         let all = self.current();
         all.entries.iter().find_map(|toolbox| {
             let open = toolbox.open.as_ref()?;
@@ -268,7 +271,11 @@ impl Registry {
 
     /// Sets what is open of `slot`; the previous state. Nothing happens to a
     /// toolbox that is gone.
-    pub fn set_open(&self, slot: &Slot, open: Option<OpenToolbox>) -> Option<Arc<OpenToolbox>> {
+    pub(crate) fn set_open(
+        &self,
+        slot: &Slot,
+        open: Option<OpenToolbox>,
+    ) -> Option<Arc<OpenToolbox>> {
         self.update(|all| {
             let toolbox = all.of_mut(slot)?;
             std::mem::replace(&mut toolbox.open, open.map(Arc::new))
@@ -278,7 +285,7 @@ impl Registry {
     /// Installs `open` for `slot`, keeping the current state of each server
     /// whose connection is unchanged and whose listing is newer: a re-list may
     /// have updated its tools while `open` was being built.
-    pub fn install(&self, slot: &Slot, mut open: OpenToolbox) {
+    pub(crate) fn install(&self, slot: &Slot, mut open: OpenToolbox) {
         self.update(|all| {
             let Some(toolbox) = all.of_mut(slot) else {
                 return;
@@ -298,7 +305,7 @@ impl Registry {
 
     /// Replaces the state of the server that `conn` runs in toolbox `slot`
     /// with what `f` makes of it; false when `conn` no longer runs there.
-    pub fn replace_running(
+    pub(crate) fn replace_running(
         &self,
         slot: &Slot,
         conn: &Arc<Downstream>,
@@ -326,41 +333,41 @@ impl Registry {
 
 impl Toolboxes {
     /// The configured toolbox `name` (not one a reload removed).
-    pub fn find(&self, name: &str) -> Option<&Toolbox> {
+    pub(crate) fn find(&self, name: &str) -> Option<&Toolbox> {
         self.iter().find(|t| t.config.name == name)
     }
 
     /// The configured toolboxes, in config order.
-    pub fn iter(&self) -> impl Iterator<Item = &Toolbox> {
+    pub(crate) fn iter(&self) -> impl Iterator<Item = &Toolbox> {
         self.entries.iter().filter(|t| !t.removed)
     }
 
-    pub fn names(&self) -> Vec<&str> {
+    pub(crate) fn names(&self) -> Vec<&str> {
         self.iter().map(|t| t.config.name.as_str()).collect()
     }
 
-    pub fn configs(&self) -> Vec<&ToolboxConfig> {
+    pub(crate) fn configs(&self) -> Vec<&ToolboxConfig> {
         self.iter().map(|t| &*t.config).collect()
     }
 
     /// Toolbox `slot`, removed or not.
-    pub fn of(&self, slot: &Slot) -> Option<&Toolbox> {
+    pub(crate) fn of(&self, slot: &Slot) -> Option<&Toolbox> {
         self.entries.iter().find(|t| std::ptr::eq(&*t.slot, slot))
     }
 
-    pub fn of_mut(&mut self, slot: &Slot) -> Option<&mut Toolbox> {
+    pub(crate) fn of_mut(&mut self, slot: &Slot) -> Option<&mut Toolbox> {
         self.entries
             .iter_mut()
             .find(|t| std::ptr::eq(&*t.slot, slot))
     }
 
     /// Every entry, removed ones included (a reload rebuilds the list).
-    pub fn entries_mut(&mut self) -> &mut Vec<Toolbox> {
+    pub(crate) fn entries_mut(&mut self) -> &mut Vec<Toolbox> {
         &mut self.entries
     }
 
     /// Drops toolbox `slot` for good; what was open of it.
-    pub fn drop_toolbox(&mut self, slot: &Slot) -> Option<Arc<OpenToolbox>> {
+    pub(crate) fn drop_toolbox(&mut self, slot: &Slot) -> Option<Arc<OpenToolbox>> {
         let index = self
             .entries
             .iter()
@@ -371,7 +378,7 @@ impl Toolboxes {
 
 impl Toolbox {
     /// A toolbox that is not open.
-    pub fn new(config: ToolboxConfig) -> Toolbox {
+    pub(crate) fn new(config: ToolboxConfig) -> Toolbox {
         Toolbox {
             slot: Arc::new(Slot {
                 id: SLOTS.fetch_add(1, Ordering::Relaxed),
@@ -387,7 +394,7 @@ impl Toolbox {
 impl OpenToolbox {
     /// The connections of its servers that still have a process, or had one:
     /// what closing the toolbox stops (stopping a stopped one costs nothing).
-    pub fn conns(&self) -> Vec<Arc<Downstream>> {
+    pub(crate) fn conns(&self) -> Vec<Arc<Downstream>> {
         self.servers
             .iter()
             .filter_map(|s| s.listing().map(|r| Arc::clone(&r.conn)))
@@ -395,7 +402,7 @@ impl OpenToolbox {
     }
 
     /// How many of its servers run.
-    pub fn running(&self) -> usize {
+    pub(crate) fn running(&self) -> usize {
         self.servers
             .iter()
             .filter(|s| matches!(s, ServerState::Running(_)))
@@ -408,7 +415,7 @@ impl OpenToolbox {
 /// changed or added one starts at its next use, keeping its last listing; a
 /// disabled one is disabled. Also returns the connections that no longer
 /// serve: the caller retires them (they finish their calls, then stop).
-pub fn realign(
+pub(crate) fn realign(
     old: &ToolboxConfig,
     new: &ToolboxConfig,
     open: &OpenToolbox,
@@ -459,7 +466,7 @@ fn unknown_server(config: &ToolboxConfig, id: &ToolId) -> String {
 }
 
 /// The `use_tool` error for a configured toolbox that is not open.
-pub fn not_open(toolbox: &str) -> String {
+pub(crate) fn not_open(toolbox: &str) -> String {
     format!(
         "Toolbox '{toolbox}' is not open; call open_toolbox with toolbox_name '{toolbox}' first"
     )

@@ -11,6 +11,10 @@
 //! figure is the median of repeated rounds with min and max; differences and
 //! ratios are taken within a round. A target is judged on the median.
 
+// A test tool, and a crate of its own: it spawns processes and writes stdout
+// as it likes (clippy.toml), and `pub` in it means crate-wide.
+#![allow(unreachable_pub, clippy::disallowed_methods, clippy::print_stdout)]
+
 mod measure;
 mod serve;
 mod session;

@@ -42,6 +42,10 @@
 //! serverInfo, ...) keep the key order they have in the script. A bad script
 //! makes the fake print an error and exit with code 2.
 
+// A test tool, and a crate of its own: it spawns processes and writes stdout
+// as it likes (clippy.toml), and `pub` in it means crate-wide.
+#![allow(unreachable_pub, clippy::disallowed_methods, clippy::print_stdout)]
+
 use mcp_workbench::jsonrpc::compact;
 use serde::Deserialize;
 use serde_json::value::RawValue;

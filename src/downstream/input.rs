@@ -17,11 +17,11 @@ use std::sync::{Arc, Mutex};
 
 /// Bytes a child may leave unread before further lines to it are refused. A
 /// single line is always accepted when nothing is queued, whatever its size.
-pub const QUEUE_LIMIT: usize = 8 << 20;
+pub(super) const QUEUE_LIMIT: usize = 8 << 20;
 
 /// Why a line was not taken.
 #[derive(Debug)]
-pub enum WriteError {
+pub(crate) enum WriteError {
     /// Stdin was closed (the server is being stopped).
     Closed,
     /// The child has not read what was already sent (`queued` bytes).
@@ -43,7 +43,7 @@ impl std::fmt::Display for WriteError {
     }
 }
 
-pub struct Input {
+pub(super) struct Input {
     state: Mutex<State>,
     /// Whether `queued > 0`, readable without the lock: the child's thread
     /// asks at every turn, and must not contend with the writers for it.
@@ -67,7 +67,7 @@ struct State {
 }
 
 impl Input {
-    pub fn new(stdin: Stdin, waker: Waker) -> Input {
+    pub(super) fn new(stdin: Stdin, waker: Waker) -> Input {
         Input {
             state: Mutex::new(State {
                 pipe: Some(Arc::new(stdin)),
@@ -83,7 +83,7 @@ impl Input {
 
     /// Sends one complete line, or refuses all of it. What the pipe does not
     /// take is queued as it is: the line is never copied.
-    pub fn write(&self, line: Vec<u8>) -> Result<(), WriteError> {
+    pub(super) fn write(&self, line: Vec<u8>) -> Result<(), WriteError> {
         let mut state = crate::lock(&self.state);
         if let Some(kind) = state.broken {
             return Err(WriteError::Io(kind.into()));
@@ -122,13 +122,13 @@ impl Input {
     }
 
     /// Whether a write failed: the child closed its stdin, or died.
-    pub fn is_broken(&self) -> bool {
+    pub(super) fn is_broken(&self) -> bool {
         crate::lock(&self.state).broken.is_some()
     }
 
     /// The pipe, while something waits to be written to it: what the child's
     /// thread waits on for room.
-    pub fn waiting(&self) -> Option<Arc<Stdin>> {
+    pub(super) fn waiting(&self) -> Option<Arc<Stdin>> {
         if !self.backlog.load(Ordering::Acquire) {
             return None;
         }
@@ -138,7 +138,7 @@ impl Input {
 
     /// Writes as much of the queue as the pipe takes now (the child's thread,
     /// once the pipe has room). Never blocks.
-    pub fn flush(&self) {
+    pub(super) fn flush(&self) {
         let mut state = crate::lock(&self.state);
         self.flush_locked(&mut state);
         self.backlog.store(state.queued > 0, Ordering::Release);
@@ -163,7 +163,7 @@ impl Input {
 
     /// Closes stdin (the child reads EOF after what it was sent); queued lines
     /// are dropped. Safe to call more than once.
-    pub fn close(&self) {
+    pub(super) fn close(&self) {
         let mut state = crate::lock(&self.state);
         state.pipe = None;
         state.drop_queue();
@@ -190,6 +190,7 @@ impl State {
 }
 
 #[cfg(all(test, unix))] // `sleep` and `cat` stand in for children
+#[allow(clippy::disallowed_methods)] // the tests spawn their stand-in children
 mod tests {
     use super::*;
     use crate::process::{Stream, Watch};

@@ -21,7 +21,7 @@ const KEEP: usize = 64 * 1024;
 
 /// Stdout's bytes not yet cut into lines.
 #[derive(Default)]
-pub struct LineBuffer {
+pub(super) struct LineBuffer {
     buf: Vec<u8>,
     /// The first byte not yet returned in a line.
     start: usize,
@@ -35,7 +35,7 @@ impl LineBuffer {
     /// Reads once with `read` into the free room at the end of the buffer (at
     /// least `CHUNK` bytes); what `read` returns, and whether it filled the room
     /// (more is probably waiting).
-    pub fn fill(
+    pub(super) fn fill(
         &mut self,
         read: impl FnOnce(&mut [u8]) -> io::Result<usize>,
     ) -> io::Result<(usize, bool)> {
@@ -58,7 +58,7 @@ impl LineBuffer {
     }
 
     /// The next complete, non-blank line, without its terminator.
-    pub fn next_line(&mut self) -> Option<&[u8]> {
+    pub(super) fn next_line(&mut self) -> Option<&[u8]> {
         loop {
             let Some(at) = self.buf[self.scanned..self.end]
                 .iter()
@@ -79,7 +79,7 @@ impl LineBuffer {
     }
 
     /// At the end of the stream: the last line, if it had no newline.
-    pub fn rest(&mut self) -> Option<&[u8]> {
+    pub(super) fn rest(&mut self) -> Option<&[u8]> {
         let (from, to) = (self.start, self.end);
         self.start = self.end;
         self.scanned = self.end;
@@ -107,13 +107,13 @@ fn non_blank(line: &[u8]) -> Option<&[u8]> {
 }
 
 /// Stderr's current line, cut at `max` bytes.
-pub struct StderrLines {
+pub(super) struct StderrLines {
     line: Vec<u8>,
     max: usize,
 }
 
 impl StderrLines {
-    pub fn new(max: usize) -> StderrLines {
+    pub(super) fn new(max: usize) -> StderrLines {
         StderrLines {
             line: Vec::new(),
             max,
@@ -121,7 +121,7 @@ impl StderrLines {
     }
 
     /// Takes the bytes of one read; `emit` gets each line they complete.
-    pub fn feed(&mut self, mut bytes: &[u8], mut emit: impl FnMut(&[u8])) {
+    pub(super) fn feed(&mut self, mut bytes: &[u8], mut emit: impl FnMut(&[u8])) {
         while !bytes.is_empty() {
             let (chunk, done) = match bytes.iter().position(|&b| b == b'\n') {
                 Some(i) => (&bytes[..i], Some(i + 1)),
@@ -141,7 +141,7 @@ impl StderrLines {
     }
 
     /// At the end of the stream: the last line, if it had no newline.
-    pub fn finish(&mut self, emit: impl FnOnce(&[u8])) {
+    pub(super) fn finish(&mut self, emit: impl FnOnce(&[u8])) {
         if !self.line.is_empty() {
             emit(&self.line);
             self.line.clear();

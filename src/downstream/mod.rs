@@ -26,8 +26,8 @@ mod owner;
 mod pending;
 mod pump;
 
-pub use input::WriteError;
-pub use pump::STOP_GRACE;
+pub(crate) use input::WriteError;
+pub(crate) use pump::STOP_GRACE;
 
 use crate::jsonrpc::{self, ErrorObject, RequestId};
 use crate::lock;
@@ -57,14 +57,14 @@ const TAIL_LINES: usize = 10;
 /// Longest stderr line kept (the rest of the line is dropped).
 const TAIL_LINE_BYTES: usize = 400;
 /// The longest a stop waits for the child's thread to run the stop sequence.
-pub const STOP_LIMIT: Duration = Duration::from_secs(2 * STOP_GRACE.as_secs() + 2);
+pub(crate) const STOP_LIMIT: Duration = Duration::from_secs(2 * STOP_GRACE.as_secs() + 2);
 /// The child's thread parses its stdout lines with serde_json, whose
 /// recursion takes stack.
 const THREAD_STACK: usize = 512 * 1024;
 
 /// Everything needed to start one server, with environment references resolved.
 #[derive(Debug, Clone)]
-pub struct Spec {
+pub(crate) struct Spec {
     pub toolbox: String,
     pub server: String,
     pub program: String,
@@ -83,7 +83,7 @@ pub struct Spec {
 
 /// Why a request to a child produced no result.
 #[derive(Debug, Clone)]
-pub enum Failure {
+pub(crate) enum Failure {
     /// The child answered with a JSON-RPC error.
     Rpc(ErrorObject),
     /// No answer before the deadline.
@@ -94,7 +94,7 @@ pub enum Failure {
 
 /// Whether a child is idle (`Downstream::idle_since`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Idle {
+pub(crate) enum Idle {
     /// A forwarded call is in flight.
     Busy,
     /// No call has been in flight since then.
@@ -105,7 +105,7 @@ pub enum Idle {
 
 /// Why `forward_call` did not take a call.
 #[derive(Debug)]
-pub enum Refused {
+pub(crate) enum Refused {
     /// The child is gone or going: a restart may serve the call.
     Down(String),
     /// The child is alive but has not read what it was sent.
@@ -139,7 +139,7 @@ struct Shared {
 }
 
 /// A running (or crashed) child MCP server.
-pub struct Downstream {
+pub(crate) struct Downstream {
     spec: Spec,
     label: String,
     /// The child's processes and thread (`None` in the unit tests, which feed
@@ -175,7 +175,7 @@ struct Link {
 }
 
 /// A started server: its connection and its tools (all pages, unfiltered).
-pub struct Started {
+pub(crate) struct Started {
     pub conn: Arc<Downstream>,
     pub tools: Vec<ToolEntry>,
     /// From spawn to the end of the tool listing.
@@ -188,7 +188,7 @@ impl Downstream {
     /// background: the caller gets the answer at the deadline, not after the
     /// stop sequence. `admit` sees the connection right after the spawn;
     /// returning false stops it again (the workbench is shutting down).
-    pub fn start(
+    pub(crate) fn start(
         spec: Spec,
         outbox: Arc<Outbox>,
         changes: Option<Sender<Arc<Downstream>>>,
@@ -351,7 +351,7 @@ impl Downstream {
     }
 
     /// All pages of `tools/list`, following `nextCursor`.
-    pub fn list_tools(&self, deadline: Instant) -> Result<Vec<ToolEntry>, Failure> {
+    pub(crate) fn list_tools(&self, deadline: Instant) -> Result<Vec<ToolEntry>, Failure> {
         self.tools_changed.store(false, Ordering::Relaxed);
         let mut tools = Vec::new();
         let mut cursor: Option<String> = None;
@@ -386,12 +386,12 @@ impl Downstream {
     }
 
     /// When the child last said its tools changed.
-    pub fn last_change(&self) -> Instant {
+    pub(crate) fn last_change(&self) -> Instant {
         *lock(&self.last_change)
     }
 
     /// Whether the child said its tool list changed since the last listing.
-    pub fn tools_changed(&self) -> bool {
+    pub(crate) fn tools_changed(&self) -> bool {
         self.tools_changed.load(Ordering::Relaxed)
     }
 
@@ -438,7 +438,7 @@ impl Downstream {
     /// reader thread (or the timer, or `stop`). `meta` is the host's `_meta`
     /// without its progress token; `progress_token` is that token, if any.
     /// When the call is refused, nothing was sent and nobody else answers it.
-    pub fn forward_call(
+    pub(crate) fn forward_call(
         &self,
         upstream_id: RequestId,
         tool: &str,
@@ -497,7 +497,7 @@ impl Downstream {
     }
 
     /// Passes the host's `logging/setLevel` on, if the child supports logging.
-    pub fn set_log_level(&self, level: &str) {
+    pub(crate) fn set_log_level(&self, level: &str) {
         if !self.logging.load(Ordering::Relaxed) {
             return;
         }
@@ -514,7 +514,7 @@ impl Downstream {
 
     /// The host cancelled `upstream_id`: if it is in flight here, forget it (no
     /// answer goes upstream) and tell the child (MCP 2025-11-25, basic/utilities/cancellation).
-    pub fn cancel(&self, upstream_id: &RequestId, reason: Option<&str>) -> bool {
+    pub(crate) fn cancel(&self, upstream_id: &RequestId, reason: Option<&str>) -> bool {
         let (id, drained) = {
             let mut shared = lock(&self.shared);
             (
@@ -538,12 +538,12 @@ impl Downstream {
 
     /// Whether the child is still serving: not gone, not retiring, and still
     /// taking input.
-    pub fn is_up(&self) -> bool {
+    pub(crate) fn is_up(&self) -> bool {
         lock(&self.shared).pending.refusing().is_none() && !self.input.is_broken()
     }
 
     /// Why the child is not serving, if it is not.
-    pub fn down_reason(&self) -> Option<String> {
+    pub(crate) fn down_reason(&self) -> Option<String> {
         lock(&self.shared).pending.refusing().map(str::to_string)
     }
 
@@ -553,7 +553,7 @@ impl Downstream {
     }
 
     /// Since when no call has been in flight, while the child serves calls.
-    pub fn idle_since(&self) -> Idle {
+    pub(crate) fn idle_since(&self) -> Idle {
         let shared = lock(&self.shared);
         if shared.pending.refusing().is_some() {
             return Idle::NotServing;
@@ -564,7 +564,7 @@ impl Downstream {
     /// Falls asleep if no call has been in flight for `timeout`: from then on
     /// the child refuses requests (calls wait for a new start), and the caller
     /// stops it. False, and nothing changes, if it is not idle that long.
-    pub fn retire_if_idle(&self, timeout: Duration) -> bool {
+    pub(crate) fn retire_if_idle(&self, timeout: Duration) -> bool {
         let mut shared = lock(&self.shared);
         let idle = shared.pending.refusing().is_none()
             && shared
@@ -580,7 +580,7 @@ impl Downstream {
 
     /// No longer serves new requests (they wait for a new start): the child
     /// answers the calls in flight, then stops, in the background.
-    pub fn retire(&self, why: &str) {
+    pub(crate) fn retire(&self, why: &str) {
         let drained = {
             let mut shared = lock(&self.shared);
             shared.pending.retire(why);
@@ -654,13 +654,13 @@ impl Downstream {
     /// each returns once the child is gone (on the child's own thread it only
     /// asks). A child's thread held up writing to a host that does not read
     /// cannot run the sequence: after `STOP_LIMIT` the tree is killed from here.
-    pub fn stop(&self, in_flight: &str) {
+    pub(crate) fn stop(&self, in_flight: &str) {
         self.stop_by(in_flight, Instant::now() + STOP_LIMIT);
     }
 
     /// `stop`, killing the tree from here at `deadline` (`launch::stop_all`
     /// gives every child the same one).
-    pub fn stop_by(&self, in_flight: &str, deadline: Instant) {
+    pub(crate) fn stop_by(&self, in_flight: &str, deadline: Instant) {
         self.ask_to_stop(in_flight);
         let Some(link) = &self.link else {
             return;
@@ -694,12 +694,12 @@ impl Downstream {
 
     /// Starts the stop without waiting for it: a failed start answers at its
     /// deadline, not after the stop sequence.
-    pub fn stop_in_background(&self) {
+    pub(crate) fn stop_in_background(&self) {
         self.ask_to_stop("");
     }
 
     /// Fails what is in flight, and asks the child's thread to stop the child.
-    pub fn ask_to_stop(&self, in_flight: &str) {
+    pub(crate) fn ask_to_stop(&self, in_flight: &str) {
         // A process that ended by itself crashed, whoever noticed first (a
         // write that met a closed pipe makes the caller restart it at once,
         // maybe before the child's thread has seen the exit).
@@ -740,7 +740,7 @@ impl Downstream {
 
     /// A sentence describing a failed request, with the stderr tail if the
     /// child is gone.
-    pub fn describe(&self, failure: &Failure, doing: &str) -> String {
+    pub(crate) fn describe(&self, failure: &Failure, doing: &str) -> String {
         match failure {
             Failure::Rpc(e) => format!("error {} while {doing}: {}", e.code, e.text()),
             Failure::Timeout => format!(

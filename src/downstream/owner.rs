@@ -8,7 +8,7 @@ use std::io;
 use std::process::{Child, ChildStderr, ChildStdin, ChildStdout, Command};
 use std::sync::Arc;
 
-pub struct Owner {
+pub(super) struct Owner {
     tree: Arc<Tree>,
     /// `None` once reaped.
     child: Option<Child>,
@@ -17,7 +17,7 @@ pub struct Owner {
 }
 
 /// A spawned child and the parent's ends of its three pipes.
-pub struct Spawned {
+pub(super) struct Spawned {
     pub owner: Owner,
     pub stdin: ChildStdin,
     pub stdout: ChildStdout,
@@ -28,7 +28,7 @@ impl Owner {
     /// Spawns `cmd` (its stdio must be piped) as a process tree of its own.
     /// Call it from the thread that lives as long as the child: on Linux the
     /// parent-death signal follows the spawning thread.
-    pub fn spawn(mut cmd: Command) -> io::Result<Spawned> {
+    pub(super) fn spawn(mut cmd: Command) -> io::Result<Spawned> {
         let (mut child, tree) = Tree::spawn(&mut cmd)?;
         let pipes = (child.stdin.take(), child.stdout.take(), child.stderr.take());
         let mut owner = Owner {
@@ -49,7 +49,7 @@ impl Owner {
     }
 
     /// The child's process tree, to signal or poll.
-    pub fn tree(&self) -> &Arc<Tree> {
+    pub(super) fn tree(&self) -> &Arc<Tree> {
         &self.tree
     }
 
@@ -57,14 +57,14 @@ impl Owner {
     /// `setsid`, a second group), for `finish` to kill. Call it as the stop
     /// begins, before stdin closes: once the first process exits they are no
     /// longer below it.
-    pub fn note_helpers(&mut self) {
+    pub(super) fn note_helpers(&mut self) {
         self.helpers = Some(Helpers::of(&self.tree));
     }
 
     /// The first process exited (or must be given up on): kills what is left
     /// of the tree, and the helpers noted, and reaps the process. How it
     /// ended, as seen before the kill.
-    pub fn finish(&mut self) -> Exit {
+    pub(super) fn finish(&mut self) -> Exit {
         let exit = self.tree.exited();
         self.tree.kill();
         if let Some(helpers) = self.helpers.take() {

@@ -19,7 +19,7 @@ use std::time::{Duration, Instant};
 use super::Failure;
 
 /// What waits for a child's answer.
-pub enum Entry {
+pub(super) enum Entry {
     /// A caller blocked on a channel (handshake, `tools/list`).
     Wait(crossbeam_channel::Sender<Result<Box<RawValue>, Failure>>),
     /// A `tools/call` forwarded for the host: its answer goes straight upstream.
@@ -29,7 +29,7 @@ pub enum Entry {
 }
 
 /// A forwarded call's bookkeeping.
-pub struct Call {
+pub(super) struct Call {
     pub upstream_id: RequestId,
     pub tool: String,
     /// Restarted by each progress notification, never past `cap`.
@@ -41,7 +41,7 @@ pub struct Call {
 }
 
 impl Call {
-    pub fn new(
+    pub(super) fn new(
         upstream_id: RequestId,
         tool: &str,
         progress_token: Option<Value>,
@@ -60,12 +60,12 @@ impl Call {
     }
 
     /// Whether the call ran into its cap rather than a quiet period.
-    pub fn hit_cap(&self) -> bool {
+    pub(super) fn hit_cap(&self) -> bool {
         self.deadline >= self.cap
     }
 }
 
-pub struct Pending {
+pub(super) struct Pending {
     next_id: i64,
     entries: HashMap<i64, Entry>,
     /// Why the table is closed, once it is.
@@ -97,7 +97,7 @@ impl Default for Pending {
 impl Pending {
     /// Registers `entry` under a new id; refused with the reason once closed
     /// or retiring.
-    pub fn register(&mut self, entry: Entry) -> Result<i64, String> {
+    pub(super) fn register(&mut self, entry: Entry) -> Result<i64, String> {
         if let Some(why) = self.refusing() {
             return Err(why.to_string());
         }
@@ -110,7 +110,7 @@ impl Pending {
     }
 
     /// Takes the entry answered by the child's response `id`.
-    pub fn complete(&mut self, id: i64) -> Option<Entry> {
+    pub(super) fn complete(&mut self, id: i64) -> Option<Entry> {
         let entry = self.entries.remove(&id)?;
         self.left(&entry);
         Some(entry)
@@ -127,7 +127,7 @@ impl Pending {
     }
 
     /// Forgets the forwarded call the host knows as `upstream`; its child id.
-    pub fn cancel(&mut self, upstream: &RequestId) -> Option<i64> {
+    pub(super) fn cancel(&mut self, upstream: &RequestId) -> Option<i64> {
         let id = self.entries.iter().find_map(|(id, e)| match e {
             Entry::Call(call) if call.upstream_id == *upstream => Some(*id),
             _ => None,
@@ -138,7 +138,7 @@ impl Pending {
 
     /// A progress notification for call `id`: restarts its deadline (never
     /// past its cap) and returns the host's token, if the host gave one.
-    pub fn progress(&mut self, id: i64, timeout: Duration) -> Option<Value> {
+    pub(super) fn progress(&mut self, id: i64, timeout: Duration) -> Option<Value> {
         match self.entries.get_mut(&id) {
             Some(Entry::Call(call)) => {
                 call.deadline = (Instant::now() + timeout).min(call.cap);
@@ -149,7 +149,7 @@ impl Pending {
     }
 
     /// Removes and returns the calls whose deadline is at or before `now`.
-    pub fn take_expired(&mut self, now: Instant) -> Vec<(i64, Call)> {
+    pub(super) fn take_expired(&mut self, now: Instant) -> Vec<(i64, Call)> {
         let ids: Vec<i64> = self
             .entries
             .iter()
@@ -167,7 +167,7 @@ impl Pending {
     }
 
     /// The earliest deadline of a forwarded call.
-    pub fn next_deadline(&self) -> Option<Instant> {
+    pub(super) fn next_deadline(&self) -> Option<Instant> {
         self.entries
             .values()
             .filter_map(|e| match e {
@@ -179,7 +179,7 @@ impl Pending {
 
     /// Closes the table with `why` (the first reason wins) and returns every
     /// entry, each to be answered once by the caller. Later calls return nothing.
-    pub fn fail_all(&mut self, why: &str) -> Vec<Entry> {
+    pub(super) fn fail_all(&mut self, why: &str) -> Vec<Entry> {
         self.closed.get_or_insert_with(|| why.to_string());
         if self.calls > 0 {
             self.calls = 0;
@@ -189,28 +189,28 @@ impl Pending {
     }
 
     /// Why the table is closed, if it is.
-    pub fn closed(&self) -> Option<&str> {
+    pub(super) fn closed(&self) -> Option<&str> {
         self.closed.as_deref()
     }
 
     /// Why the table refuses new entries (closed or retiring), if it does.
-    pub fn refusing(&self) -> Option<&str> {
+    pub(super) fn refusing(&self) -> Option<&str> {
         self.closed.as_deref().or(self.retiring.as_deref())
     }
 
     /// Refuses new entries from now on, with `why`; the ones in flight stay.
-    pub fn retire(&mut self, why: &str) {
+    pub(super) fn retire(&mut self, why: &str) {
         self.retiring.get_or_insert_with(|| why.to_string());
     }
 
     /// Since when no forwarded call has been in flight; `None` while one is.
-    pub fn quiet_since(&self) -> Option<Instant> {
+    pub(super) fn quiet_since(&self) -> Option<Instant> {
         (self.calls == 0).then_some(self.quiet_since)
     }
 
     /// True once, when the table is retiring and no call is left in flight:
     /// then the connection can stop.
-    pub fn take_drained(&mut self) -> bool {
+    pub(super) fn take_drained(&mut self) -> bool {
         let drained =
             self.retiring.is_some() && self.closed.is_none() && self.calls == 0 && !self.drained;
         self.drained |= drained;

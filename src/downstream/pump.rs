@@ -18,7 +18,7 @@ use crate::process::{self, Exit, Stream, Watch};
 
 /// How long a stopping child gets after stdin is closed, and again after it
 /// was asked to stop.
-pub const STOP_GRACE: Duration = Duration::from_secs(2);
+pub(crate) const STOP_GRACE: Duration = Duration::from_secs(2);
 /// How long a killed process may take to go (only one stuck in the kernel takes long).
 const KILL_WAIT: Duration = Duration::from_secs(5);
 /// How long the exit may follow the end of stdout and still be its cause.

@@ -9,7 +9,7 @@ use std::path::PathBuf;
 use std::sync::Weak;
 use std::time::{Duration, Instant};
 
-pub enum Event {
+pub(crate) enum Event {
     /// Put a server to sleep once it went its timeout without a call.
     WatchIdle(Watched),
     /// Watch config file `path`, whose contents are `applied` now; `events`
@@ -28,7 +28,7 @@ pub enum Event {
 }
 
 /// A server the idle timer watches.
-pub struct Watched {
+pub(crate) struct Watched {
     pub slot: Weak<Slot>,
     pub server: String,
     pub conn: Weak<Downstream>,

@@ -36,7 +36,7 @@ use std::time::{Duration, Instant};
 
 /// Queues `op` for toolbox `slot`, starting a worker for the queue if none
 /// runs. A restart joins a restart of the same server that has not begun yet.
-pub fn submit(fleet: &Arc<Fleet>, slot: &Arc<Slot>, op: Op) {
+pub(crate) fn submit(fleet: &Arc<Fleet>, slot: &Arc<Slot>, op: Op) {
     if let Some(session) = fleet.session() {
         for id in op.request_ids() {
             session.wait(id);
@@ -64,7 +64,7 @@ pub fn submit(fleet: &Arc<Fleet>, slot: &Arc<Slot>, op: Op) {
 /// idle (holding the queue, so no operation starts meanwhile; the caller
 /// then tells the host once for the whole reload), else after the operations
 /// queued before it (then the host hears of it by itself).
-pub fn reload(fleet: &Arc<Fleet>, slot: &Arc<Slot>, change: Reload) {
+pub(crate) fn reload(fleet: &Arc<Fleet>, slot: &Arc<Slot>, change: Reload) {
     let mut change = Some(change);
     let applied = fleet.queues.if_idle(
         slot,
@@ -78,7 +78,7 @@ pub fn reload(fleet: &Arc<Fleet>, slot: &Arc<Slot>, change: Reload) {
 
 /// Queues `call`, which its server could not take (it died, sleeps or was
 /// reconfigured), for one start of that server, in its toolbox's queue.
-pub fn restart_for(fleet: &Arc<Fleet>, mut call: ForwardedCall) {
+pub(crate) fn restart_for(fleet: &Arc<Fleet>, mut call: ForwardedCall) {
     let slot = match fleet.registry.current().find(&call.tool_id.toolbox) {
         Some(toolbox) => Arc::clone(&toolbox.slot),
         None => {
@@ -536,7 +536,7 @@ fn list_again(conn: &Arc<Downstream>, server: &ServerConfig) -> Option<ServerSta
 /// Dynamic mode: lists `conn`'s tools again (it said they changed) and puts
 /// them in its toolbox, if it still serves one; then lets `tools_changed`
 /// decide whether the host hears of it. Holds no lock while it waits.
-pub fn relist(fleet: &Fleet, conn: &Arc<Downstream>) {
+pub(crate) fn relist(fleet: &Fleet, conn: &Arc<Downstream>) {
     let Some((slot, server)) = fleet.registry.find_conn(conn) else {
         return; // closed or restarted meanwhile
     };

@@ -50,7 +50,7 @@ const MAX_WAIT: Duration = Duration::from_secs(1);
 
 /// The fleet of `config`, serving `session`, with its loop running;
 /// `changes`: the children's `list_changed` reports (dynamic mode).
-pub fn start(
+pub(crate) fn start(
     config: &Config,
     launcher: Launcher,
     session: Weak<dyn SessionLink>,

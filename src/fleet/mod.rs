@@ -9,12 +9,12 @@
 //! through the fleet: a session resolves them in the registry and writes
 //! them to the child itself (`forward`).
 
-pub mod event;
-pub mod lifecycle;
-pub mod main_loop;
-pub mod queues;
-pub mod reload;
-pub mod timers;
+pub(crate) mod event;
+pub(crate) mod lifecycle;
+pub(crate) mod main_loop;
+pub(crate) mod queues;
+pub(crate) mod reload;
+pub(crate) mod timers;
 
 use crate::config::{Config, ToolboxConfig};
 use crate::jsonrpc::RequestId;
@@ -29,7 +29,7 @@ use std::sync::{Arc, Weak};
 
 /// What the fleet needs of a host session. Each call is quick: it may write
 /// one line to the host, and waits for nothing else.
-pub trait SessionLink: Send + Sync {
+pub(crate) trait SessionLink: Send + Sync {
     /// Host request `id` waits in the fleet (a queued open, close or call).
     fn wait(&self, id: &RequestId);
     /// Whether the host cancelled `id`, which waits in the fleet.
@@ -47,7 +47,7 @@ pub trait SessionLink: Send + Sync {
 
 /// The state the fleet's threads share: the registry, the launcher, the
 /// lifecycle queues, the loop's channel and the session served.
-pub struct Fleet {
+pub(crate) struct Fleet {
     pub registry: Registry,
     pub launcher: Launcher,
     pub queues: Queues,
@@ -75,12 +75,12 @@ impl Fleet {
     }
 
     /// The session served, while it lasts.
-    pub fn session(&self) -> Option<Arc<dyn SessionLink>> {
+    pub(crate) fn session(&self) -> Option<Arc<dyn SessionLink>> {
         self.session.upgrade()
     }
 
     /// Answers `id` with `outcome`, unless the host cancelled it.
-    pub fn answer(&self, id: &RequestId, outcome: &Outcome) {
+    pub(crate) fn answer(&self, id: &RequestId, outcome: &Outcome) {
         if let Some(session) = self.session() {
             if session.finish(id) {
                 session.answer(id, outcome);
@@ -89,20 +89,20 @@ impl Fleet {
     }
 
     /// Tells the session what is open changed.
-    pub fn tools_changed(&self) {
+    pub(crate) fn tools_changed(&self) {
         if let Some(session) = self.session() {
             session.tools_changed(&self.registry.current());
         }
     }
 
     /// Sends `event` to the fleet loop.
-    pub fn event(&self, event: Event) {
+    pub(crate) fn event(&self, event: Event) {
         let _ = self.events.send(event);
     }
 
     /// Applies config file `path` again whenever it changes, and at once on
     /// SIGUSR1; `applied` is the config running now.
-    pub fn watch_config(&self, path: PathBuf, applied: Config) {
+    pub(crate) fn watch_config(&self, path: PathBuf, applied: Config) {
         self.event(Event::WatchConfig {
             path,
             applied,

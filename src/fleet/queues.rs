@@ -18,7 +18,7 @@ use std::sync::{Arc, Mutex, Weak};
 use std::time::{Duration, Instant};
 
 /// A lifecycle operation on one toolbox.
-pub enum Op {
+pub(crate) enum Op {
     /// `form`: the host's form of the result; `requested`: the tools whose
     /// full definitions the call asked for, if any (see `open_result`).
     Open {
@@ -43,7 +43,7 @@ pub enum Op {
     Reload(Reload),
 }
 
-pub enum Reload {
+pub(crate) enum Reload {
     /// The toolbox's new definition.
     Reconfigure(Arc<ToolboxConfig>),
     /// The toolbox is no longer configured.
@@ -52,7 +52,7 @@ pub enum Reload {
 
 impl Op {
     /// The host requests that wait for this operation.
-    pub fn request_ids(&self) -> Vec<&RequestId> {
+    pub(crate) fn request_ids(&self) -> Vec<&RequestId> {
         match self {
             Op::Open { id, .. } | Op::Close(id) => vec![id],
             Op::Restart { calls, .. } => calls.iter().map(|c| &c.id).collect(),
@@ -63,7 +63,7 @@ impl Op {
 
 /// Every toolbox's queue and restart history.
 #[derive(Default)]
-pub struct Queues {
+pub(crate) struct Queues {
     toolboxes: Mutex<HashMap<u64, Life>>,
 }
 
@@ -92,7 +92,7 @@ impl Queues {
     /// Queues `op` for `slot`; a restart joins a restart of the same server
     /// that has not begun yet. True when no worker runs the queue: the caller
     /// starts one (the queue counts as busy from now on).
-    pub fn push(&self, slot: &Slot, op: Op) -> bool {
+    pub(crate) fn push(&self, slot: &Slot, op: Op) -> bool {
         let mut all = lock(&self.toolboxes);
         let life = all.entry(slot.id).or_default();
         match op {
@@ -114,7 +114,7 @@ impl Queues {
     /// The next operation for the worker of `slot`; `None` when the queue is
     /// empty, and the worker ends. A toolbox that is `gone` (asked under the
     /// queue's lock, so no operation can slip in) is forgotten then.
-    pub fn pop(&self, slot: &Slot, gone: impl FnOnce() -> bool) -> Option<Op> {
+    pub(crate) fn pop(&self, slot: &Slot, gone: impl FnOnce() -> bool) -> Option<Op> {
         let mut all = lock(&self.toolboxes);
         let life = all.entry(slot.id).or_default();
         if let Some(op) = life.ops.pop_front() {
@@ -129,7 +129,7 @@ impl Queues {
 
     /// No worker could be started for `slot`: its queued operations, which
     /// the caller answers.
-    pub fn abandon(&self, slot: &Slot) -> Vec<Op> {
+    pub(crate) fn abandon(&self, slot: &Slot) -> Vec<Op> {
         let mut all = lock(&self.toolboxes);
         let life = all.entry(slot.id).or_default();
         life.busy = false;
@@ -139,7 +139,12 @@ impl Queues {
     /// Runs `f` if no worker runs `slot`'s queue, holding the queue so that
     /// none starts meanwhile; a toolbox that is `gone` then is forgotten.
     /// False, and `f` does not run, when a worker runs.
-    pub fn if_idle(&self, slot: &Slot, f: impl FnOnce(), gone: impl FnOnce() -> bool) -> bool {
+    pub(crate) fn if_idle(
+        &self,
+        slot: &Slot,
+        f: impl FnOnce(),
+        gone: impl FnOnce() -> bool,
+    ) -> bool {
         let mut all = lock(&self.toolboxes);
         if all.get(&slot.id).is_some_and(|life| life.busy) {
             return false;
@@ -152,7 +157,7 @@ impl Queues {
     }
 
     /// Records that `server` of `slot` is being started now.
-    pub fn note_start(&self, slot: &Slot, server: &str) {
+    pub(crate) fn note_start(&self, slot: &Slot, server: &str) {
         let mut all = lock(&self.toolboxes);
         let life = all.entry(slot.id).or_default();
         life.restarts
@@ -164,7 +169,7 @@ impl Queues {
     /// How long to wait before starting `server` of `slot` again after it
     /// died: nothing the first time, then doubling from 250 ms up to 5 s
     /// while it keeps dying within 10 s of its start.
-    pub fn restart_delay(&self, slot: &Slot, server: &str) -> Duration {
+    pub(crate) fn restart_delay(&self, slot: &Slot, server: &str) -> Duration {
         let mut all = lock(&self.toolboxes);
         let life = all.entry(slot.id).or_default();
         let entry = life.restarts.entry(server.to_string()).or_default();

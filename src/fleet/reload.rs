@@ -30,7 +30,7 @@ use std::time::SystemTime;
 
 /// Loads config file `path` and applies it if it differs from `applied`;
 /// returns the config applied now.
-pub fn reload(fleet: &Arc<Fleet>, path: &Path, applied: Config) -> Config {
+pub(crate) fn reload(fleet: &Arc<Fleet>, path: &Path, applied: Config) -> Config {
     match config::load(path) {
         Ok(loaded) => {
             for warning in &loaded.warnings {
@@ -53,13 +53,13 @@ pub fn reload(fleet: &Arc<Fleet>, path: &Path, applied: Config) -> Config {
 /// What tells a changed file apart: its identity (a file renamed over it is
 /// another file), size and modification time. `None`: it cannot be read.
 #[derive(PartialEq)]
-pub struct Stamp {
+pub(crate) struct Stamp {
     identity: Option<(u64, u64)>,
     len: u64,
     modified: Option<SystemTime>,
 }
 
-pub fn stamp(path: &Path) -> Option<Stamp> {
+pub(crate) fn stamp(path: &Path) -> Option<Stamp> {
     let meta = std::fs::metadata(path).ok()?;
     Some(Stamp {
         identity: process::file_identity(&meta),

@@ -11,7 +11,7 @@ use std::collections::BinaryHeap;
 use std::time::Instant;
 
 /// Timers of payload `T`.
-pub struct Timers<T> {
+pub(crate) struct Timers<T> {
     heap: BinaryHeap<Reverse<Entry<T>>>,
     /// Increases with each timer: equal deadlines fire in scheduling order.
     seq: u64,
@@ -55,7 +55,7 @@ impl<T> Default for Timers<T> {
 
 impl<T> Timers<T> {
     /// `timer` fires at `at`.
-    pub fn schedule(&mut self, at: Instant, timer: T) {
+    pub(crate) fn schedule(&mut self, at: Instant, timer: T) {
         self.seq += 1;
         self.heap.push(Reverse(Entry {
             at,
@@ -65,12 +65,12 @@ impl<T> Timers<T> {
     }
 
     /// The earliest deadline, if any timer is set.
-    pub fn next_deadline(&self) -> Option<Instant> {
+    pub(crate) fn next_deadline(&self) -> Option<Instant> {
         self.heap.peek().map(|Reverse(entry)| entry.at)
     }
 
     /// The earliest timer whose deadline is at or before `now`.
-    pub fn pop_due(&mut self, now: Instant) -> Option<T> {
+    pub(crate) fn pop_due(&mut self, now: Instant) -> Option<T> {
         if self.next_deadline()? > now {
             return None;
         }
@@ -78,12 +78,12 @@ impl<T> Timers<T> {
     }
 
     #[cfg(test)]
-    pub fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         self.heap.len()
     }
 
     #[cfg(test)]
-    pub fn is_empty(&self) -> bool {
+    pub(crate) fn is_empty(&self) -> bool {
         self.heap.is_empty()
     }
 }

@@ -32,7 +32,7 @@ use std::time::{Duration, Instant};
 
 /// Makes the workbench the subreaper of its descendants. Not inherited by
 /// forks (the watchdog, servers).
-pub fn become_subreaper() -> io::Result<()> {
+pub(super) fn become_subreaper() -> io::Result<()> {
     // SAFETY: prctl with integer arguments; no memory is passed.
     if unsafe { libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1 as libc::c_ulong, 0, 0, 0) } != 0 {
         return Err(io::Error::last_os_error());
@@ -174,7 +174,7 @@ fn strays(table: &[Proc], leaders: &[libc::pid_t]) -> (Vec<Proc>, Vec<Proc>) {
 /// The `watchdog` thread's periodic pass: registers every live process
 /// outside the servers' groups with the watchdog, and reaps the adopted
 /// orphans that died (unregistered first).
-pub fn scan() {
+pub(super) fn scan() {
     let leaders = unix::leaders();
     if leaders.is_empty() && !FOUND.load(Ordering::Relaxed) {
         return;
@@ -207,7 +207,7 @@ pub fn scan() {
 /// At shutdown, once every server was stopped: kills every process still
 /// outside the servers' groups and every adopted orphan, and reaps the
 /// orphans, until none is left (at most 2 s).
-pub fn kill_orphans() {
+pub(super) fn kill_orphans() {
     let deadline = Instant::now() + Duration::from_secs(2);
     loop {
         {

@@ -61,6 +61,7 @@ impl Tree {
         configure(cmd);
         let child = {
             let mut leaders = leaders();
+            #[allow(clippy::disallowed_methods)] // the one spawn, configured above
             let child = cmd.spawn()?;
             leaders.extend(libc::pid_t::try_from(child.id()));
             child
@@ -190,6 +191,7 @@ fn configure(cmd: &mut Command) {
     // and _exit.
     #[cfg(target_os = "linux")]
     let parent = unsafe { libc::getpid() };
+    // SAFETY: as above: only async-signal-safe calls between fork and exec.
     unsafe {
         cmd.pre_exec(move || {
             if libc::sigprocmask(libc::SIG_SETMASK, &empty, std::ptr::null_mut()) != 0 {

@@ -87,7 +87,7 @@ impl Watch {
         let (stdout, stderr): (OwnedFd, OwnedFd) = (stdout.into(), stderr.into());
         set_nonblocking(stdout.as_raw_fd())?;
         set_nonblocking(stderr.as_raw_fd())?;
-        let (wake, waker) = std::io::pipe()?;
+        let (wake, waker) = io::pipe()?;
         let (wake, waker) = (OwnedFd::from(wake), OwnedFd::from(waker));
         set_nonblocking(wake.as_raw_fd())?;
         set_nonblocking(waker.as_raw_fd())?;
@@ -329,6 +329,7 @@ fn exit_descriptor(_pid: u32) -> Option<OwnedFd> {
 }
 
 #[cfg(test)]
+#[allow(clippy::disallowed_methods)] // the tests spawn their stand-in children
 mod tests {
     use super::*;
     use std::process::{Command, Stdio};

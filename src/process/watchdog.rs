@@ -91,7 +91,7 @@ fn watch_state() -> MutexGuard<'static, Watch> {
 
 /// Forks the watchdog and starts the `watchdog` thread, which notices its
 /// loss at once and forks a new one. Call it once, before any thread exists.
-pub fn start() -> io::Result<()> {
+pub(super) fn start() -> io::Result<()> {
     let alive = {
         let _spawns = unix::leaders();
         let mut watch = watch_state();
@@ -208,6 +208,7 @@ fn fork_watchdog() -> io::Result<(Link, File)> {
             close(&[records_read, records_write, alive_read, alive_write]);
             Err(error)
         }
+        // SAFETY: in the child of the fork, with the watchdog's two ends.
         0 => unsafe { serve(records_read, alive_write) },
         pid => {
             close(&[records_read, alive_write]);
@@ -258,13 +259,13 @@ fn close(fds: &[libc::c_int]) {
 
 /// The current watchdog's pid, which the `reaper` must leave to `replace`.
 #[cfg(target_os = "linux")]
-pub fn pid() -> Option<libc::pid_t> {
+pub(super) fn pid() -> Option<libc::pid_t> {
     watch_state().link.as_ref().map(|link| link.pid)
 }
 
 /// Tells the watchdog about the process group `pgid`; call it right after the
 /// spawn of the group's leader.
-pub fn watch(pgid: u32) {
+pub(super) fn watch(pgid: u32) {
     let Ok(id) = libc::pid_t::try_from(pgid) else {
         return;
     };
@@ -275,7 +276,7 @@ pub fn watch(pgid: u32) {
 
 /// Tells the watchdog to forget `pgid`; call it just before the leader is
 /// reaped, while its pid (the group id) cannot be reused yet.
-pub fn forget(pgid: u32) {
+pub(super) fn forget(pgid: u32) {
     let Ok(id) = libc::pid_t::try_from(pgid) else {
         return;
     };
@@ -290,7 +291,7 @@ pub fn forget(pgid: u32) {
 /// watchdog kills (each one, and its group if it leads one); the `reaper`
 /// calls it with what it found, and before it reaps one of them.
 #[cfg(target_os = "linux")]
-pub fn set_helpers(helpers: &[libc::pid_t]) {
+pub(super) fn set_helpers(helpers: &[libc::pid_t]) {
     let mut watch = watch_state();
     let old = std::mem::take(&mut watch.helpers);
     for &id in old.iter().filter(|id| !helpers.contains(id)) {

@@ -110,6 +110,7 @@ struct Handle(HANDLE);
 // SAFETY: a kernel handle is a process-wide name for an object; the calls
 // made on these (waits, queries, job termination) are thread-safe.
 unsafe impl Send for Handle {}
+// SAFETY: as for Send.
 unsafe impl Sync for Handle {}
 
 impl Drop for Handle {
@@ -136,6 +137,7 @@ impl Tree {
     pub fn spawn(cmd: &mut Command) -> io::Result<(Child, Tree)> {
         let job = new_job()?;
         cmd.creation_flags(CREATE_NO_WINDOW | CREATE_SUSPENDED);
+        #[allow(clippy::disallowed_methods)] // the one spawn, configured above
         let mut child = cmd.spawn()?;
         let process = match duplicate(child.as_raw_handle()) {
             Ok(process) => process,
@@ -375,6 +377,7 @@ pub fn on_shutdown_signal(
 }
 
 #[cfg(test)]
+#[allow(clippy::disallowed_methods)] // the tests spawn their stand-in children
 mod tests {
     use super::*;
 

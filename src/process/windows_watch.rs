@@ -569,6 +569,7 @@ impl Watch {
 }
 
 #[cfg(test)]
+#[allow(clippy::disallowed_methods)] // the tests spawn their stand-in children
 mod tests {
     use super::*;
     use std::io::Write;

@@ -7,6 +7,10 @@
 //! `cargo test --test it AREA::` runs one area, e.g. `liveness::`;
 //! `scripts/test-windows` runs `transcripts::` and `windows::` under Wine.
 
+// A test tool, and a crate of its own: it spawns processes and writes stdout
+// as it likes (clippy.toml), and `pub` in it means crate-wide.
+#![allow(unreachable_pub, clippy::disallowed_methods, clippy::print_stdout)]
+
 mod harness;
 
 mod behaviour;
