@@ -14,15 +14,15 @@ use std::borrow::Cow;
 use std::fmt;
 
 /// Invalid JSON was received (JSON-RPC 2.0 §5.1).
-pub const PARSE_ERROR: i64 = -32700;
+pub(crate) const PARSE_ERROR: i64 = -32700;
 /// The JSON is not a valid Request object.
-pub const INVALID_REQUEST: i64 = -32600;
+pub(crate) const INVALID_REQUEST: i64 = -32600;
 /// The method does not exist or is not available.
-pub const METHOD_NOT_FOUND: i64 = -32601;
+pub(crate) const METHOD_NOT_FOUND: i64 = -32601;
 /// Invalid method parameters.
-pub const INVALID_PARAMS: i64 = -32602;
+pub(crate) const INVALID_PARAMS: i64 = -32602;
 /// Internal JSON-RPC error.
-pub const INTERNAL_ERROR: i64 = -32603;
+pub(crate) const INTERNAL_ERROR: i64 = -32603;
 
 /// A request id: a string or an integer, never null (MCP 2025-11-25, basic, "Requests").
 /// `1` and `"1"` are different ids; `0` and negative numbers are valid. A string
@@ -238,7 +238,7 @@ fn plain(line: &[u8]) -> bool {
 }
 
 /// Classifies one parsed JSON value.
-pub fn classify(value: Value) -> Incoming<'static> {
+pub(crate) fn classify(value: Value) -> Incoming<'static> {
     let Value::Object(mut obj) = value else {
         return Incoming::invalid(None, "a message must be a JSON object");
     };
@@ -325,12 +325,12 @@ struct Envelope<'a> {
 
 /// A member that is present, even as `null` (plain `Option` reads `null` as
 /// absent); for `#[serde(default, deserialize_with = "present")]`.
-pub fn present<'de, D: Deserializer<'de>>(d: D) -> Result<Option<&'de RawValue>, D::Error> {
+pub(crate) fn present<'de, D: Deserializer<'de>>(d: D) -> Result<Option<&'de RawValue>, D::Error> {
     <&RawValue as Deserialize>::deserialize(d).map(Some)
 }
 
 /// `{}`, for tool arguments that are absent.
-pub fn empty_object() -> &'static RawValue {
+pub(crate) fn empty_object() -> &'static RawValue {
     serde_json::from_str("{}").expect("{} is JSON")
 }
 
@@ -435,7 +435,7 @@ pub fn compact(text: &str) -> String {
 /// The string `raw` holds, if it is one. A string with a lone surrogate
 /// escape (`"\ud800"`: valid JSON text, but no Rust string) keeps its escapes,
 /// so that messages can still quote it.
-pub fn string(raw: &RawValue) -> Option<String> {
+pub(crate) fn string(raw: &RawValue) -> Option<String> {
     let text = raw.get();
     let inner = text.strip_prefix('"')?.strip_suffix('"')?;
     Some(serde_json::from_str(text).unwrap_or_else(|_| inner.to_string()))
@@ -515,7 +515,7 @@ fn to_line<T: Serialize>(msg: &T) -> Vec<u8> {
 }
 
 /// `{"jsonrpc":"2.0","id":..,"result":..}\n`
-pub fn result_line<R: Serialize + ?Sized>(id: &RequestId, result: &R) -> Vec<u8> {
+pub(crate) fn result_line<R: Serialize + ?Sized>(id: &RequestId, result: &R) -> Vec<u8> {
     to_line(&ResultLine {
         jsonrpc: "2.0",
         id,
@@ -524,14 +524,14 @@ pub fn result_line<R: Serialize + ?Sized>(id: &RequestId, result: &R) -> Vec<u8>
 }
 
 /// A result line around raw bytes received from elsewhere, copied verbatim.
-pub fn raw_result_line(id: &RequestId, result: &RawValue) -> Vec<u8> {
+pub(crate) fn raw_result_line(id: &RequestId, result: &RawValue) -> Vec<u8> {
     let (head, tail) = raw_result_parts(id);
     [head.as_slice(), result.get().as_bytes(), tail].concat()
 }
 
 /// The bytes before and after the result of a result line, so that a large
 /// forwarded result can be written around without being copied into a line.
-pub fn raw_result_parts(id: &RequestId) -> (Vec<u8>, &'static [u8]) {
+pub(crate) fn raw_result_parts(id: &RequestId) -> (Vec<u8>, &'static [u8]) {
     let mut head = b"{\"jsonrpc\":\"2.0\",\"id\":".to_vec();
     serde_json::to_writer(&mut head, id).expect("ids serialise");
     head.extend_from_slice(b",\"result\":");
@@ -539,7 +539,7 @@ pub fn raw_result_parts(id: &RequestId) -> (Vec<u8>, &'static [u8]) {
 }
 
 /// `{"jsonrpc":"2.0","id":..|null,"error":{"code":..,"message":..}}\n`
-pub fn error_line(id: Option<&RequestId>, error: &ErrorObject) -> Vec<u8> {
+pub(crate) fn error_line(id: Option<&RequestId>, error: &ErrorObject) -> Vec<u8> {
     to_line(&ErrorLine {
         jsonrpc: "2.0",
         id,
@@ -551,7 +551,11 @@ pub fn error_line(id: Option<&RequestId>, error: &ErrorObject) -> Vec<u8> {
 }
 
 /// `{"jsonrpc":"2.0","id":..,"method":..,"params":..}\n`
-pub fn request_line<P: Serialize + ?Sized>(id: &RequestId, method: &str, params: &P) -> Vec<u8> {
+pub(crate) fn request_line<P: Serialize + ?Sized>(
+    id: &RequestId,
+    method: &str,
+    params: &P,
+) -> Vec<u8> {
     to_line(&RequestLine {
         jsonrpc: "2.0",
         id,
@@ -561,7 +565,10 @@ pub fn request_line<P: Serialize + ?Sized>(id: &RequestId, method: &str, params:
 }
 
 /// `{"jsonrpc":"2.0","method":..,"params"?:..}\n`
-pub fn notification_line<P: Serialize + ?Sized>(method: &str, params: Option<&P>) -> Vec<u8> {
+pub(crate) fn notification_line<P: Serialize + ?Sized>(
+    method: &str,
+    params: Option<&P>,
+) -> Vec<u8> {
     to_line(&NotificationLine {
         jsonrpc: "2.0",
         method,

@@ -8,32 +8,31 @@ use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 
 /// The legacy-era revisions we speak, oldest first (MCP 2025-11-25, basic/lifecycle, "Version Negotiation").
-pub const SUPPORTED_VERSIONS: [&str; 4] = ["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"];
+pub(crate) const SUPPORTED_VERSIONS: [&str; 4] =
+    ["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"];
 /// What we offer downstream and answer upstream to a version we do not support.
-pub const LATEST_VERSION: &str = "2025-11-25";
+pub(crate) const LATEST_VERSION: &str = "2025-11-25";
 /// The first revision with `structuredContent` and `outputSchema` (2025-06-18 changelog).
-pub const STRUCTURED_CONTENT_SINCE: &str = "2025-06-18";
+pub(crate) const STRUCTURED_CONTENT_SINCE: &str = "2025-06-18";
 
 pub const NAME: &str = "mcp-workbench";
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");
 
-pub mod method {
-    pub const INITIALIZE: &str = "initialize";
-    pub const INITIALIZED: &str = "notifications/initialized";
-    pub const PING: &str = "ping";
-    pub const TOOLS_LIST: &str = "tools/list";
-    pub const TOOLS_CALL: &str = "tools/call";
-    pub const TOOLS_LIST_CHANGED: &str = "notifications/tools/list_changed";
-    pub const CANCELLED: &str = "notifications/cancelled";
-    pub const PROGRESS: &str = "notifications/progress";
-    pub const SET_LEVEL: &str = "logging/setLevel";
-    pub const MESSAGE: &str = "notifications/message";
-    /// The 2026-07-28 discovery probe; we answer it with -32601 (legacy server).
-    pub const SERVER_DISCOVER: &str = "server/discover";
+pub(crate) mod method {
+    pub(crate) const INITIALIZE: &str = "initialize";
+    pub(crate) const INITIALIZED: &str = "notifications/initialized";
+    pub(crate) const PING: &str = "ping";
+    pub(crate) const TOOLS_LIST: &str = "tools/list";
+    pub(crate) const TOOLS_CALL: &str = "tools/call";
+    pub(crate) const TOOLS_LIST_CHANGED: &str = "notifications/tools/list_changed";
+    pub(crate) const CANCELLED: &str = "notifications/cancelled";
+    pub(crate) const PROGRESS: &str = "notifications/progress";
+    pub(crate) const SET_LEVEL: &str = "logging/setLevel";
+    pub(crate) const MESSAGE: &str = "notifications/message";
 }
 
 /// The version to answer a client's `initialize` with.
-pub fn negotiate(requested: &str) -> &'static str {
+pub(crate) fn negotiate(requested: &str) -> &'static str {
     SUPPORTED_VERSIONS
         .iter()
         .find(|v| **v == requested)
@@ -42,26 +41,26 @@ pub fn negotiate(requested: &str) -> &'static str {
 }
 
 /// Whether results may carry `structuredContent` for this negotiated version.
-pub fn has_structured_content(version: &str) -> bool {
+pub(crate) fn has_structured_content(version: &str) -> bool {
     version >= STRUCTURED_CONTENT_SINCE
 }
 
 /// A downstream tool: its name, and its definition exactly as the server sent it.
 #[derive(Debug, Clone)]
-pub struct ToolEntry {
+pub(crate) struct ToolEntry {
     pub name: String,
     pub raw: Box<RawValue>,
 }
 
 /// The part of a `Tool` the workbench reads; the rest stays raw.
 #[derive(Deserialize)]
-pub struct ToolHead {
+pub(crate) struct ToolHead {
     pub name: String,
 }
 
 /// One page of `tools/list` (MCP 2025-11-25, server/tools, "Listing Tools").
 #[derive(Deserialize)]
-pub struct ListToolsResult {
+pub(crate) struct ListToolsResult {
     pub tools: Vec<Box<RawValue>>,
     #[serde(rename = "nextCursor", default)]
     pub next_cursor: Option<String>,
@@ -69,7 +68,7 @@ pub struct ListToolsResult {
 
 /// What the workbench reads of a downstream `initialize` result.
 #[derive(Deserialize)]
-pub struct InitializeResult {
+pub(crate) struct InitializeResult {
     #[serde(rename = "protocolVersion")]
     pub protocol_version: String,
     #[serde(default)]
@@ -78,13 +77,13 @@ pub struct InitializeResult {
 
 /// The server capabilities the workbench acts on.
 #[derive(Deserialize, Default)]
-pub struct ServerCapabilities {
+pub(crate) struct ServerCapabilities {
     #[serde(default)]
     pub logging: Option<serde::de::IgnoredAny>,
 }
 
 /// The levels of `logging/setLevel` (server/utilities/logging, RFC 5424 names).
-pub const LOG_LEVELS: [&str; 8] = [
+pub(crate) const LOG_LEVELS: [&str; 8] = [
     "debug",
     "info",
     "notice",
@@ -97,7 +96,7 @@ pub const LOG_LEVELS: [&str; 8] = [
 
 /// A `CallToolResult` with one text block, built by the workbench itself.
 #[derive(Serialize)]
-pub struct TextResult<'a> {
+pub(crate) struct TextResult<'a> {
     content: [TextContent<'a>; 1],
     #[serde(rename = "structuredContent", skip_serializing_if = "Option::is_none")]
     structured_content: Option<&'a RawValue>,
@@ -113,7 +112,7 @@ struct TextContent<'a> {
 }
 
 impl<'a> TextResult<'a> {
-    pub fn ok(text: &'a str) -> TextResult<'a> {
+    pub(crate) fn ok(text: &'a str) -> TextResult<'a> {
         TextResult {
             content: [TextContent { kind: "text", text }],
             structured_content: None,
@@ -121,14 +120,14 @@ impl<'a> TextResult<'a> {
         }
     }
 
-    pub fn error(text: &'a str) -> TextResult<'a> {
+    pub(crate) fn error(text: &'a str) -> TextResult<'a> {
         TextResult {
             is_error: true,
             ..TextResult::ok(text)
         }
     }
 
-    pub fn with_structured(mut self, structured: Option<&'a RawValue>) -> TextResult<'a> {
+    pub(crate) fn with_structured(mut self, structured: Option<&'a RawValue>) -> TextResult<'a> {
         self.structured_content = structured;
         self
     }

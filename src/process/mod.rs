@@ -40,23 +40,24 @@ mod windows_watch;
 #[cfg(unix)]
 use unix as sys;
 #[cfg(unix)]
-pub use unix_watch::{Stdin, Waker, Watch};
+pub(crate) use unix_watch::{Stdin, Waker, Watch};
 #[cfg(windows)]
 use windows as sys;
 #[cfg(windows)]
-pub use windows_watch::{Stdin, Waker, Watch};
+pub(crate) use windows_watch::{Stdin, Waker, Watch};
 
-pub use sys::{
-    block_shutdown_signals, command, file_identity, on_reload_signal, on_shutdown_signal,
-    start_watchdog, Tree, ALLOWED_ENV, HOME,
+pub use sys::{block_shutdown_signals, start_watchdog};
+pub(crate) use sys::{
+    command, file_identity, on_reload_signal, on_shutdown_signal, Tree, ALLOWED_ENV, HOME,
 };
 
 use std::sync::atomic::{AtomicBool, Ordering};
 
 /// How a child ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Exit {
+pub(crate) enum Exit {
     Code(i32),
+    #[cfg_attr(windows, allow(dead_code))] // Unix only
     Signal(i32),
     /// Already reaped elsewhere; the status is gone.
     Unknown,
@@ -88,7 +89,7 @@ impl From<std::process::ExitStatus> for Exit {
 /// What `Watch::wait` found: each flag says the stream has data or ended,
 /// stdin has room, or the process exited.
 #[derive(Debug, Default, Clone, Copy)]
-pub struct Ready {
+pub(crate) struct Ready {
     pub stdout: bool,
     pub stderr: bool,
     pub stdin: bool,
@@ -97,7 +98,7 @@ pub struct Ready {
 
 /// One of the two streams a child writes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Stream {
+pub(crate) enum Stream {
     Stdout,
     Stderr,
 }
@@ -107,36 +108,36 @@ pub enum Stream {
 static HURRY: AtomicBool = AtomicBool::new(false);
 
 /// Makes every running and future stop sequence skip its grace periods.
-pub fn hurry() {
+pub(crate) fn hurry() {
     HURRY.store(true, Ordering::SeqCst);
 }
 
 /// Whether stop sequences skip their grace periods (`hurry`).
-pub fn hurried() -> bool {
+pub(crate) fn hurried() -> bool {
     HURRY.load(Ordering::SeqCst)
 }
 
 #[cfg(target_os = "linux")]
-pub use reaper::Helpers;
+pub(crate) use reaper::Helpers;
 
 /// Elsewhere helpers cannot leave a tree (Windows: the Job Object holds every
 /// descendant) or cannot be found (macOS: no subreaper, see the README).
 #[cfg(not(target_os = "linux"))]
-pub struct Helpers;
+pub(crate) struct Helpers;
 
 #[cfg(not(target_os = "linux"))]
 impl Helpers {
-    pub fn of(_: &Tree) -> Helpers {
+    pub(crate) fn of(_: &Tree) -> Helpers {
         Helpers
     }
 
-    pub fn kill(&self) {}
+    pub(crate) fn kill(&self) {}
 }
 
 /// At shutdown, once every server was stopped: kills and reaps what the
 /// servers left outside their trees and the workbench adopted (Linux; a
 /// no-op elsewhere).
-pub fn kill_orphans() {
+pub(crate) fn kill_orphans() {
     #[cfg(target_os = "linux")]
     reaper::kill_orphans();
 }

@@ -106,10 +106,10 @@ fn below(table: &[Proc], root: libc::pid_t) -> Vec<Proc> {
 
 /// The processes below a tree's first process that left its group, by pid
 /// and start time (so a pid reused meanwhile is not killed).
-pub struct Helpers(Vec<(libc::pid_t, u64)>);
+pub(crate) struct Helpers(Vec<(libc::pid_t, u64)>);
 
 impl Helpers {
-    pub fn of(tree: &Tree) -> Helpers {
+    pub(crate) fn of(tree: &Tree) -> Helpers {
         let Ok(leader) = libc::pid_t::try_from(tree.pid()) else {
             return Helpers(Vec::new());
         };
@@ -124,7 +124,7 @@ impl Helpers {
     }
 
     /// SIGKILL to each that still runs (the same process: same start time).
-    pub fn kill(&self) {
+    pub(crate) fn kill(&self) {
         if self.0.is_empty() {
             return;
         }

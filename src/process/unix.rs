@@ -22,20 +22,20 @@ use std::sync::{Mutex, MutexGuard};
 use std::thread;
 
 /// Variables passed to every child, as the official MCP SDKs do on Unix.
-pub const ALLOWED_ENV: &[&str] = &["HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER"];
+pub(crate) const ALLOWED_ENV: &[&str] = &["HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER"];
 
 /// The variable that `~` in a config path stands for.
-pub const HOME: &str = "HOME";
+pub(crate) const HOME: &str = "HOME";
 
 /// The command that runs `program`: a name without a slash is looked up in
 /// the child's `PATH` by `exec`, as a shell would.
-pub fn command(program: &str, _env: &std::collections::BTreeMap<String, String>) -> Command {
+pub(crate) fn command(program: &str, _env: &std::collections::BTreeMap<String, String>) -> Command {
     Command::new(program)
 }
 
 /// The processes of one server: its process group, named by the pid of the
 /// process we started (the group's leader).
-pub struct Tree {
+pub(crate) struct Tree {
     pid: u32,
 }
 
@@ -57,7 +57,7 @@ impl Tree {
     /// Spawns `cmd` in a process group of its own, registered with the
     /// watchdog. Call it from a thread that lives as long as the child: on
     /// Linux the parent-death signal follows the spawning thread.
-    pub fn spawn(cmd: &mut Command) -> io::Result<(Child, Tree)> {
+    pub(crate) fn spawn(cmd: &mut Command) -> io::Result<(Child, Tree)> {
         configure(cmd);
         let child = {
             let mut leaders = leaders();
@@ -72,7 +72,7 @@ impl Tree {
     }
 
     /// The exit of the first process if it has exited, without reaping it.
-    pub fn exited(&self) -> Option<Exit> {
+    pub(crate) fn exited(&self) -> Option<Exit> {
         // SAFETY: waitid writes into the zeroed siginfo we own; the accessors
         // read the fields waitid filled for CLD_* codes.
         unsafe {
@@ -89,19 +89,19 @@ impl Tree {
     }
 
     /// The pid of the first process, for messages.
-    pub fn pid(&self) -> u32 {
+    pub(crate) fn pid(&self) -> u32 {
         self.pid
     }
 
     /// SIGTERM to the group: true, there is a way to ask.
-    pub fn ask_to_stop(&self) -> bool {
+    pub(crate) fn ask_to_stop(&self) -> bool {
         self.signal(libc::SIGTERM);
         true
     }
 
     /// SIGKILL to the group; on Linux first to the processes below its first
     /// process that left the group (`setsid`), found in `/proc`.
-    pub fn kill(&self) {
+    pub(crate) fn kill(&self) {
         #[cfg(target_os = "linux")]
         super::reaper::Helpers::of(self).kill();
         self.signal(libc::SIGKILL);
@@ -109,7 +109,7 @@ impl Tree {
 
     /// Call just before the first process is reaped: until then it is a
     /// zombie and its pid, the group id, cannot be reused.
-    pub fn release(&self) {
+    pub(crate) fn release(&self) {
         watchdog::forget(self.pid);
     }
 
@@ -150,7 +150,7 @@ unsafe fn exit_of(info: &libc::siginfo_t) -> Exit {
 
 /// A file's identity: its device and inode (a file renamed over a path is
 /// another file).
-pub fn file_identity(meta: &std::fs::Metadata) -> Option<(u64, u64)> {
+pub(crate) fn file_identity(meta: &std::fs::Metadata) -> Option<(u64, u64)> {
     use std::os::unix::fs::MetadataExt;
     Some((meta.dev(), meta.ino()))
 }
@@ -269,7 +269,7 @@ pub fn block_shutdown_signals() {
 /// Starts a thread named `name` that waits for one of the blocked shutdown
 /// signals, logs it and runs `on_signal` with its number. `None` (logged)
 /// when the thread cannot be created.
-pub fn on_shutdown_signal(
+pub(crate) fn on_shutdown_signal(
     name: &str,
     on_signal: impl FnOnce(i32) + Send + 'static,
 ) -> Option<thread::JoinHandle<()>> {
@@ -289,7 +289,7 @@ pub fn on_shutdown_signal(
 /// reload signal) comes: blocked in every thread, it waits in this thread's
 /// sigwait alone (the shutdown watcher's set does not hold it). `None`
 /// (logged) when the thread cannot be created.
-pub fn on_reload_signal(
+pub(crate) fn on_reload_signal(
     name: &str,
     on_signal: impl Fn() + Send + 'static,
 ) -> Option<thread::JoinHandle<()>> {

@@ -30,42 +30,42 @@ const EXIT_POLL: Duration = Duration::from_millis(100);
 /// The parent's end of a child's stdin: written without blocking, from any
 /// thread (the main thread on the hot path, the child's thread for the rest).
 #[derive(Debug)]
-pub struct Stdin(File);
+pub(crate) struct Stdin(File);
 
 impl Stdin {
-    pub fn new(pipe: impl Into<OwnedFd>) -> io::Result<Stdin> {
+    pub(crate) fn new(pipe: impl Into<OwnedFd>) -> io::Result<Stdin> {
         let fd: OwnedFd = pipe.into();
         set_nonblocking(fd.as_raw_fd())?;
         Ok(Stdin(File::from(fd)))
     }
 
     /// Writes what the pipe takes now: `WouldBlock` when it takes nothing.
-    pub fn try_write(&self, bytes: &[u8]) -> io::Result<usize> {
+    pub(crate) fn try_write(&self, bytes: &[u8]) -> io::Result<usize> {
         (&self.0).write(bytes)
     }
 }
 
 /// Wakes a child's thread out of `Watch::wait`, from any thread, without blocking.
 #[derive(Clone, Debug)]
-pub struct Waker(Arc<File>);
+pub(crate) struct Waker(Arc<File>);
 
 impl Waker {
     /// A waker whose wake-ups go nowhere: for a connection without a child
     /// (the unit tests feed its events by hand).
     #[cfg(test)]
-    pub fn detached() -> Waker {
+    pub(crate) fn detached() -> Waker {
         let (_, writer) = std::io::pipe().expect("a pipe");
         Waker(Arc::new(File::from(OwnedFd::from(writer))))
     }
 
-    pub fn wake(&self) {
+    pub(crate) fn wake(&self) {
         // A full pipe already holds a wake-up: nothing is lost.
         let _ = (&*self.0).write(&[1]);
     }
 }
 
 /// What one child's thread waits on.
-pub struct Watch {
+pub(crate) struct Watch {
     stdout: Option<File>,
     stderr: Option<File>,
     /// Readable once the process has exited; `None` where the system has no
@@ -79,7 +79,7 @@ pub struct Watch {
 
 impl Watch {
     /// Watches the child `pid` through the parent's ends of its stdout and stderr.
-    pub fn new(
+    pub(crate) fn new(
         pid: u32,
         stdout: impl Into<OwnedFd>,
         stderr: impl Into<OwnedFd>,
@@ -105,14 +105,18 @@ impl Watch {
 
     /// Whether the caller must poll the exit itself after each `wait`
     /// (`Tree::exited`): no descriptor reports it on this system.
-    pub fn polls_exit(&self) -> bool {
+    pub(crate) fn polls_exit(&self) -> bool {
         self.polled_exit
     }
 
     /// Waits until a watched stream is readable (or closed), `stdin` (when
     /// given: something is queued for it) is writable, the process exited, a
     /// `Waker` woke it, or `timeout` passed (`None`: no limit).
-    pub fn wait(&mut self, stdin: Option<&Stdin>, timeout: Option<Duration>) -> io::Result<Ready> {
+    pub(crate) fn wait(
+        &mut self,
+        stdin: Option<&Stdin>,
+        timeout: Option<Duration>,
+    ) -> io::Result<Ready> {
         const IN: libc::c_short = libc::POLLIN;
         let slots: Slots = [
             (Some(self.wake.as_raw_fd()), IN),
@@ -155,7 +159,7 @@ impl Watch {
 
     /// Reads what `stream` holds now: `Ok(0)` at its end, `WouldBlock` when
     /// it holds nothing; a closed stream reads as ended.
-    pub fn read(&mut self, stream: Stream, buf: &mut [u8]) -> io::Result<usize> {
+    pub(crate) fn read(&mut self, stream: Stream, buf: &mut [u8]) -> io::Result<usize> {
         match self.stream(stream) {
             Some(file) => file.read(buf),
             None => Ok(0),
@@ -163,7 +167,7 @@ impl Watch {
     }
 
     /// Stops watching `stream` and closes the parent's end.
-    pub fn close(&mut self, stream: Stream) {
+    pub(crate) fn close(&mut self, stream: Stream) {
         *self.stream(stream) = None;
     }
 

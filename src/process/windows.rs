@@ -32,7 +32,7 @@ use std::thread;
 
 /// Variables passed to every child: the official MCP SDKs' Windows list (the
 /// TypeScript SDK's, with `PROGRAMFILES`; `PATHEXT` from the Python SDK).
-pub const ALLOWED_ENV: &[&str] = &[
+pub(crate) const ALLOWED_ENV: &[&str] = &[
     "APPDATA",
     "HOMEDRIVE",
     "HOMEPATH",
@@ -49,13 +49,13 @@ pub const ALLOWED_ENV: &[&str] = &[
 ];
 
 /// The variable that `~` in a config path stands for.
-pub const HOME: &str = "USERPROFILE";
+pub(crate) const HOME: &str = "USERPROFILE";
 
 /// What `PATHEXT` holds when it is not set.
 const DEFAULT_PATHEXT: &str = ".COM;.EXE;.BAT;.CMD";
 
 /// The command that runs `program` with the child environment `env`.
-pub fn command(program: &str, env: &BTreeMap<String, String>) -> Command {
+pub(crate) fn command(program: &str, env: &BTreeMap<String, String>) -> Command {
     let var = |name: &str| {
         env.iter()
             .find(|(key, _)| key.eq_ignore_ascii_case(name))
@@ -124,7 +124,7 @@ impl Drop for Handle {
 
 /// The processes of one server: a Job Object with kill-on-close, and the
 /// process we started in it.
-pub struct Tree {
+pub(crate) struct Tree {
     pid: u32,
     process: Handle,
     /// Dropped last: closing it kills whatever is still in the job.
@@ -134,7 +134,7 @@ pub struct Tree {
 impl Tree {
     /// Spawns `cmd` suspended and without a console window, puts it in a new
     /// job, then lets it run.
-    pub fn spawn(cmd: &mut Command) -> io::Result<(Child, Tree)> {
+    pub(crate) fn spawn(cmd: &mut Command) -> io::Result<(Child, Tree)> {
         let job = new_job()?;
         cmd.creation_flags(CREATE_NO_WINDOW | CREATE_SUSPENDED);
         #[allow(clippy::disallowed_methods)] // the one spawn, configured above
@@ -171,12 +171,12 @@ impl Tree {
     }
 
     /// The pid of the first process, for messages.
-    pub fn pid(&self) -> u32 {
+    pub(crate) fn pid(&self) -> u32 {
         self.pid
     }
 
     /// The exit of the first process if it has exited.
-    pub fn exited(&self) -> Option<Exit> {
+    pub(crate) fn exited(&self) -> Option<Exit> {
         // SAFETY: a wait with no timeout on a process handle we own.
         if unsafe { WaitForSingleObject(self.process.0, 0) } != WAIT_OBJECT_0 {
             return None;
@@ -194,12 +194,12 @@ impl Tree {
     }
 
     /// False: a process without a console cannot be asked to stop.
-    pub fn ask_to_stop(&self) -> bool {
+    pub(crate) fn ask_to_stop(&self) -> bool {
         false
     }
 
     /// Terminates every process in the job.
-    pub fn kill(&self) {
+    pub(crate) fn kill(&self) {
         // SAFETY: the job handle is valid and ours.
         unsafe {
             TerminateJobObject(self.job.0, 1);
@@ -207,7 +207,7 @@ impl Tree {
     }
 
     /// Nothing to do: the handles keep the pid from being reused.
-    pub fn release(&self) {}
+    pub(crate) fn release(&self) {}
 }
 
 /// A new job whose processes are all killed when its last handle closes.
@@ -286,7 +286,7 @@ fn resume(pid: u32) -> io::Result<()> {
 
 /// None: std offers a file's index only through unstable APIs (size and
 /// modification time still tell a change).
-pub fn file_identity(_meta: &std::fs::Metadata) -> Option<(u64, u64)> {
+pub(crate) fn file_identity(_meta: &std::fs::Metadata) -> Option<(u64, u64)> {
     None
 }
 
@@ -299,7 +299,7 @@ pub fn start_watchdog() -> io::Result<()> {
 pub fn block_shutdown_signals() {}
 
 /// No SIGUSR1 on Windows: the config file's watch alone reloads it.
-pub fn on_reload_signal(
+pub(crate) fn on_reload_signal(
     _name: &str,
     _on_signal: impl Fn() + Send + 'static,
 ) -> Option<std::thread::JoinHandle<()>> {
@@ -347,7 +347,7 @@ unsafe extern "system" fn on_console_event(event: u32) -> BOOL {
 /// means "shut down" (Ctrl-C, Ctrl-Break, console closed, logoff, system
 /// shutdown), logs it and runs `on_signal` with its number (`event_number`).
 /// `None` (logged) when the thread or the handler cannot be set up.
-pub fn on_shutdown_signal(
+pub(crate) fn on_shutdown_signal(
     name: &str,
     on_signal: impl FnOnce(i32) + Send + 'static,
 ) -> Option<thread::JoinHandle<()>> {

@@ -98,7 +98,7 @@ fn is_set(handle: &OwnedHandle) -> bool {
 
 /// The parent's end of a child's stdin: written without blocking, from any
 /// thread (the main thread on the hot path, the child's thread for the rest).
-pub struct Stdin {
+pub(crate) struct Stdin {
     pipe: OwnedHandle,
     /// Manual-reset; set while no write is in flight (the one started last
     /// has finished), so `Watch::wait` wakes when stdin takes more.
@@ -134,7 +134,7 @@ impl fmt::Debug for Stdin {
 impl Stdin {
     /// Takes the parent's end of the pipe, which must be open for overlapped
     /// I/O (`ChildStdin` is).
-    pub fn new(pipe: impl Into<OwnedHandle>) -> io::Result<Stdin> {
+    pub(crate) fn new(pipe: impl Into<OwnedHandle>) -> io::Result<Stdin> {
         let idle = new_event(true, true)?;
         let write = Write {
             overlapped: new_overlapped(&idle),
@@ -154,7 +154,7 @@ impl Stdin {
     /// failed after being accepted (the child closed its end: a broken pipe)
     /// reports its error here, on the next call. `try_write(&[])` tells
     /// whether everything accepted so far went out (`Ok(0)`) or not yet.
-    pub fn try_write(&self, bytes: &[u8]) -> io::Result<usize> {
+    pub(crate) fn try_write(&self, bytes: &[u8]) -> io::Result<usize> {
         let mut write = self.write.lock().unwrap_or_else(PoisonError::into_inner);
         let w = &mut *write;
         if w.in_flight && !self.finish(w)? {
@@ -271,10 +271,10 @@ impl Drop for Stdin {
 
 /// Wakes a child's thread out of `Watch::wait`, from any thread, without blocking.
 #[derive(Clone, Debug)]
-pub struct Waker(Arc<OwnedHandle>);
+pub(crate) struct Waker(Arc<OwnedHandle>);
 
 impl Waker {
-    pub fn wake(&self) {
+    pub(crate) fn wake(&self) {
         // An event already set holds a wake-up: nothing is lost.
         // SAFETY: sets an event that we own.
         unsafe {
@@ -430,7 +430,7 @@ impl Drop for Reader {
 }
 
 /// What one child's thread waits on.
-pub struct Watch {
+pub(crate) struct Watch {
     stdout: Option<Reader>,
     stderr: Option<Reader>,
     /// The process, set when it exits; `None` once the exit was reported.
@@ -444,7 +444,7 @@ impl Watch {
     /// stderr, which must be open for overlapped I/O (`ChildStdout` and
     /// `ChildStderr` are). The pid is opened here: it names our child as long
     /// as a handle to it is open (its `Child`, its `Tree`), as it must be.
-    pub fn new(
+    pub(crate) fn new(
         pid: u32,
         stdout: impl Into<OwnedHandle>,
         stderr: impl Into<OwnedHandle>,
@@ -467,14 +467,18 @@ impl Watch {
     }
 
     /// False: the process handle reports the exit in `wait`.
-    pub fn polls_exit(&self) -> bool {
+    pub(crate) fn polls_exit(&self) -> bool {
         false
     }
 
     /// Waits until a watched stream has data (or ended), `stdin` (when
     /// given: something is queued for it) has no write in flight, the process
     /// exited, a `Waker` woke it, or `timeout` passed (`None`: no limit).
-    pub fn wait(&mut self, stdin: Option<&Stdin>, timeout: Option<Duration>) -> io::Result<Ready> {
+    pub(crate) fn wait(
+        &mut self,
+        stdin: Option<&Stdin>,
+        timeout: Option<Duration>,
+    ) -> io::Result<Ready> {
         let readers = [self.stdout.as_mut(), self.stderr.as_mut()];
         readers.into_iter().flatten().for_each(Reader::advance);
         let ready_now = [&self.stdout, &self.stderr]
@@ -529,7 +533,7 @@ impl Watch {
     /// Reads what `stream` holds now: `Ok(0)` at its end, `WouldBlock` when
     /// it holds nothing; a closed stream reads as ended. Starts the next read
     /// once the last one's data is all taken.
-    pub fn read(&mut self, stream: Stream, buf: &mut [u8]) -> io::Result<usize> {
+    pub(crate) fn read(&mut self, stream: Stream, buf: &mut [u8]) -> io::Result<usize> {
         let Some(reader) = self.stream(stream) else {
             return Ok(0);
         };
@@ -556,7 +560,7 @@ impl Watch {
 
     /// Stops watching `stream` and closes the parent's end (cancelling the
     /// read in flight and waiting for it first).
-    pub fn close(&mut self, stream: Stream) {
+    pub(crate) fn close(&mut self, stream: Stream) {
         *self.stream(stream) = None;
     }
 
