@@ -13,11 +13,17 @@
 use std::io;
 
 /// The smallest room offered to a read: most lines are short, and a child
-/// that is not talking should cost little memory. Bigger output grows the
-/// buffer by doubling, so a large result takes few reads.
+/// that is not talking should cost little memory.
 const CHUNK: usize = 8 * 1024;
-/// A buffer grown past this by a long line is shrunk back once it is empty.
-const KEEP: usize = 64 * 1024;
+/// The most room offered at once: a pipe gives at most its capacity (64 KiB
+/// by default) per read, and only the room offered is zeroed, so a long line
+/// costs about its own size.
+const READ_AHEAD: usize = 1 << 20;
+/// A buffer grown past this by a long line is shrunk back once a short line
+/// (below `SHORT`) went through it: a child that sends large results keeps
+/// its buffer, as the next one is likely as large.
+const KEEP: usize = 1 << 20;
+const SHORT: usize = 64 * 1024;
 
 /// Stdout's bytes not yet cut into lines.
 #[derive(Default)]
@@ -29,6 +35,8 @@ pub(super) struct LineBuffer {
     end: usize,
     /// Bytes before this (from `start`) hold no newline.
     scanned: usize,
+    /// The length of the last line returned.
+    last: usize,
 }
 
 impl LineBuffer {
@@ -47,8 +55,8 @@ impl LineBuffer {
                 self.start = 0;
             }
             if self.buf.len() - self.end < CHUNK {
-                let len = (self.buf.len() * 2).max(self.end + CHUNK);
-                self.buf.resize(len, 0);
+                let more = self.buf.len().clamp(CHUNK, READ_AHEAD);
+                self.buf.resize(self.end + more, 0);
             }
         }
         let room = self.buf.len() - self.end;
@@ -60,10 +68,7 @@ impl LineBuffer {
     /// The next complete, non-blank line, without its terminator.
     pub(super) fn next_line(&mut self) -> Option<&[u8]> {
         loop {
-            let Some(at) = self.buf[self.scanned..self.end]
-                .iter()
-                .position(|&b| b == b'\n')
-            else {
+            let Some(at) = find_newline(&self.buf[self.scanned..self.end]) else {
                 self.scanned = self.end;
                 self.settle();
                 return None;
@@ -73,6 +78,7 @@ impl LineBuffer {
             self.scanned = self.start;
             if let Some(line) = non_blank(&self.buf[from..to]) {
                 let (from, len) = (from, line.len());
+                self.last = len;
                 return Some(&self.buf[from..from + len]);
             }
         }
@@ -87,17 +93,45 @@ impl LineBuffer {
         Some(&self.buf[from..from + len])
     }
 
-    /// With nothing held, starts over at the front and gives back what a long
-    /// line took.
+    /// With nothing held, starts over at the front, and gives back what a
+    /// long line took once a short one followed it.
     fn settle(&mut self) {
         if self.start == self.end {
             (self.start, self.end, self.scanned) = (0, 0, 0);
-            if self.buf.len() > KEEP {
+            if self.buf.len() > KEEP && self.last < SHORT {
                 self.buf.truncate(CHUNK);
                 self.buf.shrink_to(CHUNK);
             }
         }
     }
+}
+
+/// The index of the first `\n` in `bytes`, sixteen bytes at a time (std's
+/// memchr is not public; `position` goes byte by byte, six times slower on a
+/// 16 MiB result).
+fn find_newline(bytes: &[u8]) -> Option<usize> {
+    const ONES: u64 = u64::from_ne_bytes([1; 8]);
+    const HIGH: u64 = u64::from_ne_bytes([0x80; 8]);
+    const NEWLINES: u64 = u64::from_ne_bytes([b'\n'; 8]);
+    // A word holds a zero byte when this sets a high bit (the classic test).
+    let has_zero = |word: u64| word.wrapping_sub(ONES) & !word & HIGH != 0;
+    let word = |half: &[u8]| {
+        let mut bytes = [0u8; 8];
+        bytes.copy_from_slice(half);
+        u64::from_ne_bytes(bytes) ^ NEWLINES
+    };
+    let mut chunks = bytes.chunks_exact(16);
+    let mut offset = 0;
+    for chunk in &mut chunks {
+        if has_zero(word(&chunk[..8])) || has_zero(word(&chunk[8..])) {
+            break;
+        }
+        offset += 16;
+    }
+    bytes[offset..]
+        .iter()
+        .position(|&b| b == b'\n')
+        .map(|i| offset + i)
 }
 
 /// `line` without a trailing `\r`, unless it is blank.
@@ -208,6 +242,19 @@ mod tests {
             while lines.next_line().is_some() {}
         }
         assert!(lines.buf.len() <= CHUNK, "kept {} bytes", lines.buf.len());
+    }
+
+    #[test]
+    fn newlines_are_found_wherever_they_are() {
+        for len in 0..40 {
+            for at in 0..=len {
+                let mut bytes = vec![b'x'; len];
+                bytes.extend_from_slice(b"\n\n");
+                bytes[at] = b'\n';
+                assert_eq!(find_newline(&bytes), Some(at), "len {len}, at {at}");
+            }
+            assert_eq!(find_newline(&vec![0x8a; len]), None, "no newline in {len}");
+        }
     }
 
     #[test]

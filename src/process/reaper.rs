@@ -147,6 +147,9 @@ impl Helpers {
 /// Set when the last scan found a process outside the servers' groups or an
 /// orphan: scans go on while servers run or this is set.
 static FOUND: AtomicBool = AtomicBool::new(false);
+/// The newest pid when the last walk ran (`scan` skips the walk while it is
+/// unchanged).
+static NEWEST: std::sync::Mutex<Option<libc::pid_t>> = std::sync::Mutex::new(None);
 
 /// The processes below the workbench, other than the watchdog and the
 /// leaders, that are in no leader's group; and the workbench's children
@@ -179,6 +182,16 @@ pub(super) fn scan() {
     if leaders.is_empty() && !FOUND.load(Ordering::Relaxed) {
         return;
     }
+    // When the last walk found no helper or orphan and no process was
+    // created anywhere since, nothing can have left a group: the walk of
+    // /proc (milliseconds) is skipped, and an idle pass costs one read of
+    // /proc/loadavg. Helpers found keep the walks going: they may die and
+    // need reaping, or be joined by others.
+    let newest = newest_pid();
+    if newest.is_some() && newest == *crate::lock(&NEWEST) && !FOUND.load(Ordering::Relaxed) {
+        return;
+    }
+    *crate::lock(&NEWEST) = newest;
     let table = table();
     let (outside, orphans) = strays(&table, &leaders);
     let live: Vec<libc::pid_t> = outside
@@ -202,6 +215,12 @@ pub(super) fn scan() {
         !outside.is_empty() || !orphans.is_empty(),
         Ordering::Relaxed,
     );
+}
+
+/// The pid the kernel gave last (the last field of `/proc/loadavg`).
+fn newest_pid() -> Option<libc::pid_t> {
+    let loadavg = fs::read_to_string("/proc/loadavg").ok()?;
+    loadavg.split_whitespace().last()?.parse().ok()
 }
 
 /// At shutdown, once every server was stopped: kills every process still
