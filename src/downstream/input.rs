@@ -117,6 +117,12 @@ impl Input {
             state.queue.push_back(line);
             self.backlog.store(true, Ordering::Release);
             self.waker.wake();
+        } else if pipe.in_flight() {
+            // Windows: the write goes on after this call, and ends with the
+            // thread that started it if that thread ends first (a toolbox
+            // worker): the child's thread watches it and resumes it.
+            self.backlog.store(true, Ordering::Release);
+            self.waker.wake();
         }
         Ok(())
     }
@@ -126,14 +132,17 @@ impl Input {
         crate::lock(&self.state).broken.is_some()
     }
 
-    /// The pipe, while something waits to be written to it: what the child's
-    /// thread waits on for room.
+    /// The pipe, while something waits to be written to it (or, on Windows,
+    /// is still being written): what the child's thread waits on for room.
     pub(super) fn waiting(&self) -> Option<Arc<Stdin>> {
         if !self.backlog.load(Ordering::Acquire) {
             return None;
         }
         let state = crate::lock(&self.state);
-        state.pipe.clone().filter(|_| state.queued > 0)
+        state
+            .pipe
+            .clone()
+            .filter(|pipe| state.queued > 0 || pipe.in_flight())
     }
 
     /// Writes as much of the queue as the pipe takes now (the child's thread,
@@ -141,7 +150,15 @@ impl Input {
     pub(super) fn flush(&self) {
         let mut state = crate::lock(&self.state);
         self.flush_locked(&mut state);
-        self.backlog.store(state.queued > 0, Ordering::Release);
+        let in_flight = match &state.pipe {
+            // Resumes a write cut short (Windows); `Ok(0)` once all went out.
+            Some(pipe) if state.queued == 0 && pipe.in_flight() => {
+                !matches!(pipe.try_write(&[]), Ok(0))
+            }
+            _ => false,
+        };
+        self.backlog
+            .store(state.queued > 0 || in_flight, Ordering::Release);
     }
 
     fn flush_locked(&self, state: &mut State) {

@@ -39,6 +39,11 @@ impl Stdin {
         Ok(Stdin(File::from(fd)))
     }
 
+    /// False: what a write took is in the pipe (Windows differs).
+    pub(crate) fn in_flight(&self) -> bool {
+        false
+    }
+
     /// Writes what the pipe takes now: `WouldBlock` when it takes nothing.
     pub(crate) fn try_write(&self, bytes: &[u8]) -> io::Result<usize> {
         (&self.0).write(bytes)

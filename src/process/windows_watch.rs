@@ -176,6 +176,14 @@ impl Stdin {
         Ok(n)
     }
 
+    /// Whether bytes accepted have not all gone out yet: a write in flight,
+    /// or the rest of one cancelled with the thread that started it, which
+    /// only a later `try_write` resumes.
+    pub(crate) fn in_flight(&self) -> bool {
+        let w = self.write.lock().unwrap_or_else(PoisonError::into_inner);
+        w.in_flight || w.written < w.buf.len()
+    }
+
     /// Writes the rest of `w.buf`, until a write stays in flight.
     fn start(&self, w: &mut Write) -> io::Result<()> {
         while !w.in_flight && w.written < w.buf.len() {
