@@ -1,5 +1,5 @@
 //! The hot path of `use_tool` and of dynamic mode's native tools: resolve the
-//! identifier, write the call to the child, return. The child's reader thread
+//! identifier, write the call to the child, return. The child's own thread
 //! answers the host; nothing here waits for a child.
 //!
 //! Nothing here answers the host or restarts a server: a call that was not

@@ -3,7 +3,7 @@
 //!
 //! The main thread reads stdin and handles everything quick inline, including
 //! `use_tool`, which it validates and hands to `forward` (written to the child
-//! without blocking); the child's reader thread writes the answer to the host.
+//! without blocking); the child's own thread writes the answer to the host.
 //! `open_toolbox` and `close_toolbox` take seconds, so they go to their
 //! toolbox's lifecycle queue and never hold up the main loop. stdin EOF stops
 //! every child and returns. A changed config file (or SIGUSR1) is applied
@@ -419,7 +419,7 @@ impl Server {
     }
 
     /// The hot path: `forward` writes the call to the child; the child's
-    /// reader thread answers the host. `arguments` are the host's bytes,
+    /// own thread answers the host. `arguments` are the host's bytes,
     /// borrowed from its line (copied only for a call that waits for a restart).
     fn forward(
         &mut self,

@@ -409,8 +409,8 @@ impl Downstream {
             .map_err(Failure::Down)?;
         let line = jsonrpc::request_line(&RequestId::Int(id), method, params);
         match self.write(line) {
-            // A child that died says how (exit status, stderr) when the exit
-            // watcher or the reader notices, which fails this request: wait.
+            // A child that died says how (exit status, stderr) when its
+            // thread sees the exit, which fails this request: wait.
             Ok(()) | Err(WriteError::Io(_)) => {}
             Err(e) => {
                 lock(&self.shared).pending.complete(id);
@@ -435,7 +435,7 @@ impl Downstream {
     }
 
     /// Forwards a host's `tools/call`; the answer reaches the host from the
-    /// reader thread (or the timer, or `stop`). `meta` is the host's `_meta`
+    /// child's thread (its result, its deadline, its end) or from `stop`. `meta` is the host's `_meta`
     /// without its progress token; `progress_token` is that token, if any.
     /// When the call is refused, nothing was sent and nobody else answers it.
     pub(crate) fn forward_call(

@@ -2,7 +2,7 @@
 //! them (1, 2, 3, ...), so the host's ids never reach a child.
 //!
 //! No IO and no threads here: the connection registers, completes, cancels and
-//! fails entries, and the timer takes the expired ones; what to write or send
+//! fails entries, and the child's thread takes the expired ones; what to write or send
 //! for each is the caller's business. Once the table is closed (the child is
 //! gone or being stopped) it refuses new entries, so nothing registered after
 //! `fail_all` can be left without an answer. A retiring table (the server

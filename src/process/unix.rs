@@ -6,8 +6,7 @@
 //! asks the kernel for SIGKILL when the thread that spawned it exits
 //! (`PR_SET_PDEATHSIG`); macOS has no such thing, and everywhere the
 //! `watchdog` kills every group when the workbench dies, grandchildren
-//! included. SIGUSR2 is ignored from the start of `main` until
-//! `install_interrupt` gives it a handler. Exit polls use `waitid(.., WNOWAIT)`: the child stays a zombie
+//! included. SIGUSR2 is ignored for the whole run. Exit polls use `waitid(.., WNOWAIT)`: the child stays a zombie
 //! until its owner reaps it, so its pid, which is also its group id, cannot be
 //! reused while we may still signal the group. Children start with an empty
 //! signal mask and default dispositions, whatever the workbench blocks or
@@ -248,9 +247,8 @@ fn wait_for(signals: &[i32]) -> i32 {
 
 /// Fixes the workbench's signal dispositions for the whole run: blocks the
 /// shutdown signals, and the reload signal, in the calling thread, and ignores
-/// SIGUSR2, so that a stray one is harmless from the first instruction, not
-/// only once a child was spawned (`install_interrupt` later gives it a handler
-/// that does nothing). Call it first thing in `main`, before any thread
+/// SIGUSR2, so that a stray one is harmless from the first instruction,
+/// whether or not a child was ever spawned. Call it first thing in `main`, before any thread
 /// exists, so that every thread inherits the mask and the signals wait for
 /// `on_shutdown_signal` and `on_reload_signal` (children get an empty mask and
 /// default dispositions from `configure`).

@@ -1,6 +1,6 @@
 //! The few Win32 functions, types and constants `windows` and `windows_watch`
-//! use, declared by hand (kernel32 and advapi32 are linked by std already; see
-//! ARCHITECTURE.md for why not `windows-sys`). Layouts are those of the x86_64
+//! use, declared by hand (kernel32, which std links already; see
+//! docs/decisions.md for why not `windows-sys`). Layouts are those of the x86_64
 //! and aarch64 Windows ABI, where `usize` is the width of `SIZE_T` and
 //! `ULONG_PTR`.
 
