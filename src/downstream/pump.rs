@@ -23,6 +23,9 @@ pub(crate) const STOP_GRACE: Duration = Duration::from_secs(2);
 const KILL_WAIT: Duration = Duration::from_secs(5);
 /// How long the exit may follow the end of stdout and still be its cause.
 const EOF_GRACE: Duration = Duration::from_millis(500);
+/// The most reads of stdout in one turn (stderr, stdin and deadlines get a
+/// turn in between).
+const STREAK: usize = 8;
 /// How long the last output is read once the process exited (a helper that
 /// holds the pipes may write forever).
 const LAST_WORDS: Duration = Duration::from_millis(200);
@@ -173,10 +176,11 @@ impl Downstream {
         None
     }
 
-    /// Reads stdout once (twice when the read filled the buffer) and handles
-    /// every complete line.
+    /// Reads stdout and handles every complete line; reads again, up to
+    /// `STREAK` times, while reads bring several lines or fill the buffer,
+    /// which saves a wait per read when calls are pipelined.
     fn read_stdout(&self, pump: &mut Pump) {
-        for _ in 0..2 {
+        for _ in 0..STREAK {
             let Pump { watch, stdout, .. } = pump;
             match stdout.fill(|room| watch.read(Stream::Stdout, room)) {
                 Ok((0, _)) => {
@@ -190,10 +194,15 @@ impl Downstream {
                     return;
                 }
                 Ok((_, full)) => {
+                    let mut lines = 0;
                     while let Some(line) = pump.stdout.next_line() {
                         self.on_line(line, &mut pump.noise);
+                        lines += 1;
                     }
-                    if !full {
+                    // One answer per read: calls one at a time, and the next
+                    // answer is not there yet (a read would only say so).
+                    // More: pipelined calls, whose next answers probably are.
+                    if !full && lines < 2 {
                         return;
                     }
                 }
