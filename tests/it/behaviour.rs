@@ -219,14 +219,7 @@ fn children_and_grandchildren_die_with_a_killed_workbench() {
         "{opened}"
     );
     assert_eq!(processes_with(&wb.dir, "grandchild-marker").len(), 2);
-    wb.child.kill().unwrap();
-    wb.child.wait().unwrap();
-    assert_gone(
-        &wb.dir,
-        "",
-        Duration::from_secs(5),
-        "SIGKILL of the workbench",
-    );
+    wb.sigkill_leaves_nothing();
 }
 
 #[test]

@@ -581,6 +581,20 @@ impl Workbench {
         tail.into_iter().rev().collect::<Vec<_>>().join("\n")
     }
 
+    /// SIGKILLs the workbench (no code of its own runs) and checks that
+    /// nothing of its folder's processes survives it (Linux).
+    #[cfg(target_os = "linux")]
+    pub fn sigkill_leaves_nothing(&mut self) {
+        self.child.kill().unwrap();
+        self.child.wait().unwrap();
+        assert_gone(
+            &self.dir,
+            "",
+            Duration::from_secs(5),
+            "SIGKILL of the workbench",
+        );
+    }
+
     /// Waits up to `limit` for stderr to hold `needle` `n` times.
     pub fn wait_log(&self, needle: &str, n: usize, limit: Duration) -> bool {
         wait_until(limit, || self.log().matches(needle).count() >= n)

@@ -71,11 +71,6 @@ fn reaped(pid: u32) -> bool {
     true
 }
 
-fn kill_workbench(wb: &mut Workbench) {
-    wb.child.kill().unwrap();
-    wb.child.wait().unwrap();
-}
-
 #[test]
 fn the_watchdog_survives_every_signal_but_sigkill() {
     let mut wb = start(
@@ -94,13 +89,7 @@ fn the_watchdog_survives_every_signal_but_sigkill() {
     assert!(alive(watchdog), "the watchdog died of a signal");
     assert_eq!(status_field(watchdog, "State:").chars().next(), Some('S'));
     assert_eq!(watchdog_pid(&wb), watchdog);
-    kill_workbench(&mut wb);
-    assert_gone(
-        &wb.dir,
-        "",
-        Duration::from_secs(5),
-        "SIGKILL of the workbench",
-    );
+    wb.sigkill_leaves_nothing();
 }
 
 #[test]
@@ -124,13 +113,7 @@ fn a_lost_watchdog_is_replaced_and_guards_the_open_servers() {
     wb.call(2, "close_toolbox", json!({"toolbox_name": "box"}));
     assert!(text(&wb.recv()).starts_with("Toolbox 'box' closed"));
     wb.open_ok(3, "box");
-    kill_workbench(&mut wb);
-    assert_gone(
-        &wb.dir,
-        "",
-        Duration::from_secs(5),
-        "SIGKILL of the workbench",
-    );
+    wb.sigkill_leaves_nothing();
 }
 
 #[test]
@@ -195,13 +178,7 @@ fn helpers_out_of_the_group_die_with_a_killed_workbench() {
     pid_of(&wb.dir, "sleep 1004");
     // The workbench hands them to the watchdog within a second or so.
     wb.wait_log("registered with the watchdog", 2, Duration::from_secs(5));
-    kill_workbench(&mut wb);
-    assert_gone(
-        &wb.dir,
-        "",
-        Duration::from_secs(5),
-        "SIGKILL of the workbench",
-    );
+    wb.sigkill_leaves_nothing();
 }
 
 #[test]
