@@ -58,7 +58,7 @@ impl Owner {
     /// begins, before stdin closes: once the first process exits they are no
     /// longer below it.
     pub(super) fn note_helpers(&mut self) {
-        self.helpers = Some(Helpers::of(&self.tree));
+        self.helpers = Some(Helpers::of(self.tree.pid()));
     }
 
     /// The first process exited (or must be given up on): kills what is left

@@ -22,6 +22,8 @@
 //!
 //! These modules hold all the workbench's `unsafe` code.
 
+#[cfg(unix)]
+mod leaders;
 #[cfg(target_os = "linux")]
 mod reaper;
 #[cfg(unix)]
@@ -127,7 +129,7 @@ pub(crate) struct Helpers;
 
 #[cfg(not(target_os = "linux"))]
 impl Helpers {
-    pub(crate) fn of(_: &Tree) -> Helpers {
+    pub(crate) fn of(_leader: u32) -> Helpers {
         Helpers
     }
 

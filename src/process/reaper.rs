@@ -18,11 +18,12 @@
 //! - at shutdown, `kill_orphans` kills and reaps every such process left.
 //!
 //! It never reaps a server's first process, which std's `Child` owns: the
-//! leaders are listed under the spawn lock (`unix::leaders`) from before
+//! leaders are listed under the spawn lock (`leaders`) from before
 //! their spawn returns until their `Tree` is dropped, and the scan holds that
 //! lock. Nor the watchdog, which the `watchdog` thread reaps.
 
-use super::{unix, watchdog, Tree};
+use super::leaders::leaders;
+use super::watchdog;
 use std::collections::HashMap;
 use std::fs;
 use std::io;
@@ -109,8 +110,9 @@ fn below(table: &[Proc], root: libc::pid_t) -> Vec<Proc> {
 pub(crate) struct Helpers(Vec<(libc::pid_t, u64)>);
 
 impl Helpers {
-    pub(crate) fn of(tree: &Tree) -> Helpers {
-        let Ok(leader) = libc::pid_t::try_from(tree.pid()) else {
+    /// Those below `leader`, the first process of a tree.
+    pub(crate) fn of(leader: u32) -> Helpers {
+        let Ok(leader) = libc::pid_t::try_from(leader) else {
             return Helpers(Vec::new());
         };
         let table = table();
@@ -178,7 +180,7 @@ fn strays(table: &[Proc], leaders: &[libc::pid_t]) -> (Vec<Proc>, Vec<Proc>) {
 /// outside the servers' groups with the watchdog, and reaps the adopted
 /// orphans that died (unregistered first).
 pub(super) fn scan() {
-    let leaders = unix::leaders();
+    let leaders = leaders();
     if leaders.is_empty() && !FOUND.load(Ordering::Relaxed) {
         return;
     }
@@ -230,7 +232,7 @@ pub(super) fn kill_orphans() {
     let deadline = Instant::now() + Duration::from_secs(2);
     loop {
         {
-            let leaders = unix::leaders();
+            let leaders = leaders();
             let table = table();
             let (outside, orphans) = strays(&table, &leaders);
             if outside.is_empty() && orphans.is_empty() {

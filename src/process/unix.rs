@@ -13,11 +13,11 @@
 //! ignores. The leaders' pids are listed (`leaders`), so that the `reaper`
 //! (Linux) never reaps a process std's `Child` owns.
 
+use super::leaders::leaders;
 use super::{watchdog, Exit};
 use std::io;
 use std::os::unix::process::CommandExt;
 use std::process::{Child, Command};
-use std::sync::{Mutex, MutexGuard};
 use std::thread;
 
 /// Variables passed to every child, as the official MCP SDKs do on Unix.
@@ -36,20 +36,6 @@ pub(crate) fn command(program: &str, _env: &std::collections::BTreeMap<String, S
 /// process we started (the group's leader).
 pub(crate) struct Tree {
     pid: u32,
-}
-
-/// The pids of the leaders that std's `Child` owns (each from just before its
-/// spawn returns until its `Tree` is dropped, after the `Child` reaped it):
-/// every other child of the workbench but the watchdog is an orphan it
-/// adopted (Linux), which `reaper` may reap. The lock is also the spawn lock:
-/// held around each spawn, so a leader is never taken for an orphan, and
-/// around the creation of a watchdog's pipes, so no server inherits an end
-/// before it is close-on-exec.
-static LEADERS: Mutex<Vec<libc::pid_t>> = Mutex::new(Vec::new());
-
-/// Takes the spawn lock; the list of live leaders.
-pub(super) fn leaders() -> MutexGuard<'static, Vec<libc::pid_t>> {
-    LEADERS.lock().unwrap_or_else(|p| p.into_inner())
 }
 
 impl Tree {
@@ -102,7 +88,7 @@ impl Tree {
     /// process that left the group (`setsid`), found in `/proc`.
     pub(crate) fn kill(&self) {
         #[cfg(target_os = "linux")]
-        super::reaper::Helpers::of(self).kill();
+        super::reaper::Helpers::of(self.pid).kill();
         self.signal(libc::SIGKILL);
     }
 
@@ -163,7 +149,11 @@ pub fn start_watchdog() -> io::Result<()> {
     if let Err(e) = super::reaper::become_subreaper() {
         log::warn!("cannot adopt what servers leave behind ({e}): a helper that leaves its server's process group may survive the workbench");
     }
-    watchdog::start()
+    #[cfg(target_os = "linux")]
+    let tick = Some(super::reaper::scan as fn());
+    #[cfg(not(target_os = "linux"))]
+    let tick = None;
+    watchdog::start(tick)
 }
 
 /// The signals whose disposition the workbench changes (std ignores SIGPIPE,

@@ -310,7 +310,12 @@ impl Set {
                 tv_nsec: 0,
             },
             it_value: libc::timespec {
-                tv_sec: libc::time_t::try_from(timeout.as_secs()).unwrap_or(libc::time_t::MAX),
+                // Capped at 34 years, which fits `time_t` wherever it is 32-bit.
+                tv_sec: timeout
+                    .as_secs()
+                    .min(1 << 30)
+                    .try_into()
+                    .unwrap_or_default(),
                 tv_nsec: timeout.subsec_nanos().into(),
             },
         };

@@ -23,7 +23,7 @@
 //! one and hands it every live group: the workbench keeps its own list of
 //! them (`Watch`). Forking after threads exist is sound because the child
 //! makes only async-signal-safe calls; the pipes are created under the spawn
-//! lock (`unix::leaders`) and made close-on-exec before any server is spawned.
+//! lock (`leaders`) and made close-on-exec before any server is spawned.
 //!
 //! The child side runs between `fork` and `_exit` and makes only
 //! async-signal-safe calls (signal, sigprocmask, setsid, chdir, dup2, close,
@@ -35,7 +35,7 @@
 //! process group or a `kill -USR1 $(pidof mcp-workbench)` meant for a reload
 //! does not end it before it has done its job. It never writes anything anywhere.
 
-use super::unix;
+use super::leaders::leaders;
 use std::fs::File;
 use std::io::{self, Read, Write};
 use std::os::fd::{AsRawFd, FromRawFd};
@@ -56,9 +56,8 @@ const CLOSE_LIMIT: libc::c_int = 1 << 16;
 /// Above the highest signal number (64 on Linux, 31 on macOS).
 const SIGNAL_LIMIT: libc::c_int = 65;
 
-/// How often the `watchdog` thread looks for helpers and orphans (Linux); it
-/// reads `/proc` only while a server runs or it found something last time.
-#[cfg(target_os = "linux")]
+/// How often the `watchdog` thread runs its tick (Linux: the `reaper`'s look
+/// for helpers and orphans).
 const SCAN_EVERY: Duration = Duration::from_secs(1);
 
 /// The workbench's end of one watchdog: the write end of its record pipe and
@@ -90,10 +89,11 @@ fn watch_state() -> MutexGuard<'static, Watch> {
 }
 
 /// Forks the watchdog and starts the `watchdog` thread, which notices its
-/// loss at once and forks a new one. Call it once, before any thread exists.
-pub(super) fn start() -> io::Result<()> {
+/// loss at once and forks a new one, and runs `tick` every `SCAN_EVERY`
+/// (Linux: the `reaper`'s scan). Call it once, before any thread exists.
+pub(super) fn start(tick: Option<fn()>) -> io::Result<()> {
     let alive = {
-        let _spawns = unix::leaders();
+        let _spawns = leaders();
         let mut watch = watch_state();
         let (link, alive) = fork_watchdog()?;
         log::debug!("watchdog started (pid {})", link.pid);
@@ -103,7 +103,7 @@ pub(super) fn start() -> io::Result<()> {
     let spawned = thread::Builder::new()
         .name("watchdog".into())
         .stack_size(128 * 1024)
-        .spawn(move || keep(alive));
+        .spawn(move || keep(alive, tick));
     if let Err(e) = spawned {
         log::warn!("cannot watch the watchdog ({e}): if it is killed, it is not replaced");
     }
@@ -112,14 +112,14 @@ pub(super) fn start() -> io::Result<()> {
 
 /// The `watchdog` thread: waits for the end of the watchdog's `alive` pipe
 /// (it holds the only write end, and never writes: readable means it is
-/// gone), then reaps it and forks a new one. On Linux it also runs the
-/// `reaper`'s scan every `SCAN_EVERY`.
-fn keep(mut alive: File) {
+/// gone), then reaps it and forks a new one. Between, `tick` every
+/// `SCAN_EVERY`.
+fn keep(mut alive: File, tick: Option<fn()>) {
+    let timeout = match tick {
+        Some(_) => SCAN_EVERY.as_millis() as libc::c_int,
+        None => -1,
+    };
     loop {
-        #[cfg(target_os = "linux")]
-        let timeout = SCAN_EVERY.as_millis() as libc::c_int;
-        #[cfg(not(target_os = "linux"))]
-        let timeout = -1;
         let mut pollfd = libc::pollfd {
             fd: alive.as_raw_fd(),
             events: libc::POLLIN,
@@ -134,9 +134,8 @@ fn keep(mut alive: File) {
             }
             continue;
         }
-        #[cfg(target_os = "linux")]
-        if ready == 0 {
-            super::reaper::scan();
+        if let (0, Some(tick)) = (ready, tick) {
+            tick();
         }
     }
 }
@@ -148,7 +147,7 @@ fn replace() -> File {
     let mut failures = 0;
     loop {
         {
-            let _spawns = unix::leaders();
+            let _spawns = leaders();
             let mut watch = watch_state();
             if let Some(old) = watch.link.take() {
                 // SAFETY: waitpid on our own child, which has exited (its
@@ -190,7 +189,7 @@ fn replace() -> File {
 }
 
 /// Creates the two pipes and forks a watchdog; its link and the read end of
-/// its `alive` pipe. Call it holding the spawn lock (`unix::leaders`).
+/// its `alive` pipe. Call it holding the spawn lock (`leaders`).
 fn fork_watchdog() -> io::Result<(Link, File)> {
     let (records_read, records_write) = pipe()?;
     let (alive_read, alive_write) = match pipe() {

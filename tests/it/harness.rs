@@ -582,8 +582,7 @@ impl Workbench {
     }
 
     /// SIGKILLs the workbench (no code of its own runs) and checks that
-    /// nothing of its folder's processes survives it (Linux).
-    #[cfg(target_os = "linux")]
+    /// nothing of its folder's processes survives it.
     pub fn sigkill_leaves_nothing(&mut self) {
         self.child.kill().unwrap();
         self.child.wait().unwrap();
