@@ -281,15 +281,16 @@ impl Downstream {
     pub(super) fn arm(&self, now: Instant) -> (Option<Instant>, bool) {
         let mut shared = lock(&self.shared);
         let stop = !matches!(shared.life, Life::Serving);
-        shared.armed = match shared.pending.closed() {
-            Some(_) => None,
-            None => Some(
-                shared
-                    .pending
-                    .next_deadline()
-                    .unwrap_or(now + self.spec.call_timeout),
-            ),
-        };
+        if shared.pending.closed().is_some() {
+            shared.armed = None;
+        } else if shared.armed.is_none_or(|at| at <= now) {
+            // Kept while it is ahead: answers and progress only move the
+            // earliest deadline later, and an earlier call lowers it itself.
+            // Waking at a deadline that moved is harmless (this recomputes
+            // it), and saves a walk over the calls in flight at every turn.
+            let next = shared.pending.next_deadline();
+            shared.armed = Some(next.unwrap_or(now + self.spec.call_timeout));
+        }
         (shared.armed, stop)
     }
 
