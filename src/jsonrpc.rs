@@ -212,8 +212,20 @@ pub enum Read<'a> {
 /// The borrowed read skips params and unknown members without recursion, so a
 /// valid line nested deeper than the parser's limit still gets its own id.
 pub fn read(line: &[u8]) -> Result<Read<'_>, serde_json::Error> {
+    read_with(line, true)
+}
+
+/// `read` for a line whose members the reader only keeps or drops (a
+/// child's): the members kept as raw JSON are checked for UTF-8 by the parser
+/// itself, and a member skipped is dropped, so the pass over the whole line
+/// that `read` makes first (a 16 MiB result read twice) is left out.
+pub(crate) fn read_kept(line: &[u8]) -> Result<Read<'_>, serde_json::Error> {
+    read_with(line, false)
+}
+
+fn read_with(line: &[u8], check_utf8: bool) -> Result<Read<'_>, serde_json::Error> {
     match line.iter().find(|b| !b.is_ascii_whitespace()) {
-        Some(b'{') if plain(line) => {
+        Some(b'{') if !check_utf8 || plain(line) => {
             if let Some(incoming) = Envelope::read(line) {
                 return Ok(Read::One(incoming));
             }
@@ -630,6 +642,19 @@ mod tests {
         let response = classify(json!({"jsonrpc":"2.0","id":1,"result":{}}));
         assert!(matches!(response, Incoming::Response { .. }));
         assert!(matches!(classify(json!([])), Incoming::Invalid { .. }));
+    }
+
+    #[test]
+    fn a_kept_read_checks_what_it_keeps() {
+        // A result that is not UTF-8 fails (the child's reader repairs it);
+        // a member it drops need not be UTF-8.
+        assert!(read_kept(b"{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":\"\xff\"}").is_err());
+        let dropped = read_kept(b"{\"jsonrpc\":\"2.0\",\"x\":\"\xff\",\"id\":1,\"result\":2}");
+        assert!(matches!(
+            dropped,
+            Ok(Read::One(Incoming::Response { reply: Ok(_), .. }))
+        ));
+        assert!(read(b"{\"jsonrpc\":\"2.0\",\"x\":\"\xff\",\"id\":1,\"result\":2}").is_err());
     }
 
     #[test]

@@ -22,10 +22,10 @@ impl Downstream {
         // delivered, rather than dropped and reported as timed out. Only this
         // rare path copies the line.
         let repaired: String;
-        let read = match jsonrpc::read(line) {
+        let read = match jsonrpc::read_kept(line) {
             Err(_) if std::str::from_utf8(line).is_err() => {
                 repaired = String::from_utf8_lossy(line).into_owned();
-                let read = jsonrpc::read(repaired.as_bytes());
+                let read = jsonrpc::read_kept(repaired.as_bytes());
                 if read.is_ok() {
                     log::warn!(
                         "[{}] a stdout line is not UTF-8; its invalid bytes were replaced by U+FFFD",

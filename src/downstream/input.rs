@@ -149,7 +149,7 @@ impl Input {
     /// once the pipe has room). Never blocks.
     pub(super) fn flush(&self) {
         let mut state = crate::lock(&self.state);
-        self.flush_locked(&mut state);
+        state.flush();
         let in_flight = match &state.pipe {
             // Resumes a write cut short (Windows); `Ok(0)` once all went out.
             Some(pipe) if state.queued == 0 && pipe.in_flight() => {
@@ -159,23 +159,6 @@ impl Input {
         };
         self.backlog
             .store(state.queued > 0 || in_flight, Ordering::Release);
-    }
-
-    fn flush_locked(&self, state: &mut State) {
-        while let (Some(pipe), Some(line)) = (&state.pipe, state.queue.front()) {
-            match pipe.try_write(&line[state.offset..]) {
-                Ok(0) => return,
-                Ok(n) => state.advance(n),
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return,
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                Err(e) => {
-                    log::debug!("cannot write to a child's stdin: {e}");
-                    state.broken = Some(e.kind());
-                    state.drop_queue();
-                    return;
-                }
-            }
-        }
     }
 
     /// Closes stdin (the child reads EOF after what it was sent); queued lines
@@ -189,6 +172,24 @@ impl Input {
 }
 
 impl State {
+    /// Writes as much of the queue as the pipe takes now.
+    fn flush(&mut self) {
+        while let (Some(pipe), Some(line)) = (&self.pipe, self.queue.front()) {
+            match pipe.try_write(&line[self.offset..]) {
+                Ok(0) => return,
+                Ok(n) => self.advance(n),
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => {
+                    log::debug!("cannot write to a child's stdin: {e}");
+                    self.broken = Some(e.kind());
+                    self.drop_queue();
+                    return;
+                }
+            }
+        }
+    }
+
     fn drop_queue(&mut self) {
         self.queue.clear();
         self.queued = 0;

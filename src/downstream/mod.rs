@@ -220,7 +220,6 @@ impl Downstream {
         outbox: Arc<Outbox>,
         changes: Option<Sender<Arc<Downstream>>>,
     ) -> Result<Arc<Downstream>, String> {
-        let label = format!("{}/{}", spec.toolbox, spec.server);
         let mut cmd = process::command(&spec.program, &spec.env);
         cmd.args(&spec.args)
             .env_clear()
@@ -234,7 +233,7 @@ impl Downstream {
         let (spawned_tx, spawned_rx) = bounded::<io::Result<(Stdin, Waker, Arc<Tree>)>>(1);
         let (conn_tx, conn_rx) = bounded::<Arc<Downstream>>(1);
         let thread = thread::Builder::new()
-            .name(format!("[{label}]"))
+            .name(format!("[{}/{}]", spec.toolbox, spec.server))
             .stack_size(THREAD_STACK)
             .spawn(move || {
                 // Spawned here so that PR_SET_PDEATHSIG follows this thread's life.
@@ -271,10 +270,11 @@ impl Downstream {
         };
         let conn = Downstream::connect(spec, outbox, changes, stdin, waker, Some(link));
         let _ = conn_tx.send(Arc::clone(&conn));
-        let pid = conn.pid();
         log::info!(
-            "[{label}] started '{}' (pid {pid})",
-            conn.spec.command_display
+            "[{}] started '{}' (pid {})",
+            conn.label,
+            conn.spec.command_display,
+            conn.pid()
         );
         Ok(conn)
     }
