@@ -30,6 +30,8 @@ mod reaper;
 mod unix;
 #[cfg(unix)]
 mod unix_watch;
+#[cfg(test)]
+mod watch_tests;
 #[cfg(unix)]
 mod watchdog;
 #[cfg(windows)]

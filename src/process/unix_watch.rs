@@ -425,12 +425,19 @@ fn exit_descriptor(_pid: u32) -> Option<OwnedFd> {
 
 #[cfg(test)]
 #[allow(clippy::disallowed_methods)] // the tests spawn their stand-in children
-mod tests {
+pub(super) mod tests {
     use super::*;
-    use std::process::{Command, Stdio};
-    use std::time::Instant;
+    use crate::process::watch_tests::Role;
+    use std::process::{Child, Command, Stdio};
 
-    fn spawn(script: &str) -> (std::process::Child, Watch, Waker, Stdin) {
+    /// A shell playing `role` (`watch_tests`), with the parent's ends watched.
+    pub(in crate::process) fn spawn(role: Role) -> (Child, Watch, Waker, Stdin) {
+        let script = match role {
+            Role::Echo => "read line; echo \"out:$line\"; echo err >&2",
+            Role::SlowReader => "sleep 1; cat >/dev/null",
+            Role::Sleeper => "sleep 30",
+            Role::Parent => "sleep 3 & exit 3",
+        };
         let mut child = Command::new("sh")
             .args(["-c", script])
             .stdin(Stdio::piped())
@@ -446,101 +453,5 @@ mod tests {
         )
         .unwrap();
         (child, watch, waker, stdin)
-    }
-
-    fn read_all(watch: &mut Watch, stream: Stream) -> Vec<u8> {
-        let mut got = Vec::new();
-        let mut buf = [0u8; 4096];
-        let start = Instant::now();
-        while start.elapsed() < Duration::from_secs(10) {
-            let ready = watch.wait(None, Some(Duration::from_secs(1))).unwrap();
-            let ready = match stream {
-                Stream::Stdout => ready.stdout,
-                Stream::Stderr => ready.stderr,
-            };
-            if !ready {
-                continue;
-            }
-            match watch.read(stream, &mut buf) {
-                Ok(0) => return got,
-                Ok(n) => got.extend_from_slice(&buf[..n]),
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
-                Err(e) => panic!("read: {e}"),
-            }
-        }
-        panic!("no end of stream");
-    }
-
-    #[test]
-    fn reads_both_streams_and_writes_without_blocking() {
-        let (mut child, mut watch, _waker, stdin) =
-            spawn("read line; echo \"out:$line\"; echo err >&2");
-        assert_eq!(stdin.try_write(b"hello\n").unwrap(), 6);
-        assert_eq!(read_all(&mut watch, Stream::Stdout), b"out:hello\n");
-        assert_eq!(read_all(&mut watch, Stream::Stderr), b"err\n");
-        child.wait().unwrap();
-    }
-
-    #[test]
-    fn a_full_stdin_refuses_and_polls_writable_once_read() {
-        let (mut child, mut watch, _waker, stdin) = spawn("sleep 1; cat >/dev/null");
-        let chunk = vec![b'x'; 1 << 16];
-        let mut total = 0;
-        let refused = loop {
-            match stdin.try_write(&chunk) {
-                Ok(n) => total += n,
-                Err(e) => break e,
-            }
-            assert!(total < 64 << 20, "a pipe that never fills");
-        };
-        assert_eq!(refused.kind(), io::ErrorKind::WouldBlock);
-        let ready = watch
-            .wait(Some(&stdin), Some(Duration::from_secs(10)))
-            .unwrap();
-        assert!(ready.stdin, "{ready:?}");
-        drop(stdin);
-        child.wait().unwrap();
-    }
-
-    #[test]
-    fn a_waker_ends_the_wait_from_another_thread() {
-        let (mut child, mut watch, waker, _stdin) = spawn("sleep 30");
-        let start = Instant::now();
-        let t = std::thread::spawn(move || {
-            std::thread::sleep(Duration::from_millis(50));
-            waker.wake();
-        });
-        let ready = watch.wait(None, Some(Duration::from_secs(20))).unwrap();
-        assert!(start.elapsed() < Duration::from_secs(10));
-        assert!(!ready.stdout && !ready.exited, "{ready:?}");
-        t.join().unwrap();
-        child.kill().unwrap();
-        child.wait().unwrap();
-    }
-
-    /// The process's exit is seen while a helper it started keeps stdout open.
-    #[test]
-    fn the_exit_is_seen_while_a_helper_holds_stdout() {
-        let (mut child, mut watch, _waker, _stdin) = spawn("sleep 3 & exit 3");
-        let start = Instant::now();
-        loop {
-            let ready = watch.wait(None, Some(Duration::from_millis(200))).unwrap();
-            let gone = ready.exited || (watch.polls_exit() && child.try_wait().unwrap().is_some());
-            if gone {
-                break;
-            }
-            assert!(
-                ready.stdout || start.elapsed() < Duration::from_secs(10),
-                "no exit seen"
-            );
-            if ready.stdout {
-                let mut buf = [0u8; 16];
-                assert!(
-                    watch.read(Stream::Stdout, &mut buf).is_err(),
-                    "the helper keeps stdout open"
-                );
-            }
-        }
-        assert_eq!(child.wait().unwrap().code(), Some(3));
     }
 }

@@ -582,8 +582,9 @@ impl Watch {
 
 #[cfg(test)]
 #[allow(clippy::disallowed_methods)] // the tests spawn their stand-in children
-mod tests {
+pub(super) mod tests {
     use super::*;
+    use crate::process::watch_tests::{read_until, Role};
     use std::io::Write;
     use std::process::{Child, Command, Stdio};
     use std::time::Instant;
@@ -638,7 +639,15 @@ mod tests {
         std::process::exit(0);
     }
 
-    fn spawn(role: &str) -> (Child, Watch, Waker, Stdin) {
+    /// This test binary playing `role` (`watch_tests`), with the parent's
+    /// ends watched.
+    pub(in crate::process) fn spawn(role: Role) -> (Child, Watch, Waker, Stdin) {
+        let role = match role {
+            Role::Echo => "echo",
+            Role::SlowReader => "slow-reader",
+            Role::Sleeper => "sleeper",
+            Role::Parent => "parent",
+        };
         let mut child = role_command(role)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
@@ -657,81 +666,11 @@ mod tests {
         (child, watch, waker, stdin)
     }
 
-    /// Reads `stream` until it ends or what was read ends with `end`.
-    fn read_until(watch: &mut Watch, stream: Stream, end: &[u8]) -> Vec<u8> {
-        let mut got = Vec::new();
-        let mut buf = [0u8; 4096];
-        let start = Instant::now();
-        while start.elapsed() < Duration::from_secs(20) {
-            let ready = watch.wait(None, Some(Duration::from_secs(1))).unwrap();
-            let ready = match stream {
-                Stream::Stdout => ready.stdout,
-                Stream::Stderr => ready.stderr,
-            };
-            if !ready {
-                continue;
-            }
-            // One byte at a time at most up to `end`: no more is taken.
-            let want = if end.is_empty() { buf.len() } else { 1 };
-            match watch.read(stream, &mut buf[..want]) {
-                Ok(0) => return got,
-                Ok(n) => got.extend_from_slice(&buf[..n]),
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => continue,
-                Err(e) => panic!("read: {e}"),
-            }
-            if !end.is_empty() && got.ends_with(end) {
-                return got;
-            }
-        }
-        panic!("no end of stream: {got:?}");
-    }
-
-    #[test]
-    fn reads_both_streams_and_writes_without_blocking() {
-        let (mut child, mut watch, _waker, stdin) = spawn("echo");
-        assert_eq!(stdin.try_write(b"hello\n").unwrap(), 6);
-        assert_eq!(read_until(&mut watch, Stream::Stdout, b""), b"out:hello\n");
-        assert_eq!(read_until(&mut watch, Stream::Stderr, b""), b"err\n");
-        // The write went out long ago: nothing is in flight.
-        assert_eq!(stdin.try_write(b"").unwrap(), 0);
-        child.wait().unwrap();
-        // The child's end is closed: a broken pipe.
-        let e = stdin.try_write(b"more\n").unwrap_err();
-        assert_eq!(e.kind(), io::ErrorKind::BrokenPipe, "{e}");
-    }
-
-    #[test]
-    fn a_full_stdin_refuses_and_polls_writable_once_read() {
-        let (mut child, mut watch, _waker, stdin) = spawn("slow-reader");
-        let chunk = vec![b'x'; 1 << 16];
-        let mut total = 0;
-        let refused = loop {
-            match stdin.try_write(&chunk) {
-                Ok(n) => total += n,
-                Err(e) => break e,
-            }
-            assert!(total < 64 << 20, "a pipe that never fills");
-        };
-        assert_eq!(refused.kind(), io::ErrorKind::WouldBlock);
-        // The child reads after a second.
-        let ready = watch
-            .wait(Some(&stdin), Some(Duration::from_millis(200)))
-            .unwrap();
-        assert!(!ready.stdin, "{ready:?}");
-        let ready = watch
-            .wait(Some(&stdin), Some(Duration::from_secs(10)))
-            .unwrap();
-        assert!(ready.stdin, "{ready:?}");
-        assert_eq!(stdin.try_write(&chunk).unwrap(), chunk.len());
-        drop(stdin);
-        assert!(child.wait().unwrap().success());
-    }
-
     /// A write whose thread exits (which cancels it) goes on with the next
     /// `try_write`: every byte accepted reaches the child, once.
     #[test]
     fn a_write_outlives_the_thread_that_started_it() {
-        let (mut child, mut watch, _waker, stdin) = spawn("slow-reader");
+        let (mut child, mut watch, _waker, stdin) = spawn(Role::SlowReader);
         let stdin = Arc::new(stdin);
         let writer = stdin.clone();
         let accepted = std::thread::spawn(move || {
@@ -760,50 +699,6 @@ mod tests {
         let count = read_until(&mut watch, Stream::Stdout, b"");
         assert_eq!(count, format!("{accepted}\n").as_bytes());
         assert!(child.wait().unwrap().success());
-    }
-
-    #[test]
-    fn a_waker_ends_the_wait_from_another_thread() {
-        let (mut child, mut watch, waker, _stdin) = spawn("sleeper");
-        let start = Instant::now();
-        let t = std::thread::spawn(move || {
-            std::thread::sleep(Duration::from_millis(50));
-            waker.wake();
-        });
-        let ready = watch.wait(None, Some(Duration::from_secs(20))).unwrap();
-        assert!(start.elapsed() < Duration::from_secs(10));
-        assert!(!ready.stdout && !ready.exited, "{ready:?}");
-        t.join().unwrap();
-        child.kill().unwrap();
-        child.wait().unwrap();
-    }
-
-    /// The process's exit is seen while a helper it started keeps stdout open.
-    #[test]
-    fn the_exit_is_seen_while_a_helper_holds_stdout() {
-        let (mut child, mut watch, _waker, _stdin) = spawn("parent");
-        let start = Instant::now();
-        loop {
-            let ready = watch.wait(None, Some(Duration::from_millis(200))).unwrap();
-            if ready.exited {
-                break;
-            }
-            assert!(start.elapsed() < Duration::from_secs(10), "no exit seen");
-            if ready.stdout {
-                // The helper's own "running 1 test" may come; no end can.
-                let mut buf = [0u8; 64];
-                let read = watch.read(Stream::Stdout, &mut buf);
-                assert!(!matches!(read, Ok(0)), "the helper keeps stdout open");
-            }
-        }
-        assert!(
-            start.elapsed() < Duration::from_secs(2),
-            "the exit came late"
-        );
-        // Reported once.
-        let ready = watch.wait(None, Some(Duration::ZERO)).unwrap();
-        assert!(!ready.exited, "{ready:?}");
-        assert_eq!(child.wait().unwrap().code(), Some(3));
     }
 
     /// Killing the tree (its Job Object) ends the reads a helper holds open.
@@ -845,7 +740,7 @@ mod tests {
     /// Closing a stream with a read in flight cancels it.
     #[test]
     fn closing_a_stream_cancels_its_read() {
-        let (mut child, mut watch, _waker, _stdin) = spawn("sleeper");
+        let (mut child, mut watch, _waker, _stdin) = spawn(Role::Sleeper);
         let ready = watch.wait(None, Some(Duration::from_millis(50))).unwrap();
         assert!(!ready.stdout && !ready.stderr, "{ready:?}");
         let start = Instant::now();
