@@ -267,7 +267,7 @@ pub fn gone(pid: u32) -> bool {
 }
 
 /// A field of `/proc/PID/status` (the text after `name:`, trimmed).
-fn status_field(pid: u32, name: &str) -> Option<String> {
+pub fn status_field(pid: u32, name: &str) -> Option<String> {
     let status = fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
     status
         .lines()

@@ -4,9 +4,10 @@
 //! or a SIGKILL of the workbench; SIGUSR2 is harmless whether or not a toolbox
 //! was opened.
 
-use crate::harness::{self, alive, assert_gone, leftover_processes, text, Workbench, FAKE};
+use crate::harness::{
+    self, alive, assert_gone, leftover_processes, status_field, text, wait_until, Workbench, FAKE,
+};
 use serde_json::{json, Value};
-use std::fs;
 use std::path::Path;
 use std::thread;
 use std::time::{Duration, Instant};
@@ -48,27 +49,16 @@ fn watchdog_pid(wb: &Workbench) -> u32 {
     rest.split(')').next().unwrap().parse().unwrap()
 }
 
-/// Field `name` of `/proc/PID/status`.
-fn status_field(pid: u32, name: &str) -> String {
-    let status = fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
-    status
-        .lines()
-        .find_map(|l| l.strip_prefix(name))
-        .unwrap_or_else(|| panic!("no {name} in {status}"))
-        .trim()
-        .to_string()
-}
-
 /// Waits up to 3 s for `pid` to be reaped (no `/proc` entry, not even a zombie).
 fn reaped(pid: u32) -> bool {
-    let deadline = Instant::now() + Duration::from_secs(3);
-    while Path::new(&format!("/proc/{pid}")).exists() {
-        if Instant::now() >= deadline {
-            return false;
-        }
-        thread::sleep(Duration::from_millis(20));
-    }
-    true
+    wait_until(Duration::from_secs(3), || {
+        !Path::new(&format!("/proc/{pid}")).exists()
+    })
+}
+
+/// Field `name` of `/proc/PID/status`, which must be there.
+fn field(pid: u32, name: &str) -> String {
+    status_field(pid, name).unwrap_or_else(|| panic!("no {name} for process {pid}"))
 }
 
 #[test]
@@ -87,7 +77,7 @@ fn the_watchdog_survives_every_signal_but_sigkill() {
     }
     thread::sleep(Duration::from_millis(300));
     assert!(alive(watchdog), "the watchdog died of a signal");
-    assert_eq!(status_field(watchdog, "State:").chars().next(), Some('S'));
+    assert_eq!(field(watchdog, "State").chars().next(), Some('S'));
     assert_eq!(watchdog_pid(&wb), watchdog);
     wb.sigkill_leaves_nothing();
 }
@@ -140,7 +130,7 @@ fn an_orphan_the_workbench_adopted_is_reaped_when_it_dies() {
     // The double-forked helper is adopted by the workbench, which reaps it
     // when it dies.
     let daemon = pid_of(&wb.dir, "sleep 1002");
-    assert_eq!(status_field(daemon, "PPid:"), wb.pid().to_string());
+    assert_eq!(field(daemon, "PPid"), wb.pid().to_string());
     harness::signal(daemon, "KILL");
     assert!(reaped(daemon), "an adopted orphan is left a zombie");
     assert_eq!(wb.finish().0, Some(0));
@@ -203,7 +193,7 @@ fn sigusr2_is_harmless_before_and_after_an_open() {
     // that `install_interrupt` puts in before every spawn does that too; this
     // guards the reset once that handler is gone.)
     let server = pid_of(&wb.dir, &format!("{FAKE} s.json usr2-marker"));
-    let ignored = u64::from_str_radix(&status_field(server, "SigIgn:"), 16).unwrap();
+    let ignored = u64::from_str_radix(&field(server, "SigIgn"), 16).unwrap();
     assert_eq!(
         ignored & (1 << (12 - 1)),
         0,
