@@ -85,10 +85,14 @@ impl Tree {
     }
 
     /// SIGKILL to the group; on Linux first to the processes below its first
-    /// process that left the group (`setsid`), found in `/proc`.
+    /// process that left the group (`setsid`), found in `/proc` while that
+    /// process runs (once it has exited, what it started belongs to the
+    /// workbench, the subreaper, and nothing is below it: no walk).
     pub(crate) fn kill(&self) {
         #[cfg(target_os = "linux")]
-        super::reaper::Helpers::of(self.pid).kill();
+        if self.exited().is_none() {
+            super::reaper::Helpers::of(self.pid).kill();
+        }
         self.signal(libc::SIGKILL);
     }
 
