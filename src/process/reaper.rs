@@ -27,7 +27,7 @@ use super::watchdog;
 use std::collections::HashMap;
 use std::fs;
 use std::io;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
 use std::thread;
 use std::time::{Duration, Instant};
 
@@ -149,9 +149,9 @@ impl Helpers {
 /// Set when the last scan found a process outside the servers' groups or an
 /// orphan: scans go on while servers run or this is set.
 static FOUND: AtomicBool = AtomicBool::new(false);
-/// The newest pid when the last walk ran (`scan` skips the walk while it is
-/// unchanged).
-static NEWEST: std::sync::Mutex<Option<libc::pid_t>> = std::sync::Mutex::new(None);
+/// The newest pid when the last pass ran (`scan` skips the walk while it is
+/// unchanged); 0 before the first walk, or when `/proc/loadavg` cannot say.
+static NEWEST: AtomicI32 = AtomicI32::new(0);
 
 /// The processes below the workbench, other than the watchdog and the
 /// leaders, that are in no leader's group; and the workbench's children
@@ -189,11 +189,11 @@ pub(super) fn scan() {
     // /proc (milliseconds) is skipped, and an idle pass costs one read of
     // /proc/loadavg. Helpers found keep the walks going: they may die and
     // need reaping, or be joined by others.
-    let newest = newest_pid();
-    if newest.is_some() && newest == *crate::lock(&NEWEST) && !FOUND.load(Ordering::Relaxed) {
+    let newest = newest_pid().unwrap_or(0);
+    let seen = NEWEST.swap(newest, Ordering::Relaxed);
+    if newest != 0 && newest == seen && !FOUND.load(Ordering::Relaxed) {
         return;
     }
-    *crate::lock(&NEWEST) = newest;
     let table = table();
     let (outside, orphans) = strays(&table, &leaders);
     let live: Vec<libc::pid_t> = outside
