@@ -215,7 +215,7 @@ fn examine(config: &Config, launcher: &Launcher) -> Report {
                 tokens: None,
             };
             if !server.disabled {
-                match launch::resolve(&toolbox.name, server) {
+                match launch::resolve(&toolbox.name, server, None) {
                     Ok(spec) => specs.push(spec),
                     Err(errors) => {
                         report.status = Status::Failed;

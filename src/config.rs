@@ -24,6 +24,8 @@ pub const DEFAULT_CALL_TIMEOUT: Duration = Duration::from_millis(60_000);
 /// `maxCallTimeoutMs` defaults to this many times `callTimeoutMs`: progress keeps
 /// a call alive, but not forever (MCP 2025-06-18, basic/lifecycle, "Timeouts").
 pub const MAX_CALL_TIMEOUT_FACTOR: u32 = 10;
+/// `shareLingerMs` by default: a shared fleet outlives its last session by 30 s.
+pub const DEFAULT_SHARE_LINGER: Duration = Duration::from_secs(30);
 /// Upper bound for configured timeouts: one day.
 const MAX_TIMEOUT_MS: u64 = 86_400_000;
 
@@ -40,6 +42,10 @@ pub struct Config {
     pub dynamic_name_max_length: usize,
     /// `openToolboxResult`: the form of `open_toolbox` results.
     pub open_toolbox_result: open_result::Setting,
+    /// `shareServers`: every host session of this config shares one fleet (§8).
+    pub share_servers: bool,
+    /// `shareLingerMs`: how long a shared fleet outlives its last session.
+    pub share_linger: Duration,
     /// In the order of the config file.
     pub toolboxes: Vec<ToolboxConfig>,
 }
@@ -76,6 +82,9 @@ pub struct ServerConfig {
     pub idle_timeout: Option<Duration>,
     pub disabled: bool,
     pub inherit_env: bool,
+    /// False for `"shareServers": false`: a process per host session even
+    /// when the config shares a fleet.
+    pub shared: bool,
 }
 
 /// Which of a server's tools a toolbox exposes.
@@ -388,6 +397,8 @@ impl Checker {
             mode: Mode::Proxy,
             dynamic_name_max_length: naming::DEFAULT_MAX_LEN,
             open_toolbox_result: open_result::Setting::Auto,
+            share_servers: false,
+            share_linger: DEFAULT_SHARE_LINGER,
             toolboxes: Vec::new(),
         };
         let known = [
@@ -396,6 +407,8 @@ impl Checker {
             "dynamicNameMaxLength",
             "openToolboxResult",
             "idleTimeoutMs",
+            "shareServers",
+            "shareLingerMs",
         ];
         let Some(entries) = self.object(root, "", &known) else {
             return config;
@@ -450,6 +463,10 @@ impl Checker {
                         ),
                     ),
                 },
+                "shareServers" => config.share_servers = self.boolean(value, key),
+                "shareLingerMs" => {
+                    config.share_linger = self.timeout(value, key, DEFAULT_SHARE_LINGER)
+                }
                 "toolboxes" => {
                     saw_toolboxes = true;
                     self.toolboxes(value, &mut config.toolboxes);
@@ -568,6 +585,7 @@ impl Checker {
             idle_timeout: self.idle_timeout,
             disabled: false,
             inherit_env: false,
+            shared: true,
         };
         let mut has_command = false;
         for (key, value) in entries {
@@ -602,6 +620,7 @@ impl Checker {
                 "idleTimeoutMs" => server.idle_timeout = self.idle_timeout(value, &p),
                 "disabled" => server.disabled = self.boolean(value, &p),
                 "inheritEnv" => server.inherit_env = self.boolean(value, &p),
+                "shareServers" => server.shared = self.boolean(value, &p),
                 "type" => match value {
                     Node::String(t) if t == "stdio" => {}
                     other => self.error(
@@ -729,6 +748,7 @@ const SERVER_KEYS: &[&str] = &[
     "idleTimeoutMs",
     "disabled",
     "inheritEnv",
+    "shareServers",
     "type",
 ];
 
@@ -775,7 +795,7 @@ mod tests {
         // The other unknown key is still reported; mcpServers is not reported twice.
         assert_eq!(
             strings(&error.warnings),
-            ["globalShortcut: unknown key ignored (known keys: mode, toolboxes, dynamicNameMaxLength, openToolboxResult, idleTimeoutMs)"]
+            ["globalShortcut: unknown key ignored (known keys: mode, toolboxes, dynamicNameMaxLength, openToolboxResult, idleTimeoutMs, shareServers, shareLingerMs)"]
         );
         let text = error.to_string();
         assert!(

@@ -7,7 +7,7 @@
 //! `title` and `annotations` exactly as received. No IO here.
 
 use crate::naming;
-use crate::toolbox::{ToolId, Toolboxes};
+use crate::toolbox::{ToolId, Toolbox, Toolboxes};
 use serde::Deserialize;
 use serde_json::json;
 use serde_json::value::RawValue;
@@ -39,9 +39,11 @@ struct ToolParts<'a> {
 
 impl NativeTable {
     /// The tools of every open toolbox's servers, asleep ones included.
-    pub(crate) fn build(toolboxes: &Toolboxes) -> NativeTable {
+    /// The native tools of the open toolboxes `shown` selects (a session's:
+    /// the ones it holds).
+    pub(crate) fn build(toolboxes: &Toolboxes, shown: impl Fn(&Toolbox) -> bool) -> NativeTable {
         let mut entries = Vec::new();
-        for toolbox in toolboxes.iter() {
+        for toolbox in toolboxes.all().filter(|t| shown(t)) {
             let Some(open) = &toolbox.open else { continue };
             for (server, state) in toolbox.config.servers.iter().zip(&open.servers) {
                 if let Some(running) = state.listing() {

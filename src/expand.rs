@@ -200,6 +200,10 @@ fn parse_reference(body: &str) -> Result<Part, String> {
 
 /// The environment of a child: the allow-list (or everything, with `inherit`)
 /// from `parent`, overlaid with the server's own `env`.
+/// A session's environment, by name: what a shared fleet expands that
+/// session's toolboxes with (docs/reference.md §8).
+pub(crate) type Vars = BTreeMap<String, String>;
+
 pub(crate) fn child_env(
     parent: &dyn Fn(&str) -> Option<String>,
     all_parent: impl Iterator<Item = (String, String)>,

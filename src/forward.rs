@@ -10,16 +10,22 @@
 
 use crate::downstream::{Downstream, Refused};
 use crate::jsonrpc::RequestId;
-use crate::toolbox::{Registry, Route, ToolId};
+use crate::outbox::Outbox;
+use crate::toolbox::{Registry, Route, ToolId, Variant};
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 use std::ops::Deref;
+use std::sync::Arc;
 
 /// A validated call on its way to a child. On the hot path its arguments are
 /// borrowed from the host's line (`&RawValue`); a call that waits for a
 /// restart owns a copy (the default).
 pub(crate) struct ForwardedCall<A = Box<RawValue>> {
     pub id: RequestId,
+    /// The session that sent it: where its answer goes.
+    pub reply: Arc<Outbox>,
+    /// Which copy of the toolbox serves this session (`toolbox::Variant`).
+    pub variant: Variant,
     pub tool_id: ToolId,
     /// The tool's input as the host's own bytes.
     pub arguments: A,
@@ -36,6 +42,8 @@ impl<A: Deref<Target = RawValue>> ForwardedCall<A> {
     fn into_owned(self) -> ForwardedCall {
         ForwardedCall {
             id: self.id,
+            reply: self.reply,
+            variant: self.variant,
             tool_id: self.tool_id,
             arguments: self.arguments.to_owned(),
             meta: self.meta,
@@ -62,7 +70,7 @@ pub(crate) fn forward<A: Deref<Target = RawValue>>(
     registry: &Registry,
     call: ForwardedCall<A>,
 ) -> Result<(), Unsent> {
-    let conn = match registry.resolve(&call.tool_id) {
+    let conn = match registry.resolve(&call.tool_id, call.variant) {
         Ok(Route::Conn(conn)) => conn,
         Ok(Route::Start) => return Err(Unsent::Start(Box::new(call.into_owned()))),
         Err(text) => return Err(Unsent::Fail(call.id, text)),
@@ -85,6 +93,7 @@ pub(crate) fn send<A: Deref<Target = RawValue>>(
     let token = call.progress_token.as_ref();
     conn.forward_call(
         call.id.clone(),
+        &call.reply,
         &call.tool_id.tool,
         &call.arguments,
         &call.meta,

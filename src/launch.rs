@@ -12,7 +12,7 @@
 
 use crate::config::ServerConfig;
 use crate::downstream::{self, Downstream, Spec, Started};
-use crate::expand::{self, Template};
+use crate::expand::{self, Template, Vars};
 use crate::lock;
 use crate::outbox::Outbox;
 use crate::process;
@@ -162,10 +162,24 @@ fn cwd_problem(spec: &Spec) -> Option<String> {
     }
 }
 
-/// Resolves a server's config into a start spec; the errors name every unset
-/// variable with its JSON path.
-pub(crate) fn resolve(toolbox: &str, server: &ServerConfig) -> Result<Spec, Vec<String>> {
-    let lookup = |name: &str| std::env::var(name).ok();
+/// Resolves a server's config into a start spec, expanding with `env` (a
+/// shared fleet's session's) or else the workbench's own environment; the
+/// errors name every unset variable with its JSON path.
+pub(crate) fn resolve(
+    toolbox: &str,
+    server: &ServerConfig,
+    env: Option<&Vars>,
+) -> Result<Spec, Vec<String>> {
+    let lookup = |name: &str| match env {
+        Some(vars) => vars.get(name).cloned(),
+        None => std::env::var(name).ok(),
+    };
+    let all_vars = || -> Box<dyn Iterator<Item = (String, String)>> {
+        match env {
+            Some(vars) => Box::new(vars.clone().into_iter()),
+            None => Box::new(std::env::vars()),
+        }
+    };
     let mut errors = Vec::new();
     let mut expand = |t: &Template, path: String| {
         t.expand(&lookup).unwrap_or_else(|name| {
@@ -197,7 +211,7 @@ pub(crate) fn resolve(toolbox: &str, server: &ServerConfig) -> Result<Spec, Vec<
         server: server.name.clone(),
         program,
         args,
-        env: expand::child_env(&lookup, std::env::vars(), server.inherit_env, &own),
+        env: expand::child_env(&lookup, all_vars(), server.inherit_env, &own),
         cwd,
         command_display: server.command.source().to_string(),
         cwd_display: server

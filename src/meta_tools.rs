@@ -285,6 +285,17 @@ pub(crate) fn not_configured(toolboxes: &Toolboxes, name: &str) -> String {
     )
 }
 
+/// The `close_toolbox` text when other sessions of a shared fleet still hold
+/// the toolbox (§8): nothing stopped, and it stays open for them.
+pub(crate) fn closed_for_session(toolbox: &str, others: usize) -> String {
+    let sessions = if others == 1 {
+        "1 other session holds".to_string()
+    } else {
+        format!("{others} other sessions hold")
+    };
+    format!("Toolbox '{toolbox}' closed (0 servers stopped): {sessions} it, so it stays open for them")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -67,17 +67,18 @@ impl Server {
         let (changes, changed) = crossbeam_channel::unbounded();
         let launcher = Launcher::new(Arc::clone(&outbox), dynamic.then_some(changes));
         let session = Arc::new(Session::new(&config, Arc::clone(&outbox)));
+        let fleet = main_loop::start(&config, launcher, dynamic.then_some(changed));
+        Server::attach(fleet, config, session)
+    }
+
+    /// A session of `fleet` (a shared fleet's, §8, or its own).
+    pub(crate) fn attach(fleet: Arc<Fleet>, config: Config, session: Arc<Session>) -> Server {
         let link: Arc<dyn SessionLink> = Arc::clone(&session) as _;
-        let fleet = main_loop::start(
-            &config,
-            launcher,
-            Arc::downgrade(&link),
-            dynamic.then_some(changed),
-        );
+        fleet.attach(Arc::downgrade(&link));
         Server {
+            outbox: Arc::clone(&session.outbox),
             session,
             fleet,
-            outbox,
             config,
         }
     }
@@ -88,7 +89,8 @@ impl Server {
         self.fleet.watch_config(path, self.config.clone());
     }
 
-    /// Serves until EOF on `input`, then stops every child.
+    /// Serves until EOF on `input`, then stops every child; a shared
+    /// fleet's session only leaves the fleet.
     pub fn run(mut self, input: impl BufRead) -> io::Result<()> {
         let mut reader = LineReader::new(input);
         let result = loop {
@@ -98,6 +100,11 @@ impl Server {
                 Err(e) => break Err(e),
             }
         };
+        if self.session.peer.is_some() {
+            self.outbox.close();
+            self.fleet.leave(&self.outbox);
+            return result;
+        }
         log::info!("the host closed stdin; stopping");
         self.shutdown();
         result
@@ -223,7 +230,7 @@ impl Server {
                         .launcher
                         .live_conns()
                         .iter()
-                        .any(|conn| conn.cancel(&id, reason.as_deref()));
+                        .any(|conn| conn.cancel(&id, &self.outbox, reason.as_deref()));
                 log::debug!(
                     "host cancelled request {id} ({})",
                     if found { "forwarded" } else { "not in flight" }
@@ -303,7 +310,10 @@ impl Server {
                 mcp::LOG_LEVELS.join(", ")
             )));
         };
-        self.fleet.launcher.set_log_level(&level);
+        // A shared fleet's children log to the fleet's own log, not to a host.
+        if self.session.peer.is_none() {
+            self.fleet.launcher.set_log_level(&level);
+        }
         Ok(jsonrpc::result_line(id, &Map::new()))
     }
 
@@ -387,19 +397,29 @@ impl Server {
                     Err(text) => return self.send_outcome(&id, &Outcome::error(text)),
                 };
                 let all = self.fleet.registry.current();
-                let Some(found) = all.find(&toolbox) else {
+                let found = match &self.session.peer {
+                    None => all.find(&toolbox).cloned(),
+                    Some(peer) => {
+                        let variant = self.session.variant_of(&toolbox);
+                        self.fleet.registry.add_variant(&toolbox, variant, &peer.env)
+                    }
+                };
+                let Some(found) = found else {
                     let text = meta_tools::not_configured(&all, &toolbox);
                     return self.send_outcome(&id, &Outcome::error(text));
                 };
+                let reply = Arc::clone(&self.outbox);
                 let op = match name.as_str() {
                     meta_tools::OPEN_TOOLBOX => Op::Open {
                         id,
-                        form: self
-                            .session
-                            .open_form(self.fleet.registry.current().open_setting),
+                        reply,
+                        form: self.session.open_form(all.open_setting),
                         requested,
                     },
-                    _ => Op::Close(id),
+                    _ => Op::Close {
+                        id: Some(id),
+                        reply,
+                    },
                 };
                 lifecycle::submit(&self.fleet, &found.slot, op);
             }
@@ -443,6 +463,8 @@ impl Server {
         let progress_token = meta.remove("progressToken");
         let call = ForwardedCall {
             id,
+            reply: Arc::clone(&self.outbox),
+            variant: self.session.variant_of(&tool_id.toolbox),
             tool_id,
             arguments,
             meta,

@@ -17,8 +17,10 @@ use crate::mcp::{self, method};
 use crate::meta_tools::{self, Outcome};
 use crate::open_result;
 use crate::outbox::Outbox;
-use crate::toolbox::Toolboxes;
-use std::collections::HashMap;
+use crate::expand::{Template, Vars};
+use crate::toolbox::{Slot, Toolboxes, Variant, BASE};
+use std::collections::{HashMap, HashSet};
+use std::hash::{Hash, Hasher};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
@@ -40,6 +42,74 @@ pub(crate) struct Session {
     /// Requests waiting in the fleet (queued opens, closes and calls): `true`
     /// once the host cancelled one.
     waiting: Mutex<HashMap<RequestId, bool>>,
+    /// The toolboxes this session holds open (their `Slot::id`s).
+    held: Mutex<HashSet<u64>>,
+    /// A shared fleet's session (§8): who it is, and its copies of the toolboxes.
+    pub peer: Option<Peer>,
+}
+
+/// What a shared fleet knows of a session besides its MCP state (§8).
+pub(crate) struct Peer {
+    /// The front process's pid (what `status` shows).
+    pub pid: u32,
+    /// The front's environment: this session's `${VAR}`s expand with it.
+    pub env: Arc<Vars>,
+    /// Unique in the fleet: what keeps a server with `"shareServers": false` its own.
+    pub id: u64,
+    /// The copy of each toolbox this session uses, by name.
+    variants: Mutex<HashMap<String, Variant>>,
+}
+
+impl Peer {
+    pub(crate) fn new(pid: u32, env: Vars, id: u64, config: &Config) -> Peer {
+        let peer = Peer {
+            pid,
+            env: Arc::new(env),
+            id,
+            variants: Mutex::default(),
+        };
+        peer.configure(&config.toolboxes.iter().collect::<Vec<_>>());
+        peer
+    }
+
+    /// Which copy of each toolbox this session uses under `configs`: the
+    /// sessions whose servers' definitions expand alike share one.
+    fn configure(&self, configs: &[&ToolboxConfig]) {
+        let variants = configs
+            .iter()
+            .map(|t| (t.name.clone(), variant(t, &self.env, self.id)))
+            .collect();
+        *lock(&self.variants) = variants;
+    }
+}
+
+/// The variant of toolbox `config` for a session with environment `env`: a
+/// hash of each server's definition as expanded with it (an unset variable
+/// counts as unset), and of the session's `id` when a server is not shared.
+fn variant(config: &ToolboxConfig, env: &Vars, id: u64) -> Variant {
+    let mut hasher = std::hash::DefaultHasher::new();
+    let lookup = |name: &str| env.get(name).cloned();
+    let expand = |t: &Template, hasher: &mut std::hash::DefaultHasher| match t.expand(&lookup) {
+        Ok(value) => (0u8, value).hash(hasher),
+        Err(unset) => (1u8, unset).hash(hasher),
+    };
+    for server in &config.servers {
+        expand(&server.command, &mut hasher);
+        for arg in &server.args {
+            expand(arg, &mut hasher);
+        }
+        for (key, value) in &server.env {
+            key.hash(&mut hasher);
+            expand(value, &mut hasher);
+        }
+        if let Some(cwd) = &server.cwd {
+            expand(cwd, &mut hasher);
+        }
+        if !server.shared {
+            id.hash(&mut hasher);
+        }
+    }
+    hasher.finish().max(1) // never BASE
 }
 
 impl Session {
@@ -54,7 +124,35 @@ impl Session {
             meta_tools: Mutex::new(Arc::new(meta_tools_entries(&configs))),
             native: Mutex::new(Arc::default()),
             waiting: Mutex::new(HashMap::new()),
+            held: Mutex::default(),
+            peer: None,
         }
+    }
+
+    /// A shared fleet's session (§8).
+    pub(crate) fn attached(config: &Config, outbox: Arc<Outbox>, peer: Peer) -> Session {
+        Session {
+            peer: Some(peer),
+            ..Session::new(config, outbox)
+        }
+    }
+
+    /// The copy of toolbox `name` this session uses.
+    pub(crate) fn variant_of(&self, name: &str) -> Variant {
+        match &self.peer {
+            None => BASE,
+            Some(peer) => lock(&peer.variants).get(name).copied().unwrap_or(BASE),
+        }
+    }
+
+    /// The names of the toolboxes this session holds, in config order.
+    pub(crate) fn held_names(&self, toolboxes: &Toolboxes) -> Vec<String> {
+        let held = lock(&self.held);
+        toolboxes
+            .all()
+            .filter(|t| held.contains(&t.slot.id))
+            .map(|t| t.config.name.clone())
+            .collect()
     }
 
     pub(crate) fn native(&self) -> Arc<NativeTable> {
@@ -101,7 +199,8 @@ impl Session {
         if self.mode != Mode::Dynamic {
             return false;
         }
-        let table = NativeTable::build(toolboxes);
+        let held = lock(&self.held).clone();
+        let table = NativeTable::build(toolboxes, |t| held.contains(&t.slot.id));
         let mut current = lock(&self.native);
         let changed = current.listing() != table.listing();
         *current = Arc::new(table);
@@ -118,6 +217,23 @@ impl Session {
 }
 
 impl SessionLink for Session {
+    fn outbox(&self) -> &Arc<Outbox> {
+        &self.outbox
+    }
+
+    fn holds(&self, slot: &Slot) -> bool {
+        lock(&self.held).contains(&slot.id)
+    }
+
+    fn hold(&self, slot: &Slot, held: bool) {
+        let mut holds = lock(&self.held);
+        if held {
+            holds.insert(slot.id);
+        } else {
+            holds.remove(&slot.id);
+        }
+    }
+
     fn wait(&self, id: &RequestId) {
         lock(&self.waiting).insert(id.clone(), false);
     }
@@ -146,6 +262,9 @@ impl SessionLink for Session {
     /// and the native tools again; one `notifications/tools/list_changed` if
     /// either changed.
     fn config_changed(&self, configs: &[&ToolboxConfig], toolboxes: &Toolboxes) {
+        if let Some(peer) = &self.peer {
+            peer.configure(configs);
+        }
         let entries = Arc::new(meta_tools_entries(configs));
         let meta = std::mem::replace(&mut *lock(&self.meta_tools), Arc::clone(&entries));
         let native = self.rebuild_native(toolboxes);

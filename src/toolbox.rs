@@ -10,6 +10,7 @@
 
 use crate::config::{Config, ServerConfig, ToolFilter, ToolboxConfig};
 use crate::downstream::Downstream;
+use crate::expand::Vars;
 use crate::lock;
 use crate::mcp::ToolEntry;
 use crate::open_result;
@@ -33,11 +34,22 @@ pub(crate) struct Toolboxes {
     pub open_setting: open_result::Setting,
 }
 
+/// Which copy of a toolbox: `BASE` in a workbench of its own; in a shared
+/// fleet (§8), one per distinct expansion of its servers' definitions.
+pub(crate) type Variant = u64;
+
+/// The toolbox as configured, expanded with the workbench's own environment.
+pub(crate) const BASE: Variant = 0;
+
 /// One toolbox: its identity, its definition and what of it is open.
 #[derive(Clone)]
 pub(crate) struct Toolbox {
     pub slot: Arc<Slot>,
     pub config: Arc<ToolboxConfig>,
+    /// `BASE`, or the variant a shared fleet's session made (`add_variant`).
+    pub variant: Variant,
+    /// The environment its `${VAR}`s expand with: the process's own when `None`.
+    pub env: Option<Arc<Vars>>,
     pub open: Option<Arc<OpenToolbox>>,
     /// A reload removed it: no name lookup finds it, and its lifecycle queue
     /// drops it once the operations queued before the reload are done.
@@ -221,13 +233,16 @@ impl Registry {
         self.current().of(slot).cloned()
     }
 
-    /// The connection that serves `id`, or the `use_tool` error text
-    /// (docs/reference.md §5.2).
-    pub(crate) fn resolve(&self, id: &ToolId) -> Result<Route, String> {
+    /// The connection that serves `id` in toolbox copy `variant`, or the
+    /// `use_tool` error text (docs/reference.md §5.2).
+    pub(crate) fn resolve(&self, id: &ToolId, variant: Variant) -> Result<Route, String> {
         let all = self.current();
         let toolbox = all
-            .find(&id.toolbox)
-            .ok_or_else(|| format!("Toolbox '{}' not found", id.toolbox))?;
+            .find_variant(&id.toolbox, variant)
+            .ok_or_else(|| match all.find(&id.toolbox) {
+                Some(_) => not_open(&id.toolbox),
+                None => format!("Toolbox '{}' not found", id.toolbox),
+            })?;
         let open = toolbox.open.as_ref().ok_or_else(|| not_open(&id.toolbox))?;
         let index = toolbox
             .config
@@ -266,6 +281,26 @@ impl Registry {
             })?;
             let server = toolbox.config.servers[index].clone();
             Some((Arc::clone(&toolbox.slot), server))
+        })
+    }
+
+    /// Copy `variant` of toolbox `name`, expanded with `env`, made if it is
+    /// not there yet (a shared fleet's session opens it); `None` when `name`
+    /// is not configured.
+    pub(crate) fn add_variant(&self, name: &str, variant: Variant, env: &Arc<Vars>) -> Option<Toolbox> {
+        if variant == BASE {
+            return self.current().find(name).cloned();
+        }
+        self.update(|all| {
+            if let Some(found) = all.find_variant(name, variant) {
+                return Some(found.clone());
+            }
+            let base = all.find(name)?;
+            let mut copy = Toolbox::new((*base.config).clone());
+            copy.variant = variant;
+            copy.env = Some(Arc::clone(env));
+            all.entries.push(copy.clone());
+            Some(copy)
         })
     }
 
@@ -334,11 +369,22 @@ impl Registry {
 impl Toolboxes {
     /// The configured toolbox `name` (not one a reload removed).
     pub(crate) fn find(&self, name: &str) -> Option<&Toolbox> {
-        self.iter().find(|t| t.config.name == name)
+        self.find_variant(name, BASE)
     }
 
-    /// The configured toolboxes, in config order.
+    /// Copy `variant` of the configured toolbox `name`, if it was made.
+    pub(crate) fn find_variant(&self, name: &str, variant: Variant) -> Option<&Toolbox> {
+        self.all()
+            .find(|t| t.variant == variant && t.config.name == name)
+    }
+
+    /// The configured toolboxes, in config order (their `BASE` copies).
     pub(crate) fn iter(&self) -> impl Iterator<Item = &Toolbox> {
+        self.all().filter(|t| t.variant == BASE)
+    }
+
+    /// Every copy of every configured toolbox.
+    pub(crate) fn all(&self) -> impl Iterator<Item = &Toolbox> {
         self.entries.iter().filter(|t| !t.removed)
     }
 
@@ -385,6 +431,8 @@ impl Toolbox {
                 name: config.name.clone(),
             }),
             config: Arc::new(config),
+            variant: BASE,
+            env: None,
             open: None,
             removed: false,
         }

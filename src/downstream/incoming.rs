@@ -96,10 +96,9 @@ impl Downstream {
         let host_token = lock(&self.shared)
             .pending
             .progress(id, self.spec.call_timeout);
-        if let Some(token) = host_token {
+        if let Some((token, reply)) = host_token {
             params.insert("progressToken".into(), token);
-            self.outbox
-                .send(&jsonrpc::notification_line(method::PROGRESS, Some(&params)));
+            reply.send(&jsonrpc::notification_line(method::PROGRESS, Some(&params)));
         }
     }
 
@@ -139,7 +138,7 @@ impl Downstream {
                 let _ = tx.send(reply.map(Cow::into_owned).map_err(Failure::Rpc));
             }
             (Entry::Call(call), Ok(result)) => {
-                self.outbox.send_raw_result(&call.upstream_id, &result)
+                call.reply.send_raw_result(&call.upstream_id, &result)
             }
             (Entry::Call(call), Err(e)) => {
                 let text = format!(
@@ -150,7 +149,7 @@ impl Downstream {
                     e.code,
                     e.text()
                 );
-                self.outbox.send(&jsonrpc::result_line(
+                call.reply.send(&jsonrpc::result_line(
                     &call.upstream_id,
                     &TextResult::error(&text),
                 ));

@@ -441,6 +441,7 @@ impl Downstream {
     pub(crate) fn forward_call(
         &self,
         upstream_id: RequestId,
+        reply: &Arc<Outbox>,
         tool: &str,
         arguments: &RawValue,
         meta: &Map<String, Value>,
@@ -449,6 +450,7 @@ impl Downstream {
         let has_token = progress_token.is_some();
         let call = Call::new(
             upstream_id,
+            Arc::clone(reply),
             tool,
             progress_token.cloned(),
             self.spec.call_timeout,
@@ -512,28 +514,63 @@ impl Downstream {
         ));
     }
 
-    /// The host cancelled `upstream_id`: if it is in flight here, forget it (no
-    /// answer goes upstream) and tell the child (MCP 2025-11-25, basic/utilities/cancellation).
-    pub(crate) fn cancel(&self, upstream_id: &RequestId, reason: Option<&str>) -> bool {
+    /// Session `reply` cancelled `upstream_id`: if it is in flight here, forget
+    /// it (no answer goes upstream) and tell the child (MCP 2025-11-25,
+    /// basic/utilities/cancellation).
+    pub(crate) fn cancel(
+        &self,
+        upstream_id: &RequestId,
+        reply: &Arc<Outbox>,
+        reason: Option<&str>,
+    ) -> bool {
         let (id, drained) = {
             let mut shared = lock(&self.shared);
             (
-                shared.pending.cancel(upstream_id),
+                shared.pending.cancel(upstream_id, reply),
                 shared.pending.take_drained(),
             )
         };
         let Some(id) = id else {
             return false;
         };
+        self.tell_cancelled(id, reason);
+        if drained {
+            self.stop_drained();
+        }
+        true
+    }
+
+    /// Ends every call session `reply` has in flight here: the child is told
+    /// each is cancelled, and the session gets `answer` (`{tool}` replaced by
+    /// the tool's name) as an `isError` result, or nothing when `answer` is
+    /// `None` (the session is gone). For a shared fleet's sessions (§8).
+    pub(crate) fn withdraw(&self, reply: &Arc<Outbox>, answer: Option<&str>) {
+        let (calls, drained) = {
+            let mut shared = lock(&self.shared);
+            (
+                shared.pending.take_calls_of(reply),
+                shared.pending.take_drained(),
+            )
+        };
+        for (id, call) in calls {
+            self.tell_cancelled(id, Some("the session closed the toolbox or left"));
+            if let Some(text) = answer {
+                let text = text.replace("{tool}", &call.tool);
+                let result = TextResult::error(&text);
+                reply.send(&jsonrpc::result_line(&call.upstream_id, &result));
+            }
+        }
+        if drained {
+            self.stop_drained();
+        }
+    }
+
+    fn tell_cancelled(&self, id: i64, reason: Option<&str>) {
         let mut params = json!({ "requestId": id });
         if let Some(reason) = reason {
             params["reason"] = json!(reason);
         }
         let _ = self.write(jsonrpc::notification_line(method::CANCELLED, Some(&params)));
-        if drained {
-            self.stop_drained();
-        }
-        true
     }
 
     /// Whether the child is still serving: not gone, not retiring, and still
@@ -732,7 +769,7 @@ impl Downstream {
             Entry::Discard => {}
             Entry::Call(call) => {
                 let result = TextResult::error(text);
-                self.outbox
+                call.reply
                     .send(&jsonrpc::result_line(&call.upstream_id, &result));
             }
         }

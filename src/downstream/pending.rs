@@ -11,9 +11,11 @@
 //! forwarded call has been in flight: the idle timer's measure.
 
 use crate::jsonrpc::RequestId;
+use crate::outbox::Outbox;
 use serde_json::value::RawValue;
 use serde_json::Value;
 use std::collections::HashMap;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use super::Failure;
@@ -31,6 +33,8 @@ pub(super) enum Entry {
 /// A forwarded call's bookkeeping.
 pub(super) struct Call {
     pub upstream_id: RequestId,
+    /// The session that sent it: where its answer and progress go.
+    pub reply: Arc<Outbox>,
     pub tool: String,
     /// Restarted by each progress notification, never past `cap`.
     pub deadline: Instant,
@@ -43,6 +47,7 @@ pub(super) struct Call {
 impl Call {
     pub(super) fn new(
         upstream_id: RequestId,
+        reply: Arc<Outbox>,
         tool: &str,
         progress_token: Option<Value>,
         timeout: Duration,
@@ -52,6 +57,7 @@ impl Call {
         let cap = now + max.max(timeout);
         Call {
             upstream_id,
+            reply,
             tool: tool.to_string(),
             deadline: (now + timeout).min(cap),
             cap,
@@ -126,23 +132,46 @@ impl Pending {
         }
     }
 
-    /// Forgets the forwarded call the host knows as `upstream`; its child id.
-    pub(super) fn cancel(&mut self, upstream: &RequestId) -> Option<i64> {
+    /// Forgets the forwarded call that session `reply` knows as `upstream`;
+    /// its child id.
+    pub(super) fn cancel(&mut self, upstream: &RequestId, reply: &Arc<Outbox>) -> Option<i64> {
         let id = self.entries.iter().find_map(|(id, e)| match e {
-            Entry::Call(call) if call.upstream_id == *upstream => Some(*id),
+            Entry::Call(call) if call.upstream_id == *upstream && Arc::ptr_eq(&call.reply, reply) => {
+                Some(*id)
+            }
             _ => None,
         })?;
         self.complete(id);
         Some(id)
     }
 
+    /// Takes every forwarded call of session `reply`, with its child id.
+    pub(super) fn take_calls_of(&mut self, reply: &Arc<Outbox>) -> Vec<(i64, Call)> {
+        let ids: Vec<i64> = self
+            .entries
+            .iter()
+            .filter_map(|(id, e)| match e {
+                Entry::Call(call) if Arc::ptr_eq(&call.reply, reply) => Some(*id),
+                _ => None,
+            })
+            .collect();
+        ids.into_iter()
+            .filter_map(|id| match self.complete(id) {
+                Some(Entry::Call(call)) => Some((id, call)),
+                _ => None,
+            })
+            .collect()
+    }
+
     /// A progress notification for call `id`: restarts its deadline (never
-    /// past its cap) and returns the host's token, if the host gave one.
-    pub(super) fn progress(&mut self, id: i64, timeout: Duration) -> Option<Value> {
+    /// past its cap) and returns the host's token, if the host gave one, with
+    /// the session it goes to.
+    pub(super) fn progress(&mut self, id: i64, timeout: Duration) -> Option<(Value, Arc<Outbox>)> {
         match self.entries.get_mut(&id) {
             Some(Entry::Call(call)) => {
                 call.deadline = (Instant::now() + timeout).min(call.cap);
-                call.progress_token.clone()
+                let token = call.progress_token.clone()?;
+                Some((token, Arc::clone(&call.reply)))
             }
             _ => None,
         }
@@ -222,9 +251,18 @@ impl Pending {
 mod tests {
     use super::*;
 
+    fn session() -> Arc<Outbox> {
+        Arc::new(Outbox::new(Box::new(std::io::sink())))
+    }
+
     fn call(upstream: i64, timeout_ms: u64, max_ms: u64) -> Entry {
+        call_of(&session(), upstream, timeout_ms, max_ms)
+    }
+
+    fn call_of(reply: &Arc<Outbox>, upstream: i64, timeout_ms: u64, max_ms: u64) -> Entry {
         Entry::Call(Call::new(
             RequestId::Int(upstream),
+            Arc::clone(reply),
             "t",
             Some(Value::from("tok")),
             Duration::from_millis(timeout_ms),
@@ -244,12 +282,16 @@ mod tests {
     }
 
     #[test]
-    fn cancel_finds_a_call_by_the_hosts_id() {
+    fn cancel_finds_a_call_by_the_sessions_id() {
+        let (one, other) = (session(), session());
         let mut p = Pending::default();
-        let id = p.register(call(7, 1000, 1000)).unwrap();
-        assert_eq!(p.cancel(&RequestId::Int(8)), None);
-        assert_eq!(p.cancel(&RequestId::Int(7)), Some(id));
+        let id = p.register(call_of(&one, 7, 1000, 1000)).unwrap();
+        let others = p.register(call_of(&other, 7, 1000, 1000)).unwrap();
+        assert_eq!(p.cancel(&RequestId::Int(8), &one), None);
+        assert_eq!(p.cancel(&RequestId::Int(7), &one), Some(id));
         assert!(p.complete(id).is_none(), "a cancelled call gets no answer");
+        let left: Vec<i64> = p.take_calls_of(&other).iter().map(|(id, _)| *id).collect();
+        assert_eq!(left, [others], "another session's call with the same id stays");
     }
 
     #[test]
@@ -260,7 +302,7 @@ mod tests {
         let capped = p.register(call(3, 10, 20)).unwrap();
         // Progress restarts the deadline, but never past the cap.
         assert_eq!(
-            p.progress(capped, Duration::from_secs(60)),
+            p.progress(capped, Duration::from_secs(60)).map(|(token, _)| token),
             Some(Value::from("tok"))
         );
         let expired = p.take_expired(Instant::now() + Duration::from_millis(50));
@@ -293,8 +335,9 @@ mod tests {
         );
         assert!(p.quiet_since().unwrap() > made);
         p.complete(wait);
-        p.register(call(3, 1000, 1000)).unwrap();
-        assert!(p.cancel(&RequestId::Int(3)).is_some());
+        let reply = session();
+        p.register(call_of(&reply, 3, 1000, 1000)).unwrap();
+        assert!(p.cancel(&RequestId::Int(3), &reply).is_some());
         assert!(p.quiet_since().is_some(), "a cancelled call leaves too");
     }
 

@@ -38,6 +38,8 @@ fn stop_asked(conn: &Downstream) -> bool {
 
 struct Case {
     conn: Arc<Downstream>,
+    /// The session the calls come from.
+    outbox: Arc<Outbox>,
     host: Host,
     child: BufReader<PipeReader>,
     noise: LogBudget,
@@ -62,9 +64,17 @@ impl Case {
         };
         let outbox = Arc::new(Outbox::new(Box::new(host.clone())));
         let stdin = Stdin::new(stdin).expect("a non-blocking pipe");
-        let conn = Downstream::connect(spec, outbox, None, stdin, Waker::detached(), None);
+        let conn = Downstream::connect(
+            spec,
+            Arc::clone(&outbox),
+            None,
+            stdin,
+            Waker::detached(),
+            None,
+        );
         Case {
             conn,
+            outbox,
             host,
             child: BufReader::new(child),
             noise: LogBudget::new("stdout"),
@@ -88,7 +98,14 @@ impl Case {
     fn call(&mut self, id: i64, tool: &str, token: Option<Value>) -> Value {
         let args = RawValue::from_string(r#"{"x":1}"#.into()).unwrap();
         self.conn
-            .forward_call(RequestId::Int(id), tool, &args, &Map::new(), token.as_ref())
+            .forward_call(
+                RequestId::Int(id),
+                &self.outbox,
+                tool,
+                &args,
+                &Map::new(),
+                token.as_ref(),
+            )
             .expect("taken");
         self.child_got()
     }
@@ -180,7 +197,7 @@ fn a_call_past_its_deadline_is_answered_and_cancelled_downstream() {
 fn the_hosts_cancel_reaches_the_child_and_the_late_answer_is_dropped() {
     let mut case = Case::new();
     let sent = case.call(5, "slow", None);
-    assert!(case.conn.cancel(&RequestId::Int(5), Some("user")));
+    assert!(case.conn.cancel(&RequestId::Int(5), &case.outbox, Some("user")));
     let cancel = case.child_got();
     assert_eq!(
         cancel["params"],
@@ -191,7 +208,7 @@ fn the_hosts_cancel_reaches_the_child_and_the_late_answer_is_dropped() {
         case.host.take().is_empty(),
         "a cancelled call gets no answer"
     );
-    assert!(!case.conn.cancel(&RequestId::Int(5), None), "once");
+    assert!(!case.conn.cancel(&RequestId::Int(5), &case.outbox, None), "once");
 }
 
 #[test]
@@ -246,7 +263,7 @@ fn the_end_of_the_process_fails_what_is_in_flight_once_with_its_last_words() {
     let args = RawValue::from_string("{}".into()).unwrap();
     let refused = case
         .conn
-        .forward_call(RequestId::Int(3), "c", &args, &Map::new(), None);
+        .forward_call(RequestId::Int(3), &case.outbox, "c", &args, &Map::new(), None);
     assert!(matches!(refused, Err(Refused::Down(_))));
 }
 

@@ -29,6 +29,7 @@ use crate::forward::{self, ForwardedCall};
 use crate::launch;
 use crate::meta_tools::{self, Outcome};
 use crate::open_result;
+use crate::outbox::Outbox;
 use crate::toolbox::{self, OpenToolbox, RunningServer, ServerState, Slot, ToolId, Toolbox};
 use std::sync::{Arc, Weak};
 use std::thread;
@@ -37,8 +38,8 @@ use std::time::{Duration, Instant};
 /// Queues `op` for toolbox `slot`, starting a worker for the queue if none
 /// runs. A restart joins a restart of the same server that has not begun yet.
 pub(crate) fn submit(fleet: &Arc<Fleet>, slot: &Arc<Slot>, op: Op) {
-    if let Some(session) = fleet.session() {
-        for id in op.request_ids() {
+    for (reply, id) in op.request_ids() {
+        if let Some(session) = fleet.session_of(reply) {
             session.wait(id);
         }
     }
@@ -53,8 +54,8 @@ pub(crate) fn submit(fleet: &Arc<Fleet>, slot: &Arc<Slot>, op: Op) {
         log::error!("cannot create a worker thread: {e}");
         let text = format!("The workbench cannot create a thread ({e}); try again later");
         for op in fleet.queues.abandon(slot) {
-            for id in op.request_ids() {
-                fleet.answer(id, &Outcome::error(text.clone()));
+            for (reply, id) in op.request_ids() {
+                fleet.answer(reply, id, &Outcome::error(text.clone()));
             }
         }
     }
@@ -79,11 +80,12 @@ pub(crate) fn reload(fleet: &Arc<Fleet>, slot: &Arc<Slot>, change: Reload) {
 /// Queues `call`, which its server could not take (it died, sleeps or was
 /// reconfigured), for one start of that server, in its toolbox's queue.
 pub(crate) fn restart_for(fleet: &Arc<Fleet>, mut call: ForwardedCall) {
-    let slot = match fleet.registry.current().find(&call.tool_id.toolbox) {
+    let all = fleet.registry.current();
+    let slot = match all.find_variant(&call.tool_id.toolbox, call.variant) {
         Some(toolbox) => Arc::clone(&toolbox.slot),
         None => {
             let text = format!("Toolbox '{}' not found", call.tool_id.toolbox);
-            if let Some(session) = fleet.session() {
+            if let Some(session) = fleet.session_of(&call.reply) {
                 session.answer(&call.id, &Outcome::error(text));
             }
             return;
@@ -100,31 +102,35 @@ pub(crate) fn restart_for(fleet: &Arc<Fleet>, mut call: ForwardedCall) {
 fn run_queue(fleet: &Arc<Fleet>, slot: &Arc<Slot>) {
     let gone = || fleet.registry.toolbox(slot).is_none();
     while let Some(op) = fleet.queues.pop(slot, gone) {
-        let session = fleet.session();
         match op {
             // Cancelled while queued: nothing happens.
-            Op::Open { id, .. } | Op::Close(id)
-                if session.as_ref().is_some_and(|s| s.cancelled(&id)) =>
-            {
-                if let Some(session) = &session {
+            Op::Open { id, reply, .. }
+            | Op::Close {
+                id: Some(id),
+                reply,
+            } if fleet.session_of(&reply).is_some_and(|s| s.cancelled(&id)) => {
+                if let Some(session) = fleet.session_of(&reply) {
                     session.finish(&id);
                 }
             }
             // Cancelled while it runs: it runs to its end, unanswered.
             Op::Open {
                 id,
+                reply,
                 form,
                 requested,
             } => {
-                let mut outcome = open_toolbox(fleet, slot);
+                let mut outcome = open_toolbox(fleet, slot, &reply);
                 if outcome.json && !outcome.is_error {
                     outcome.text = open_result::reshape(outcome.text, form, requested.as_deref());
                 }
-                fleet.answer(&id, &outcome);
+                fleet.answer(&reply, &id, &outcome);
             }
-            Op::Close(id) => {
-                let outcome = close_toolbox(fleet, slot);
-                fleet.answer(&id, &outcome);
+            Op::Close { id, reply } => {
+                let outcome = close_toolbox(fleet, slot, &reply);
+                if let Some(id) = id {
+                    fleet.answer(&reply, &id, &outcome);
+                }
             }
             Op::Restart { server, calls } => restart_then_forward(fleet, slot, &server, calls),
             Op::Sleep {
@@ -148,7 +154,8 @@ fn configured(fleet: &Fleet, slot: &Slot) -> Option<Toolbox> {
 /// `open_toolbox`: starts the toolbox's servers that are not running (in
 /// parallel), and lists the tools of all of them. Asleep servers stay
 /// asleep: their last listing answers.
-fn open_toolbox(fleet: &Arc<Fleet>, slot: &Arc<Slot>) -> Outcome {
+/// The toolbox is held for the session of `reply` (§8).
+fn open_toolbox(fleet: &Arc<Fleet>, slot: &Arc<Slot>, reply: &Arc<Outbox>) -> Outcome {
     let Some(toolbox) = configured(fleet, slot) else {
         return Outcome::error(meta_tools::not_configured(
             &fleet.registry.current(),
@@ -183,7 +190,7 @@ fn open_toolbox(fleet: &Arc<Fleet>, slot: &Arc<Slot>) -> Outcome {
                     dead.push((&server.name, Arc::clone(&r.conn)));
                 }
                 if !server.disabled {
-                    match launch::resolve(name, server) {
+                    match launch::resolve(name, server, toolbox.env.as_deref()) {
                         Ok(spec) => specs.push(spec),
                         Err(errors) => env_errors.extend(errors),
                     }
@@ -227,6 +234,15 @@ fn open_toolbox(fleet: &Arc<Fleet>, slot: &Arc<Slot>) -> Outcome {
         return Outcome::error(outcome.errors.join("\n"));
     }
     fleet.registry.install(slot, open);
+    match fleet.session_of(reply) {
+        Some(session) => session.hold(slot, true),
+        // The session left while its open ran: nobody may be left to close it.
+        None if fleet.holders(slot) == 0 => {
+            close_toolbox(fleet, slot, reply);
+            return Outcome::error(format!("Toolbox '{name}' was closed: its session left"));
+        }
+        None => {}
+    }
     fleet.tools_changed();
     log::info!(
         "toolbox '{name}' {} ({connected} of {enabled} servers running or asleep)",
@@ -297,10 +313,10 @@ fn restart_then_forward(
     calls: Vec<ForwardedCall>,
 ) {
     let restarted = restart_server(fleet, slot, server);
-    let Some(session) = fleet.session() else {
-        return;
-    };
     for call in calls {
+        let Some(session) = fleet.session_of(&call.reply) else {
+            continue; // its session left
+        };
         if !session.finish(&call.id) {
             continue; // cancelled while it waited
         }
@@ -378,7 +394,8 @@ fn restart_server(
             ))
         }
     };
-    let spec = launch::resolve(name, config).map_err(|errors| errors.join("; "))?;
+    let spec = launch::resolve(name, config, toolbox.env.as_deref())
+        .map_err(|errors| errors.join("; "))?;
     let dead = match &cause {
         Cause::Died(_, conn) => vec![(server, Arc::clone(conn))],
         Cause::Woken(_) => Vec::new(),
@@ -412,13 +429,36 @@ fn restart_server(
     }
 }
 
-/// `close_toolbox`: stops this toolbox's servers, and nothing else.
-fn close_toolbox(fleet: &Fleet, slot: &Slot) -> Outcome {
-    if configured(fleet, slot).is_none() {
+/// `close_toolbox` for the session of `reply`: releases its hold; stops
+/// this toolbox's servers, and nothing else, unless other sessions of a
+/// shared fleet still hold it (§8): then only this session's calls in flight
+/// to it end.
+fn close_toolbox(fleet: &Fleet, slot: &Slot, reply: &Arc<Outbox>) -> Outcome {
+    let Some(toolbox) = configured(fleet, slot) else {
         let all = fleet.registry.current();
         return Outcome::error(meta_tools::not_configured(&all, &slot.name));
-    }
+    };
     let name = &slot.name;
+    let session = fleet.session_of(reply);
+    let held = session.as_ref().is_some_and(|s| s.holds(slot));
+    if let Some(session) = &session {
+        session.hold(slot, false);
+    }
+    let others = fleet.holders(slot);
+    if others > 0 {
+        let (Some(open), true) = (toolbox.open, held) else {
+            return Outcome::error(format!("Toolbox '{name}' is not open"));
+        };
+        let in_flight = format!("Toolbox '{name}' was closed while tool '{{tool}}' was running");
+        for conn in open.conns() {
+            conn.withdraw(reply, Some(&in_flight));
+        }
+        if let Some(session) = &session {
+            session.tools_changed(&fleet.registry.current());
+        }
+        log::info!("toolbox '{name}' released by a session; {others} still hold it");
+        return Outcome::ok(meta_tools::closed_for_session(name, others));
+    }
     let Some(open) = fleet.registry.set_open(slot, None) else {
         return Outcome::error(format!("Toolbox '{name}' is not open"));
     };

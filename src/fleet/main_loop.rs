@@ -20,7 +20,7 @@ use super::lifecycle;
 use super::queues::Op;
 use super::reload::{self, Stamp};
 use super::timers::Timers;
-use super::{Fleet, SessionLink};
+use super::Fleet;
 use crate::config::Config;
 use crate::downstream::{Downstream, Idle};
 use crate::launch::Launcher;
@@ -48,17 +48,16 @@ const DEBOUNCE: Duration = Duration::from_millis(100);
 /// ...or this long after its first notice, whichever comes first.
 const MAX_WAIT: Duration = Duration::from_secs(1);
 
-/// The fleet of `config`, serving `session`, with its loop running;
-/// `changes`: the children's `list_changed` reports (dynamic mode).
+/// The fleet of `config`, with its loop running; `changes`: the children's
+/// `list_changed` reports (dynamic mode). It serves the sessions `attach`ed.
 pub(crate) fn start(
     config: &Config,
     launcher: Launcher,
-    session: Weak<dyn SessionLink>,
     changes: Option<Receiver<Arc<Downstream>>>,
 ) -> Arc<Fleet> {
     Arc::new_cyclic(|fleet| {
         let events = spawn(fleet.clone(), changes);
-        Fleet::new(config, launcher, events, session)
+        Fleet::new(config, launcher, events)
     })
 }
 

@@ -3,11 +3,12 @@
 //! re-lists (`lifecycle`, on each toolbox's worker), decided by one loop that
 //! owns the fleet's timers (`main_loop`).
 //!
-//! The fleet serves a host session through `SessionLink` alone, and imports
-//! no session code: the next step (one fleet for several sessions,
-//! docs/reference.md §8) replaces the one link with a list. Calls do not pass
-//! through the fleet: a session resolves them in the registry and writes
-//! them to the child itself (`forward`).
+//! The fleet serves host sessions through `SessionLink` alone, and imports
+//! no session code: one session in a workbench of its own, or every session
+//! attached to a shared fleet (docs/reference.md §8), each known by its
+//! outbox. A session holds the toolboxes it opened; a toolbox closes when no
+//! session holds it. Calls do not pass through the fleet: a session resolves
+//! them in the registry and writes them to the child itself (`forward`).
 
 pub(crate) mod event;
 pub(crate) mod lifecycle;
@@ -19,17 +20,22 @@ pub(crate) mod timers;
 use crate::config::{Config, ToolboxConfig};
 use crate::jsonrpc::RequestId;
 use crate::launch::Launcher;
+use crate::lock;
 use crate::meta_tools::Outcome;
-use crate::toolbox::{Registry, Toolboxes};
+use crate::outbox::Outbox;
+use crate::toolbox::{Registry, Slot, Toolboxes};
 use crossbeam_channel::Sender;
 use event::Event;
 use queues::Queues;
 use std::path::PathBuf;
-use std::sync::{Arc, Weak};
+use std::sync::{Arc, Mutex, Weak};
 
 /// What the fleet needs of a host session. Each call is quick: it may write
-/// one line to the host, and waits for nothing else.
+/// one line to the host, and waits for nothing else. A session is known by
+/// its outbox (`reply`), which calls and queued requests carry.
 pub(crate) trait SessionLink: Send + Sync {
+    /// Where the session's answers go; also its identity.
+    fn outbox(&self) -> &Arc<Outbox>;
     /// Host request `id` waits in the fleet (a queued open, close or call).
     fn wait(&self, id: &RequestId);
     /// Whether the host cancelled `id`, which waits in the fleet.
@@ -38,6 +44,10 @@ pub(crate) trait SessionLink: Send + Sync {
     fn finish(&self, id: &RequestId) -> bool;
     /// Sends `outcome` as the `CallToolResult` of `id`.
     fn answer(&self, id: &RequestId, outcome: &Outcome);
+    /// Whether the session holds toolbox `slot` open.
+    fn holds(&self, slot: &Slot) -> bool;
+    /// Takes (`true`) or releases the session's hold on toolbox `slot`.
+    fn hold(&self, slot: &Slot, held: bool);
     /// What is open changed (an open, close, restart or re-list): the
     /// session's tools may have changed.
     fn tools_changed(&self, toolboxes: &Toolboxes);
@@ -46,52 +56,107 @@ pub(crate) trait SessionLink: Send + Sync {
 }
 
 /// The state the fleet's threads share: the registry, the launcher, the
-/// lifecycle queues, the loop's channel and the session served.
+/// lifecycle queues, the loop's channel and the sessions served.
 pub(crate) struct Fleet {
     pub registry: Registry,
     pub launcher: Launcher,
     pub queues: Queues,
     /// The fleet loop's events.
     events: Sender<Event>,
-    session: Weak<dyn SessionLink>,
+    /// The sessions served: one, or every session of a shared fleet (§8).
+    sessions: Mutex<Vec<Weak<dyn SessionLink>>>,
 }
 
 impl Fleet {
     /// The fleet of `config`; `events`: its loop's channel (see
     /// `main_loop::start`, which builds it).
-    fn new(
-        config: &Config,
-        launcher: Launcher,
-        events: Sender<Event>,
-        session: Weak<dyn SessionLink>,
-    ) -> Fleet {
+    fn new(config: &Config, launcher: Launcher, events: Sender<Event>) -> Fleet {
         Fleet {
             registry: Registry::new(config),
             launcher,
             queues: Queues::default(),
             events,
-            session,
+            sessions: Mutex::new(Vec::new()),
         }
     }
 
-    /// The session served, while it lasts.
-    pub(crate) fn session(&self) -> Option<Arc<dyn SessionLink>> {
-        self.session.upgrade()
+    /// Serves `session` from now on, until it is dropped (or `leave` is called).
+    pub(crate) fn attach(&self, session: Weak<dyn SessionLink>) {
+        let mut sessions = lock(&self.sessions);
+        sessions.retain(|s| s.strong_count() > 0);
+        sessions.push(session);
     }
 
-    /// Answers `id` with `outcome`, unless the host cancelled it.
-    pub(crate) fn answer(&self, id: &RequestId, outcome: &Outcome) {
-        if let Some(session) = self.session() {
+    /// Stops serving the session of `reply`: it is gone. Its calls in flight
+    /// are cancelled downstream, and its holds released: a toolbox no other
+    /// session holds is closed.
+    pub(crate) fn leave(self: &Arc<Self>, reply: &Arc<Outbox>) {
+        let session = self.session_of(reply);
+        lock(&self.sessions).retain(|s| {
+            s.upgrade()
+                .is_some_and(|s| !Arc::ptr_eq(s.outbox(), reply))
+        });
+        for conn in self.launcher.live_conns() {
+            conn.withdraw(reply, None);
+        }
+        let Some(session) = session else {
+            return;
+        };
+        let held: Vec<Arc<Slot>> = self
+            .registry
+            .current()
+            .all()
+            .filter(|t| session.holds(&t.slot))
+            .map(|t| Arc::clone(&t.slot))
+            .collect();
+        for slot in held {
+            lifecycle::submit(
+                self,
+                &slot,
+                queues::Op::Close {
+                    id: None,
+                    reply: Arc::clone(reply),
+                },
+            );
+        }
+    }
+
+    /// Every session served.
+    pub(crate) fn sessions(&self) -> Vec<Arc<dyn SessionLink>> {
+        lock(&self.sessions)
+            .iter()
+            .filter_map(Weak::upgrade)
+            .collect()
+    }
+
+    /// The session whose outbox is `reply`, while it is served.
+    pub(crate) fn session_of(&self, reply: &Arc<Outbox>) -> Option<Arc<dyn SessionLink>> {
+        lock(&self.sessions)
+            .iter()
+            .filter_map(Weak::upgrade)
+            .find(|s| Arc::ptr_eq(s.outbox(), reply))
+    }
+
+    /// How many sessions hold toolbox `slot` open.
+    pub(crate) fn holders(&self, slot: &Slot) -> usize {
+        self.sessions().iter().filter(|s| s.holds(slot)).count()
+    }
+
+    /// Answers `id` of session `reply` with `outcome`, unless it cancelled it
+    /// or is gone.
+    pub(crate) fn answer(&self, reply: &Arc<Outbox>, id: &RequestId, outcome: &Outcome) {
+        if let Some(session) = self.session_of(reply) {
             if session.finish(id) {
                 session.answer(id, outcome);
             }
         }
     }
 
-    /// Tells the session what is open changed.
+    /// Tells every session what is open changed.
     pub(crate) fn tools_changed(&self) {
-        if let Some(session) = self.session() {
-            session.tools_changed(&self.registry.current());
+        let toolboxes = self.registry.current();
+        for session in self.sessions() {
+            session.tools_changed(&toolboxes);
         }
     }
 

@@ -12,6 +12,7 @@ use crate::forward::ForwardedCall;
 use crate::jsonrpc::RequestId;
 use crate::lock;
 use crate::open_result;
+use crate::outbox::Outbox;
 use crate::toolbox::Slot;
 use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex, Weak};
@@ -23,10 +24,18 @@ pub(crate) enum Op {
     /// full definitions the call asked for, if any (see `open_result`).
     Open {
         id: RequestId,
+        /// The session asking (its outbox).
+        reply: Arc<Outbox>,
         form: open_result::Form,
         requested: Option<Vec<String>>,
     },
-    Close(RequestId),
+    /// Releases the session's hold, and closes the toolbox if no other
+    /// session holds it. `id`: the request to answer, none when the session
+    /// left.
+    Close {
+        id: Option<RequestId>,
+        reply: Arc<Outbox>,
+    },
     /// Start server `server` again, then forward `calls` to it.
     Restart {
         server: String,
@@ -51,12 +60,16 @@ pub(crate) enum Reload {
 }
 
 impl Op {
-    /// The host requests that wait for this operation.
-    pub(crate) fn request_ids(&self) -> Vec<&RequestId> {
+    /// The host requests that wait for this operation, with their sessions.
+    pub(crate) fn request_ids(&self) -> Vec<(&Arc<Outbox>, &RequestId)> {
         match self {
-            Op::Open { id, .. } | Op::Close(id) => vec![id],
-            Op::Restart { calls, .. } => calls.iter().map(|c| &c.id).collect(),
-            Op::Sleep { .. } | Op::Reload(_) => Vec::new(),
+            Op::Open { id, reply, .. }
+            | Op::Close {
+                id: Some(id),
+                reply,
+            } => vec![(reply, id)],
+            Op::Restart { calls, .. } => calls.iter().map(|c| (&c.reply, &c.id)).collect(),
+            Op::Close { id: None, .. } | Op::Sleep { .. } | Op::Reload(_) => Vec::new(),
         }
     }
 }
@@ -197,22 +210,32 @@ mod tests {
         RequestId::Int(n)
     }
 
+    fn close(n: i64) -> Op {
+        Op::Close {
+            id: Some(RequestId::Int(n)),
+            reply: Arc::new(Outbox::new(Box::new(std::io::sink()))),
+        }
+    }
+
     fn close_ids(ops: &[Op]) -> Vec<&RequestId> {
-        ops.iter().flat_map(Op::request_ids).collect()
+        ops.iter()
+            .flat_map(Op::request_ids)
+            .map(|(_, id)| id)
+            .collect()
     }
 
     #[test]
     fn one_worker_per_queue_in_order_and_forgotten_when_gone() {
         let queues = Queues::default();
         let (a, b) = (slot(1), slot(2));
-        assert!(queues.push(&a, Op::Close(id(1))), "start a worker");
-        assert!(!queues.push(&a, Op::Close(id(2))), "one runs");
-        assert!(queues.push(&b, Op::Close(id(3))), "another toolbox");
+        assert!(queues.push(&a, close(1)), "start a worker");
+        assert!(!queues.push(&a, close(2)), "one runs");
+        assert!(queues.push(&b, close(3)), "another toolbox");
         let first = queues.pop(&a, || unreachable!()).unwrap();
-        assert_eq!(first.request_ids(), [&id(1)]);
+        assert_eq!(close_ids(&[first]), [&id(1)]);
         assert!(!queues.if_idle(&a, || unreachable!(), || false), "busy");
         let second = queues.pop(&a, || unreachable!()).unwrap();
-        assert_eq!(second.request_ids(), [&id(2)]);
+        assert_eq!(close_ids(&[second]), [&id(2)]);
         assert!(queues.pop(&a, || false).is_none(), "done; still configured");
         let mut ran = false;
         assert!(queues.if_idle(&a, || ran = true, || true));
@@ -220,7 +243,7 @@ mod tests {
         assert!(!lock(&queues.toolboxes).contains_key(&1), "gone: forgotten");
         let abandoned = queues.abandon(&b);
         assert_eq!(close_ids(&abandoned), [&id(3)]);
-        assert!(queues.push(&b, Op::Close(id(4))), "no worker after abandon");
+        assert!(queues.push(&b, close(4)), "no worker after abandon");
     }
 
     #[test]
@@ -232,7 +255,7 @@ mod tests {
             calls: Vec::new(),
         };
         queues.push(&t, restart("s"));
-        queues.push(&t, Op::Close(id(1)));
+        queues.push(&t, close(1));
         queues.push(&t, restart("s"));
         queues.push(&t, restart("other"));
         let ops: Vec<Op> = std::iter::from_fn(|| queues.pop(&t, || false)).collect();
@@ -240,7 +263,7 @@ mod tests {
             .iter()
             .map(|op| match op {
                 Op::Restart { server, .. } => format!("restart {server}"),
-                Op::Close(_) => "close".into(),
+                Op::Close { .. } => "close".into(),
                 _ => "other".into(),
             })
             .collect();

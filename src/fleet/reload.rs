@@ -80,14 +80,20 @@ fn apply(fleet: &Arc<Fleet>, old: &Config, new: &Config) {
         let mut entries = Vec::new();
         let mut changed = Vec::new();
         for config in &new.toolboxes {
-            match all.find(&config.name) {
-                Some(kept) => {
-                    if *kept.config != *config {
-                        changed.push((Arc::clone(&kept.slot), Arc::new(config.clone())));
-                    }
-                    entries.push(kept.clone());
+            // Every copy: the base, and a shared fleet's variants (§8).
+            let copies: Vec<Toolbox> = all
+                .all()
+                .filter(|t| t.config.name == config.name)
+                .cloned()
+                .collect();
+            if copies.is_empty() {
+                entries.push(Toolbox::new(config.clone()));
+            }
+            for kept in copies {
+                if *kept.config != *config {
+                    changed.push((Arc::clone(&kept.slot), Arc::new(config.clone())));
                 }
-                None => entries.push(Toolbox::new(config.clone())),
+                entries.push(kept);
             }
         }
         let mut removed = Vec::new();
@@ -117,9 +123,10 @@ fn apply(fleet: &Arc<Fleet>, old: &Config, new: &Config) {
     for slot in removed {
         lifecycle::reload(fleet, &slot, Reload::Remove);
     }
-    if let Some(session) = fleet.session() {
-        let configs: Vec<&ToolboxConfig> = new.toolboxes.iter().collect();
-        session.config_changed(&configs, &fleet.registry.current());
+    let configs: Vec<&ToolboxConfig> = new.toolboxes.iter().collect();
+    let toolboxes = fleet.registry.current();
+    for session in fleet.sessions() {
+        session.config_changed(&configs, &toolboxes);
     }
 }
 
