@@ -16,6 +16,9 @@ Usage:
       the workbench to FILE as JSON lines
   mcp-workbench check [--config PATH] [--json]
       validate the config, start every server once, print a report
+  mcp-workbench status [--config PATH] [--json]
+      the shared fleet of that config (\"shareServers\": true): its sessions and
+      servers; exits 1 when none runs
   mcp-workbench --help | --version
 
 The config path is --config, else $WORKBENCH_CONFIG, else ./workbench-config.json.
@@ -27,7 +30,7 @@ Exit codes: 0 clean shutdown, 1 runtime failure, 2 usage or config error.
 
 /// The one line printed with a usage error, before the hint to `--help`.
 pub const USAGE_LINE: &str =
-    "usage: mcp-workbench [--config PATH] [--trace FILE] | mcp-workbench check [--config PATH] [--json]";
+    "usage: mcp-workbench [--config PATH] [--trace FILE] | mcp-workbench check|status [--config PATH] [--json]";
 
 /// The default config file, in the working directory.
 pub const DEFAULT_CONFIG: &str = "workbench-config.json";
@@ -58,6 +61,15 @@ pub enum Command {
         config: ConfigPath,
         json: bool,
     },
+    Status {
+        config: ConfigPath,
+        json: bool,
+    },
+    /// The shared fleet's own process, which a serving workbench starts
+    /// (docs/reference.md §8); not for people to run.
+    Fleet {
+        config: ConfigPath,
+    },
     Help,
     Version,
 }
@@ -70,7 +82,7 @@ pub fn parse(
     args: impl IntoIterator<Item = OsString>,
     env: &dyn Fn(&str) -> Option<OsString>,
 ) -> Result<Command, String> {
-    let mut check = false;
+    let mut word: Option<&'static str> = None;
     let mut json = false;
     let mut config: Option<PathBuf> = None;
     let mut trace: Option<PathBuf> = None;
@@ -86,7 +98,20 @@ pub fn parse(
         match (flag, inline) {
             ("-h" | "--help", None) => return Ok(Command::Help),
             ("-V" | "--version", None) => return Ok(Command::Version),
-            ("check", None) => set_flag(&mut check, "check")?,
+            (w @ ("check" | "status" | "fleet"), None) => {
+                let w = WORDS
+                    .iter()
+                    .copied()
+                    .find(|known| *known == w)
+                    .unwrap_or("check");
+                if let Some(first) = word.replace(w) {
+                    return Err(if first == w {
+                        format!("{w} was given twice")
+                    } else {
+                        format!("{first} and {w} cannot be combined")
+                    });
+                }
+            }
             ("--json", None) => set_flag(&mut json, "--json")?,
             ("--config" | "--trace", _) => {
                 let value = match inline {
@@ -109,8 +134,8 @@ pub fn parse(
             _ => return Err(unexpected(text, flag)),
         }
     }
-    if json && !check {
-        return Err("--json applies to check".to_string());
+    if json && !matches!(word, Some("check" | "status")) {
+        return Err("--json applies to check and status".to_string());
     }
     let config = match config {
         Some(path) => ConfigPath {
@@ -128,12 +153,17 @@ pub fn parse(
             },
         },
     };
-    match (check, trace) {
-        (true, Some(_)) => Err("--trace applies to serving, not to check".to_string()),
-        (true, None) => Ok(Command::Check { config, json }),
-        (false, trace) => Ok(Command::Serve { config, trace }),
+    match (word, trace) {
+        (Some(word), Some(_)) => Err(format!("--trace applies to serving, not to {word}")),
+        (Some("status"), None) => Ok(Command::Status { config, json }),
+        (Some("fleet"), None) => Ok(Command::Fleet { config }),
+        (Some(_), None) => Ok(Command::Check { config, json }),
+        (None, trace) => Ok(Command::Serve { config, trace }),
     }
 }
+
+/// The command words (`fleet` is the shared fleet's own, not in the usage).
+const WORDS: &[&str] = &["check", "status", "fleet"];
 
 fn set_flag(seen: &mut bool, name: &str) -> Result<(), String> {
     if std::mem::replace(seen, true) {
@@ -147,7 +177,7 @@ fn unexpected(text: &str, flag: &str) -> String {
     let (what, known) = if text.starts_with('-') {
         ("unknown option", FLAGS)
     } else {
-        ("unexpected argument", &["check"][..])
+        ("unexpected argument", &WORDS[..2])
     };
     match suggest::closest(flag, known) {
         Some(close) => format!("{what} '{text}'; did you mean '{close}'?"),
@@ -256,7 +286,7 @@ mod tests {
             err(&["check", "--json", "--json"]),
             "--json was given twice"
         );
-        assert_eq!(err(&["--json"]), "--json applies to check");
+        assert_eq!(err(&["--json"]), "--json applies to check and status");
         assert_eq!(
             err(&["check", "--trace", "t"]),
             "--trace applies to serving, not to check"

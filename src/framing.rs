@@ -23,6 +23,11 @@ impl<R: BufRead> LineReader<R> {
         }
     }
 
+    /// The reader, with what it buffered and no line has taken yet.
+    pub fn into_inner(self) -> R {
+        self.inner
+    }
+
     /// The next non-blank line without its terminator; `Ok(None)` on clean EOF.
     /// A final line without `\n` before EOF still counts as a line.
     pub fn next_line(&mut self) -> io::Result<Option<&[u8]>> {

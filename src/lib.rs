@@ -26,6 +26,8 @@ pub mod params;
 pub mod process;
 pub mod server;
 pub(crate) mod session;
+#[cfg(unix)]
+pub mod share;
 pub(crate) mod suggest;
 pub(crate) mod toolbox;
 pub mod trace;

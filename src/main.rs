@@ -39,6 +39,8 @@ fn main() -> ExitCode {
         // The report says what happened to each server, stderr tail included:
         // info lines and children's stderr would only clutter it.
         Command::Check { config, .. } => (config.clone(), "error"),
+        Command::Status { config, json } => return status(&config.path, *json),
+        Command::Fleet { config } => (config.clone(), "info"),
     };
     env_logger::Builder::from_env(env_logger::Env::default().default_filter_or(default_level))
         .target(env_logger::Target::Stderr)
@@ -53,11 +55,22 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
+    // A session of a shared fleet starts no server: the fleet does.
+    if let (Command::Serve { trace: None, .. }, true) = (&command, loaded.config.share_servers) {
+        for warning in &loaded.warnings {
+            log::warn!("{}: {warning}", config_path.path.display());
+        }
+        match serve_shared(&config_path.path) {
+            Some(code) => return code,
+            None => log::warn!("serving this session alone, with servers of its own"),
+        }
+    }
     // Still before any thread exists, and before any file is opened.
     if let Err(e) = mcp_workbench::process::start_watchdog() {
         log::warn!("cannot start the watchdog ({e}): if the workbench is killed, processes its servers started may survive it");
     }
     match command {
+        Command::Fleet { .. } => fleet(&config_path.path, loaded.config),
         Command::Check { json, .. } => {
             check::run(loaded.config, &loaded.warnings, json, &mut io::stdout())
         }
@@ -82,7 +95,70 @@ fn main() -> ExitCode {
                 }
             }
         }
-        Command::Help | Command::Version => unreachable!("handled above"),
+        Command::Help | Command::Version | Command::Status { .. } => {
+            unreachable!("handled above")
+        }
+    }
+}
+
+/// Serves the host through the config's shared fleet (docs/reference.md
+/// §8); `None` when no fleet can be reached or started (said on stderr), and
+/// the session is to be served alone.
+#[cfg(unix)]
+fn serve_shared(path: &Path) -> Option<ExitCode> {
+    let served =
+        mcp_workbench::share::serve_session(path, io::stdin().lock(), Box::new(io::stdout()));
+    match served {
+        Ok(()) => Some(ExitCode::SUCCESS),
+        Err(e) => {
+            log::error!("cannot use the shared fleet: {e}");
+            None
+        }
+    }
+}
+
+#[cfg(not(unix))]
+fn serve_shared(_path: &Path) -> Option<ExitCode> {
+    log::warn!("shareServers is not supported on this system yet");
+    None
+}
+
+/// `mcp-workbench fleet`: the shared fleet's own process.
+#[cfg(unix)]
+fn fleet(path: &Path, config: config::Config) -> ExitCode {
+    match mcp_workbench::share::run_fleet(path, config) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            log::error!("the shared fleet cannot run: {e}");
+            ExitCode::from(1)
+        }
+    }
+}
+
+#[cfg(not(unix))]
+fn fleet(_path: &Path, _config: config::Config) -> ExitCode {
+    eprintln!("error: the shared fleet is not supported on this system yet");
+    ExitCode::from(2)
+}
+
+/// `mcp-workbench status`: exit 1, with one line, when no fleet runs.
+fn status(path: &Path, json: bool) -> ExitCode {
+    #[cfg(unix)]
+    let report = mcp_workbench::share::status(path, json);
+    #[cfg(not(unix))]
+    let report: Result<String, String> = {
+        let _ = (path, json);
+        Err("the shared fleet is not supported on this system yet".into())
+    };
+    match report {
+        Ok(text) => {
+            print!("{text}");
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("{e}");
+            ExitCode::from(1)
+        }
     }
 }
 

@@ -293,7 +293,9 @@ pub(crate) fn closed_for_session(toolbox: &str, others: usize) -> String {
     } else {
         format!("{others} other sessions hold")
     };
-    format!("Toolbox '{toolbox}' closed (0 servers stopped): {sessions} it, so it stays open for them")
+    format!(
+        "Toolbox '{toolbox}' closed (0 servers stopped): {sessions} it, so it stays open for them"
+    )
 }
 
 #[cfg(test)]

@@ -401,7 +401,9 @@ impl Server {
                     None => all.find(&toolbox).cloned(),
                     Some(peer) => {
                         let variant = self.session.variant_of(&toolbox);
-                        self.fleet.registry.add_variant(&toolbox, variant, &peer.env)
+                        self.fleet
+                            .registry
+                            .add_variant(&toolbox, variant, &peer.env)
                     }
                 };
                 let Some(found) = found else {

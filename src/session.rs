@@ -10,6 +10,7 @@
 
 use crate::config::{Config, Mode, ToolboxConfig};
 use crate::dynamic::NativeTable;
+use crate::expand::{Template, Vars};
 use crate::fleet::SessionLink;
 use crate::jsonrpc::{self, RequestId};
 use crate::lock;
@@ -17,7 +18,6 @@ use crate::mcp::{self, method};
 use crate::meta_tools::{self, Outcome};
 use crate::open_result;
 use crate::outbox::Outbox;
-use crate::expand::{Template, Vars};
 use crate::toolbox::{Slot, Toolboxes, Variant, BASE};
 use std::collections::{HashMap, HashSet};
 use std::hash::{Hash, Hasher};
@@ -49,6 +49,8 @@ pub(crate) struct Session {
 }
 
 /// What a shared fleet knows of a session besides its MCP state (§8).
+/// (Shared fleets are Unix-only for now: `share`.)
+#[cfg_attr(not(unix), allow(dead_code))]
 pub(crate) struct Peer {
     /// The front process's pid (what `status` shows).
     pub pid: u32,
@@ -60,6 +62,7 @@ pub(crate) struct Peer {
     variants: Mutex<HashMap<String, Variant>>,
 }
 
+#[cfg_attr(not(unix), allow(dead_code))]
 impl Peer {
     pub(crate) fn new(pid: u32, env: Vars, id: u64, config: &Config) -> Peer {
         let peer = Peer {
@@ -130,6 +133,7 @@ impl Session {
     }
 
     /// A shared fleet's session (§8).
+    #[cfg_attr(not(unix), allow(dead_code))]
     pub(crate) fn attached(config: &Config, outbox: Arc<Outbox>, peer: Peer) -> Session {
         Session {
             peer: Some(peer),
@@ -146,6 +150,7 @@ impl Session {
     }
 
     /// The names of the toolboxes this session holds, in config order.
+    #[cfg_attr(not(unix), allow(dead_code))]
     pub(crate) fn held_names(&self, toolboxes: &Toolboxes) -> Vec<String> {
         let held = lock(&self.held);
         toolboxes

@@ -237,12 +237,12 @@ impl Registry {
     /// `use_tool` error text (docs/reference.md §5.2).
     pub(crate) fn resolve(&self, id: &ToolId, variant: Variant) -> Result<Route, String> {
         let all = self.current();
-        let toolbox = all
-            .find_variant(&id.toolbox, variant)
-            .ok_or_else(|| match all.find(&id.toolbox) {
-                Some(_) => not_open(&id.toolbox),
-                None => format!("Toolbox '{}' not found", id.toolbox),
-            })?;
+        let toolbox =
+            all.find_variant(&id.toolbox, variant)
+                .ok_or_else(|| match all.find(&id.toolbox) {
+                    Some(_) => not_open(&id.toolbox),
+                    None => format!("Toolbox '{}' not found", id.toolbox),
+                })?;
         let open = toolbox.open.as_ref().ok_or_else(|| not_open(&id.toolbox))?;
         let index = toolbox
             .config
@@ -287,7 +287,12 @@ impl Registry {
     /// Copy `variant` of toolbox `name`, expanded with `env`, made if it is
     /// not there yet (a shared fleet's session opens it); `None` when `name`
     /// is not configured.
-    pub(crate) fn add_variant(&self, name: &str, variant: Variant, env: &Arc<Vars>) -> Option<Toolbox> {
+    pub(crate) fn add_variant(
+        &self,
+        name: &str,
+        variant: Variant,
+        env: &Arc<Vars>,
+    ) -> Option<Toolbox> {
         if variant == BASE {
             return self.current().find(name).cloned();
         }

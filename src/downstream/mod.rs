@@ -311,7 +311,7 @@ impl Downstream {
     }
 
     /// The pid of the child's first process (0 without a child).
-    fn pid(&self) -> u32 {
+    pub(crate) fn pid(&self) -> u32 {
         self.link.as_ref().map_or(0, |link| link.tree.pid())
     }
 

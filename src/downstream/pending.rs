@@ -136,7 +136,9 @@ impl Pending {
     /// its child id.
     pub(super) fn cancel(&mut self, upstream: &RequestId, reply: &Arc<Outbox>) -> Option<i64> {
         let id = self.entries.iter().find_map(|(id, e)| match e {
-            Entry::Call(call) if call.upstream_id == *upstream && Arc::ptr_eq(&call.reply, reply) => {
+            Entry::Call(call)
+                if call.upstream_id == *upstream && Arc::ptr_eq(&call.reply, reply) =>
+            {
                 Some(*id)
             }
             _ => None,
@@ -291,7 +293,11 @@ mod tests {
         assert_eq!(p.cancel(&RequestId::Int(7), &one), Some(id));
         assert!(p.complete(id).is_none(), "a cancelled call gets no answer");
         let left: Vec<i64> = p.take_calls_of(&other).iter().map(|(id, _)| *id).collect();
-        assert_eq!(left, [others], "another session's call with the same id stays");
+        assert_eq!(
+            left,
+            [others],
+            "another session's call with the same id stays"
+        );
     }
 
     #[test]
@@ -302,7 +308,8 @@ mod tests {
         let capped = p.register(call(3, 10, 20)).unwrap();
         // Progress restarts the deadline, but never past the cap.
         assert_eq!(
-            p.progress(capped, Duration::from_secs(60)).map(|(token, _)| token),
+            p.progress(capped, Duration::from_secs(60))
+                .map(|(token, _)| token),
             Some(Value::from("tok"))
         );
         let expired = p.take_expired(Instant::now() + Duration::from_millis(50));

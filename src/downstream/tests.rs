@@ -197,7 +197,9 @@ fn a_call_past_its_deadline_is_answered_and_cancelled_downstream() {
 fn the_hosts_cancel_reaches_the_child_and_the_late_answer_is_dropped() {
     let mut case = Case::new();
     let sent = case.call(5, "slow", None);
-    assert!(case.conn.cancel(&RequestId::Int(5), &case.outbox, Some("user")));
+    assert!(case
+        .conn
+        .cancel(&RequestId::Int(5), &case.outbox, Some("user")));
     let cancel = case.child_got();
     assert_eq!(
         cancel["params"],
@@ -208,7 +210,10 @@ fn the_hosts_cancel_reaches_the_child_and_the_late_answer_is_dropped() {
         case.host.take().is_empty(),
         "a cancelled call gets no answer"
     );
-    assert!(!case.conn.cancel(&RequestId::Int(5), &case.outbox, None), "once");
+    assert!(
+        !case.conn.cancel(&RequestId::Int(5), &case.outbox, None),
+        "once"
+    );
 }
 
 #[test]
@@ -261,9 +266,14 @@ fn the_end_of_the_process_fails_what_is_in_flight_once_with_its_last_words() {
     assert!(case.host.take().is_empty(), "answered once");
     assert!(!case.conn.is_up());
     let args = RawValue::from_string("{}".into()).unwrap();
-    let refused = case
-        .conn
-        .forward_call(RequestId::Int(3), &case.outbox, "c", &args, &Map::new(), None);
+    let refused = case.conn.forward_call(
+        RequestId::Int(3),
+        &case.outbox,
+        "c",
+        &args,
+        &Map::new(),
+        None,
+    );
     assert!(matches!(refused, Err(Refused::Down(_))));
 }
 

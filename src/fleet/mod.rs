@@ -92,10 +92,8 @@ impl Fleet {
     /// session holds is closed.
     pub(crate) fn leave(self: &Arc<Self>, reply: &Arc<Outbox>) {
         let session = self.session_of(reply);
-        lock(&self.sessions).retain(|s| {
-            s.upgrade()
-                .is_some_and(|s| !Arc::ptr_eq(s.outbox(), reply))
-        });
+        lock(&self.sessions)
+            .retain(|s| s.upgrade().is_some_and(|s| !Arc::ptr_eq(s.outbox(), reply)));
         for conn in self.launcher.live_conns() {
             conn.withdraw(reply, None);
         }

@@ -54,6 +54,9 @@ pub use sys::{block_shutdown_signals, start_watchdog};
 pub(crate) use sys::{
     command, file_identity, on_reload_signal, on_shutdown_signal, Tree, ALLOWED_ENV, HOME,
 };
+/// The shared fleet's needs (docs/reference.md §8): Unix sockets for now.
+#[cfg(unix)]
+pub(crate) use unix::{peer_user, rss_kb, spawn_detached, user_id};
 
 use std::sync::atomic::{AtomicBool, Ordering};
 

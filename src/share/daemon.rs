@@ -1,0 +1,313 @@
+//! The shared fleet's process (docs/reference.md §8): `mcp-workbench fleet`,
+//! started detached by the first session of a config with
+//! `"shareServers": true`. It listens on the config's endpoint, checks that
+//! each peer is this user, and serves every connection as a host session of
+//! its own (`Server::attach`) on one `Fleet`. It ends `shareLingerMs` after
+//! its last session left, or on SIGTERM/SIGINT/SIGHUP, stopping its servers
+//! by the usual sequence; its watchdog covers its death by SIGKILL.
+//!
+//! Threads besides the fleet's own: `accept`, and per session its reader
+//! (`session N`, which runs the MCP loop) and its writer (`session N out`),
+//! so a session that stops reading holds up nobody but itself. A session
+//! whose unread output passes `OUT_LIMIT` is dropped.
+
+use super::endpoint::Endpoint;
+use super::wire::{Answer, Hello, ServerStatus, SessionStatus, Status};
+use crate::config::{Config, Mode};
+use crate::fleet::{main_loop, Fleet, SessionLink};
+use crate::framing::LineReader;
+use crate::launch::Launcher;
+use crate::lock;
+use crate::mcp;
+use crate::outbox::Outbox;
+use crate::process;
+use crate::server::Server;
+use crate::session::{Peer, Session};
+use crate::toolbox::ServerState;
+use crossbeam_channel::{Receiver, Sender};
+use std::io::{self, BufReader, Write};
+use std::os::unix::net::UnixStream;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Condvar, Mutex};
+use std::thread;
+use std::time::Instant;
+
+/// Unread output a session may have queued before it is dropped.
+const OUT_LIMIT: usize = 256 << 20;
+
+/// Serves the fleet of the config at `path` until it lingered long enough
+/// without a session, or a signal ends it.
+pub(crate) fn run(path: PathBuf, config: Config) -> io::Result<()> {
+    let endpoint = Endpoint::of(&path)?;
+    let listener = endpoint.bind()?;
+    log::info!(
+        "fleet of {} listening on {} (pid {})",
+        path.display(),
+        endpoint.socket.display(),
+        std::process::id()
+    );
+    let dynamic = config.mode == Mode::Dynamic;
+    let (changes, changed) = crossbeam_channel::unbounded();
+    // Children's log notifications have no one host to go to: they stay in
+    // the fleet's log.
+    let logs = Arc::new(Outbox::new(Box::new(io::sink())));
+    logs.close();
+    let launcher = Launcher::new(logs, dynamic.then_some(changes));
+    let fleet = main_loop::start(&config, launcher, dynamic.then_some(changed));
+    fleet.watch_config(path.clone(), config.clone());
+    let daemon = Arc::new(Daemon {
+        fleet,
+        config,
+        path,
+        endpoint,
+        started: Instant::now(),
+        sessions: Mutex::new(Vec::new()),
+        left: Condvar::new(),
+        next_id: AtomicU64::new(1),
+    });
+    let ending = Arc::clone(&daemon);
+    process::on_shutdown_signal("signals", move |_| ending.end());
+    let accepting = Arc::clone(&daemon);
+    thread::Builder::new()
+        .name("accept".into())
+        .spawn(move || {
+            for stream in listener.incoming() {
+                match stream {
+                    Ok(stream) => accepting.admit(stream),
+                    Err(e) => log::warn!("cannot accept a session: {e}"),
+                }
+            }
+        })?;
+    daemon.linger();
+    Ok(())
+}
+
+struct Daemon {
+    fleet: Arc<Fleet>,
+    /// The config the fleet started with (reloads reach the registry; new
+    /// sessions take the registry's toolboxes).
+    config: Config,
+    path: PathBuf,
+    endpoint: Endpoint,
+    started: Instant,
+    /// The sessions attached, for `status` and the linger.
+    sessions: Mutex<Vec<Arc<Session>>>,
+    left: Condvar,
+    next_id: AtomicU64,
+}
+
+impl Daemon {
+    /// Takes a connection: this user's, else closed at once.
+    fn admit(self: &Arc<Self>, stream: UnixStream) {
+        match process::peer_user(&stream) {
+            Ok(uid) if uid == process::user_id() => {}
+            Ok(uid) => {
+                return log::warn!("refused a connection from uid {uid}: not this user");
+            }
+            Err(e) => return log::warn!("refused a connection whose user is unknown: {e}"),
+        }
+        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
+        let daemon = Arc::clone(self);
+        let spawned = thread::Builder::new()
+            .name(format!("session {id}"))
+            .spawn(move || {
+                if let Err(e) = daemon.serve(id, stream) {
+                    log::debug!("session {id} ended: {e}");
+                }
+            });
+        if let Err(e) = spawned {
+            log::error!("cannot create a session thread: {e}");
+        }
+    }
+
+    /// Serves connection `stream`: a hello, then a session or a status report.
+    fn serve(self: &Arc<Self>, id: u64, stream: UnixStream) -> io::Result<()> {
+        let mut reader = LineReader::new(BufReader::new(stream.try_clone()?));
+        let Some(line) = reader.next_line()? else {
+            return Ok(());
+        };
+        let hello: Hello = serde_json::from_slice(line).map_err(io::Error::other)?;
+        let mut stream = stream;
+        if hello.version != mcp::VERSION {
+            let reason = format!(
+                "this fleet runs mcp-workbench {}, the session {}",
+                mcp::VERSION,
+                hello.version
+            );
+            return send(&mut stream, &Answer::Refused { reason });
+        }
+        if hello.role == "status" {
+            return send(&mut stream, &Answer::Status(self.status()));
+        }
+        let out = Writer::start(id, stream.try_clone()?)?;
+        let outbox = Arc::new(Outbox::new(Box::new(out)));
+        let config = self.current_config();
+        let peer = Peer::new(hello.pid, hello.env, id, &config);
+        let session = Arc::new(Session::attached(&config, Arc::clone(&outbox), peer));
+        send(
+            &mut stream,
+            &Answer::Welcome {
+                pid: std::process::id(),
+            },
+        )?;
+        lock(&self.sessions).push(Arc::clone(&session));
+        log::info!("session {id} attached (pid {})", hello.pid);
+        let server = Server::attach(Arc::clone(&self.fleet), config, Arc::clone(&session));
+        let result = server.run(reader.into_inner());
+        let _ = stream.shutdown(std::net::Shutdown::Both);
+        lock(&self.sessions).retain(|s| !Arc::ptr_eq(s, &session));
+        self.left.notify_all();
+        log::info!("session {id} left");
+        result
+    }
+
+    /// The config as it is now: the registry has the reloaded toolboxes.
+    fn current_config(&self) -> Config {
+        let toolboxes = self.fleet.registry.current();
+        Config {
+            toolboxes: toolboxes.configs().into_iter().cloned().collect(),
+            ..self.config.clone()
+        }
+    }
+
+    /// Waits until no session is attached for `shareLingerMs`, then ends.
+    fn linger(&self) {
+        let linger = self.config.share_linger;
+        let mut sessions = lock(&self.sessions);
+        loop {
+            while !sessions.is_empty() {
+                sessions = self.left.wait(sessions).unwrap_or_else(|p| p.into_inner());
+            }
+            let (now, timeout) = self
+                .left
+                .wait_timeout_while(sessions, linger, |s| s.is_empty())
+                .unwrap_or_else(|p| p.into_inner());
+            sessions = now;
+            if timeout.timed_out() && sessions.is_empty() {
+                break;
+            }
+        }
+        drop(sessions);
+        // A session that connects from here on finds no fleet and starts one.
+        let _lock = self.endpoint.lock();
+        log::info!("no session for {} ms: the fleet ends", linger.as_millis());
+        self.end();
+    }
+
+    /// Stops every server and exits.
+    fn end(&self) -> ! {
+        self.endpoint.unlink();
+        self.fleet.launcher.shutdown();
+        std::process::exit(0);
+    }
+
+    fn status(&self) -> Status {
+        let sessions = lock(&self.sessions).clone();
+        let toolboxes = self.fleet.registry.current();
+        let mut servers = Vec::new();
+        for toolbox in toolboxes.all() {
+            let Some(open) = &toolbox.open else { continue };
+            let holders: Vec<u32> = sessions
+                .iter()
+                .filter(|s| s.holds(&toolbox.slot))
+                .filter_map(|s| s.peer.as_ref().map(|p| p.pid))
+                .collect();
+            for (config, state) in toolbox.config.servers.iter().zip(&open.servers) {
+                let (state, pid) = match state {
+                    ServerState::Running(r) => ("running", Some(r.conn.pid())),
+                    ServerState::Asleep(_) => ("asleep", None),
+                    _ => continue,
+                };
+                servers.push(ServerStatus {
+                    toolbox: toolbox.config.name.clone(),
+                    server: config.name.clone(),
+                    pid,
+                    state: state.into(),
+                    rss_kb: pid.and_then(process::rss_kb),
+                    sessions: holders.clone(),
+                });
+            }
+        }
+        Status {
+            pid: std::process::id(),
+            version: mcp::VERSION.into(),
+            uptime_ms: self.started.elapsed().as_millis() as u64,
+            config: self.path.display().to_string(),
+            sessions: sessions
+                .iter()
+                .map(|s| SessionStatus {
+                    pid: s.peer.as_ref().map_or(0, |p| p.pid),
+                    client: s.client.get().cloned().flatten(),
+                    toolboxes: s.held_names(&toolboxes),
+                })
+                .collect(),
+            servers,
+        }
+    }
+}
+
+/// Writes one JSON line.
+fn send(stream: &mut UnixStream, answer: &Answer) -> io::Result<()> {
+    let mut line = serde_json::to_vec(answer).map_err(io::Error::other)?;
+    line.push(b'\n');
+    stream.write_all(&line)
+}
+
+/// A session's output: what the outbox writes is queued for the session's
+/// writer thread, so no thread of the fleet waits on a session that does
+/// not read. Past `OUT_LIMIT` unread bytes the session is cut off.
+struct Writer {
+    line: Vec<u8>,
+    queue: Sender<Vec<u8>>,
+    queued: Arc<AtomicUsize>,
+    stream: UnixStream,
+}
+
+impl Writer {
+    fn start(id: u64, stream: UnixStream) -> io::Result<Writer> {
+        let (queue, lines): (Sender<Vec<u8>>, Receiver<Vec<u8>>) = crossbeam_channel::unbounded();
+        let queued = Arc::new(AtomicUsize::new(0));
+        let (mut out, counted) = (stream.try_clone()?, Arc::clone(&queued));
+        thread::Builder::new()
+            .name(format!("session {id} out"))
+            .spawn(move || {
+                for line in lines {
+                    counted.fetch_sub(line.len(), Ordering::Relaxed);
+                    if out.write_all(&line).is_err() {
+                        let _ = out.shutdown(std::net::Shutdown::Both);
+                        break;
+                    }
+                }
+            })?;
+        Ok(Writer {
+            line: Vec::new(),
+            queue,
+            queued,
+            stream,
+        })
+    }
+}
+
+impl Write for Writer {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        self.line.extend_from_slice(buf);
+        Ok(buf.len())
+    }
+
+    /// The outbox flushes once per line: the line goes to the writer.
+    fn flush(&mut self) -> io::Result<()> {
+        let line = std::mem::take(&mut self.line);
+        if line.is_empty() {
+            return Ok(());
+        }
+        if self.queued.fetch_add(line.len(), Ordering::Relaxed) + line.len() > OUT_LIMIT {
+            log::warn!("a session does not read its output: dropping it");
+            let _ = self.stream.shutdown(std::net::Shutdown::Both);
+            return Err(io::Error::other("the session does not read"));
+        }
+        self.queue
+            .send(line)
+            .map_err(|_| io::Error::other("the session's writer ended"))
+    }
+}

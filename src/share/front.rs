@@ -1,0 +1,451 @@
+//! A host session's end of a shared fleet (docs/reference.md §8): the
+//! process the host started, relaying the host's MCP lines to the fleet
+//! (which runs the session) and the fleet's lines back, as they are.
+//!
+//! It keeps just enough to survive the fleet: the requests in flight, the
+//! host's `initialize`, `notifications/initialized` and `logging/setLevel`,
+//! and the toolboxes the host opened. When the fleet dies, every request in
+//! flight is answered at once with an error; the host's next line starts
+//! (or finds) a new fleet, which hears the handshake again and re-opens
+//! those toolboxes before the line goes on.
+//!
+//! Threads: main reads the host and writes to the fleet; `fleet reader`
+//! writes the fleet's lines to the host (through the outbox).
+
+use super::endpoint::Endpoint;
+use super::wire::{Answer, Hello};
+use crate::framing::LineReader;
+use crate::jsonrpc::{self, ErrorObject, Incoming, Members, Read, RequestId};
+use crate::lock;
+use crate::mcp::{self, method, TextResult};
+use crate::outbox::Outbox;
+use crate::process;
+use crossbeam_channel::{Receiver, Sender};
+use std::collections::{BTreeSet, HashMap};
+use std::io::{self, BufRead, BufReader, Write};
+use std::os::unix::net::UnixStream;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::{Arc, Mutex};
+use std::thread;
+use std::time::{Duration, Instant};
+
+/// How long a new fleet may take to listen.
+const START_LIMIT: Duration = Duration::from_secs(10);
+/// How long re-opening a toolbox on a new fleet may take.
+const REOPEN_LIMIT: Duration = Duration::from_secs(120);
+/// Ids of the requests the front makes itself (never a host's: those are
+/// answered to the host, these to the front).
+const OWN_ID: &str = "mcp-workbench/front/";
+
+/// The session's front.
+pub(crate) struct Front {
+    endpoint: Endpoint,
+    config: PathBuf,
+    host: Arc<Outbox>,
+    state: Arc<Mutex<State>>,
+    /// The fleet connection's write half, while one is up.
+    fleet: Option<UnixStream>,
+    /// What the host said that a new fleet must hear again.
+    replay: Replay,
+    /// The answers to the front's own requests.
+    own: (Sender<RequestId>, Receiver<RequestId>),
+    /// The fleet this front started, to be reaped when it ends.
+    started: Vec<Child>,
+}
+
+/// What the reader thread and the main thread share.
+#[derive(Default)]
+struct State {
+    /// The fleet connection serves; false once the reader saw it end.
+    up: bool,
+    /// The host's requests in flight: whether each is a `tools/call`.
+    in_flight: HashMap<RequestId, bool>,
+    /// The host left: the connection's end is ours, not the fleet's.
+    leaving: bool,
+}
+
+#[derive(Default)]
+struct Replay {
+    initialize: Option<Vec<u8>>,
+    initialized: bool,
+    set_level: Option<Vec<u8>>,
+    toolboxes: BTreeSet<String>,
+}
+
+impl Front {
+    /// The front of the config at `config`; answers go to `host`.
+    pub(crate) fn new(config: &Path, host: Arc<Outbox>) -> io::Result<Front> {
+        Ok(Front {
+            endpoint: Endpoint::of(config)?,
+            config: config.to_path_buf(),
+            host,
+            state: Arc::default(),
+            fleet: None,
+            replay: Replay::default(),
+            own: crossbeam_channel::unbounded(),
+            started: Vec::new(),
+        })
+    }
+
+    /// Attaches to the fleet, starting it if none runs.
+    pub(crate) fn attach(&mut self) -> io::Result<()> {
+        for child in &mut self.started {
+            let _ = child.try_wait();
+        }
+        self.started
+            .retain_mut(|c| matches!(c.try_wait(), Ok(None)));
+        let mut last = None;
+        // A fleet ending as we connect closes on us: the next try starts one.
+        for _ in 0..3 {
+            match self.connect_or_start() {
+                Ok(stream) => return self.serve_with(stream),
+                Err(e) => last = Some(e),
+            }
+        }
+        Err(last.unwrap_or_else(|| io::Error::other("no fleet")))
+    }
+
+    /// A welcomed connection to the fleet.
+    fn connect_or_start(&mut self) -> io::Result<UnixStream> {
+        if let Ok(stream) = self.endpoint.connect() {
+            return greet(stream);
+        }
+        let _lock = self.endpoint.lock()?;
+        if let Ok(stream) = self.endpoint.connect() {
+            return greet(stream);
+        }
+        let mut child = self.start_fleet()?;
+        let deadline = Instant::now() + START_LIMIT;
+        loop {
+            if let Ok(stream) = self.endpoint.connect() {
+                self.started.push(child);
+                return greet(stream);
+            }
+            if let Ok(Some(status)) = child.try_wait() {
+                return Err(io::Error::other(format!(
+                    "the shared fleet exited at start ({status}); its log is {}",
+                    self.endpoint.log.display()
+                )));
+            }
+            if Instant::now() >= deadline {
+                self.started.push(child);
+                return Err(io::Error::other(format!(
+                    "the shared fleet did not listen within {} s; its log is {}",
+                    START_LIMIT.as_secs(),
+                    self.endpoint.log.display()
+                )));
+            }
+            thread::sleep(Duration::from_millis(10));
+        }
+    }
+
+    /// Starts `mcp-workbench fleet --config PATH`, detached, logging to the
+    /// endpoint's log.
+    fn start_fleet(&self) -> io::Result<Child> {
+        let log = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&self.endpoint.log)?;
+        let mut cmd = Command::new(std::env::current_exe()?);
+        cmd.arg("fleet")
+            .arg("--config")
+            .arg(std::fs::canonicalize(&self.config)?)
+            .current_dir("/")
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(log);
+        log::info!("starting the shared fleet of {}", self.config.display());
+        process::spawn_detached(&mut cmd)
+    }
+
+    /// Makes `stream` the fleet connection: the reader thread starts, and a
+    /// new fleet hears what the host said before.
+    fn serve_with(&mut self, stream: UnixStream) -> io::Result<()> {
+        let reader = stream.try_clone()?;
+        {
+            let mut state = lock(&self.state);
+            state.up = true;
+        }
+        let (state, host, own) = (
+            Arc::clone(&self.state),
+            Arc::clone(&self.host),
+            self.own.0.clone(),
+        );
+        thread::Builder::new()
+            .name("fleet reader".into())
+            .spawn(move || relay_back(reader, &state, &host, &own))?;
+        self.fleet = Some(stream);
+        self.replay_to_fleet()
+    }
+
+    /// A new fleet session hears the handshake again and re-opens the
+    /// toolboxes the host had open, before the host's next line.
+    fn replay_to_fleet(&mut self) -> io::Result<()> {
+        let Some(initialize) = self.replay.initialize.clone() else {
+            return Ok(());
+        };
+        while self.own.1.try_recv().is_ok() {}
+        let mut waiting = Vec::new();
+        waiting.push(self.own_request(&initialize, "initialize")?);
+        if self.replay.initialized {
+            let line = jsonrpc::notification_line::<()>(method::INITIALIZED, None);
+            self.write(&line)?;
+        }
+        if let Some(set_level) = self.replay.set_level.clone() {
+            waiting.push(self.own_request(&set_level, "setLevel")?);
+        }
+        for toolbox in self.replay.toolboxes.clone() {
+            let params = serde_json::json!({
+                "name": "open_toolbox",
+                "arguments": {"toolbox_name": toolbox}
+            });
+            let id = own_id(&format!("open/{toolbox}"));
+            self.write(&jsonrpc::request_line(&id, method::TOOLS_CALL, &params))?;
+            waiting.push(id);
+        }
+        let deadline = Instant::now() + REOPEN_LIMIT;
+        while !waiting.is_empty() {
+            let left = deadline.saturating_duration_since(Instant::now());
+            match self.own.1.recv_timeout(left) {
+                Ok(id) => waiting.retain(|w| *w != id),
+                Err(_) => break,
+            }
+        }
+        Ok(())
+    }
+
+    /// Sends the host's request `line` again under an id of the front's.
+    fn own_request(&mut self, line: &[u8], what: &str) -> io::Result<RequestId> {
+        let id = own_id(what);
+        let Ok(Read::One(Incoming::Request { method, params, .. })) = jsonrpc::read(line) else {
+            return Err(io::Error::other("a kept request no longer reads"));
+        };
+        let line = jsonrpc::request_line(&id, &method, &params);
+        self.write(&line)?;
+        Ok(id)
+    }
+
+    fn write(&mut self, line: &[u8]) -> io::Result<()> {
+        match &mut self.fleet {
+            Some(stream) => stream.write_all(line),
+            None => Err(io::Error::other("no fleet")),
+        }
+    }
+
+    /// Relays the host's lines until stdin ends.
+    pub(crate) fn run(mut self, input: impl BufRead) -> io::Result<()> {
+        let mut reader = LineReader::new(input);
+        while let Some(line) = reader.next_line()? {
+            self.host_line(line);
+        }
+        lock(&self.state).leaving = true;
+        if let Some(stream) = &self.fleet {
+            let _ = stream.shutdown(std::net::Shutdown::Both);
+        }
+        Ok(())
+    }
+
+    /// One host line: noted, then sent on (after a new fleet if the last
+    /// one ended).
+    fn host_line(&mut self, line: &[u8]) {
+        let requests = self.note(line);
+        if !lock(&self.state).up {
+            self.fleet = None;
+            if let Err(e) = self.attach() {
+                log::error!("cannot reach the shared fleet: {e}");
+                for (id, call) in requests {
+                    answer_lost(&self.host, &id, call, &e.to_string());
+                }
+                return;
+            }
+        }
+        {
+            let mut state = lock(&self.state);
+            state.in_flight.extend(requests);
+        }
+        let mut line = line.to_vec();
+        line.push(b'\n');
+        if let Err(e) = self.write(&line) {
+            // The reader sees the end too, and answers what is in flight.
+            log::warn!("the shared fleet's connection broke: {e}");
+            if let Some(stream) = &self.fleet {
+                let _ = stream.shutdown(std::net::Shutdown::Both);
+            }
+        }
+    }
+
+    /// Notes what a new fleet must hear again; the requests of `line`, with
+    /// whether each is a `tools/call`.
+    fn note(&mut self, line: &[u8]) -> Vec<(RequestId, bool)> {
+        let mut requests = Vec::new();
+        let items: Vec<Incoming> = match jsonrpc::read(line) {
+            Ok(Read::One(incoming)) => vec![incoming],
+            Ok(Read::Batch(items)) => items
+                .into_iter()
+                .filter_map(|item| match jsonrpc::read(item.get().as_bytes()) {
+                    Ok(Read::One(incoming)) => Some(incoming),
+                    _ => None,
+                })
+                .collect(),
+            Err(_) => Vec::new(),
+        };
+        for incoming in items {
+            match incoming {
+                Incoming::Request { id, method, params } => {
+                    match method.as_ref() {
+                        method::INITIALIZE if self.replay.initialize.is_none() => {
+                            self.replay.initialize = Some(line.to_vec())
+                        }
+                        method::SET_LEVEL => self.replay.set_level = Some(line.to_vec()),
+                        method::TOOLS_CALL => self.note_toolbox(params.as_deref()),
+                        _ => {}
+                    }
+                    requests.push((id, method == method::TOOLS_CALL));
+                }
+                Incoming::Notification { method, .. } if method == method::INITIALIZED => {
+                    self.replay.initialized = true
+                }
+                _ => {}
+            }
+        }
+        requests
+    }
+
+    /// `open_toolbox` and `close_toolbox` change what a new fleet re-opens.
+    fn note_toolbox(&mut self, params: Option<&serde_json::value::RawValue>) {
+        let Some(params) = params.and_then(|p| Members::read(p).ok()) else {
+            return;
+        };
+        let name = params.string("name");
+        let toolbox = params
+            .get("arguments")
+            .and_then(|a| Members::read(a).ok())
+            .and_then(|a| a.string("toolbox_name"));
+        match (name.as_deref(), toolbox) {
+            (Some("open_toolbox"), Some(t)) => {
+                self.replay.toolboxes.insert(t);
+            }
+            (Some("close_toolbox"), Some(t)) => {
+                self.replay.toolboxes.remove(&t);
+            }
+            _ => {}
+        }
+    }
+}
+
+/// The id of the front's own request `what`.
+fn own_id(what: &str) -> RequestId {
+    RequestId::from_json(&serde_json::Value::String(format!("{OWN_ID}{what}")))
+        .expect("a string is an id")
+}
+
+/// Sends the hello and reads the welcome.
+fn greet(mut stream: UnixStream) -> io::Result<UnixStream> {
+    let hello = Hello {
+        version: mcp::VERSION.into(),
+        role: "session".into(),
+        pid: std::process::id(),
+        env: std::env::vars().collect(),
+    };
+    match exchange(&mut stream, &hello)? {
+        Answer::Welcome { pid } => {
+            log::info!("attached to the shared fleet (pid {pid})");
+            Ok(stream)
+        }
+        Answer::Refused { reason } => Err(io::Error::other(reason)),
+        Answer::Status(_) => Err(io::Error::other("the fleet answered out of turn")),
+    }
+}
+
+/// Writes `hello` and reads the one-line answer, leaving nothing buffered:
+/// the answer is read a byte at a time (a few dozen bytes, once).
+pub(super) fn exchange(stream: &mut UnixStream, hello: &Hello) -> io::Result<Answer> {
+    let mut line = serde_json::to_vec(hello).map_err(io::Error::other)?;
+    line.push(b'\n');
+    stream.write_all(&line)?;
+    stream.set_read_timeout(Some(START_LIMIT))?;
+    let mut answer = Vec::new();
+    let mut byte = [0u8];
+    loop {
+        match io::Read::read(stream, &mut byte)? {
+            0 => return Err(io::Error::other("the fleet closed the connection")),
+            _ if byte[0] == b'\n' => break,
+            _ => answer.push(byte[0]),
+        }
+    }
+    stream.set_read_timeout(None)?;
+    serde_json::from_slice(&answer).map_err(io::Error::other)
+}
+
+/// The `fleet reader` thread: the fleet's lines go to the host as they
+/// are, except answers to the front's own requests. When the fleet ends,
+/// every request in flight is answered with an error at once.
+fn relay_back(stream: UnixStream, state: &Mutex<State>, host: &Outbox, own: &Sender<RequestId>) {
+    let mut reader = LineReader::new(BufReader::new(stream));
+    while let Ok(Some(line)) = reader.next_line() {
+        let mut ids = Vec::new();
+        match jsonrpc::read_kept(line) {
+            Ok(Read::One(Incoming::Response { id: Some(id), .. })) => ids.push(id),
+            Ok(Read::Batch(items)) => {
+                for item in items {
+                    if let Ok(Read::One(Incoming::Response { id: Some(id), .. })) =
+                        jsonrpc::read_kept(item.get().as_bytes())
+                    {
+                        ids.push(id);
+                    }
+                }
+            }
+            _ => {}
+        }
+        if let [RequestId::Str(raw)] = ids.as_slice() {
+            if raw
+                .get()
+                .strip_prefix('"')
+                .is_some_and(|s| s.starts_with(OWN_ID))
+            {
+                let _ = own.send(ids.remove(0));
+                continue;
+            }
+        }
+        {
+            let mut state = lock(state);
+            for id in &ids {
+                state.in_flight.remove(id);
+            }
+        }
+        let mut line = line.to_vec();
+        line.push(b'\n');
+        host.send(&line);
+    }
+    let lost: Vec<(RequestId, bool)> = {
+        let mut state = lock(state);
+        state.up = false;
+        if state.leaving {
+            return;
+        }
+        state.in_flight.drain().collect()
+    };
+    log::warn!(
+        "the shared fleet ended; {} request(s) in flight get an error, and the next one starts a new fleet",
+        lost.len()
+    );
+    for (id, call) in lost {
+        answer_lost(host, &id, call, "the shared fleet ended");
+    }
+}
+
+/// The answer to a request the fleet will not answer: an `isError` result
+/// for a tool call (a model can act on it), else a JSON-RPC error.
+fn answer_lost(host: &Outbox, id: &RequestId, call: bool, why: &str) {
+    let text = format!(
+        "The workbench's shared fleet of servers stopped before answering ({why}); \
+         call again: the next request starts it again"
+    );
+    let line = if call {
+        jsonrpc::result_line(id, &TextResult::error(&text))
+    } else {
+        jsonrpc::error_line(Some(id), &ErrorObject::new(jsonrpc::INTERNAL_ERROR, text))
+    };
+    host.send(&line);
+}

@@ -1,0 +1,52 @@
+//! One fleet of servers for every host session of a config
+//! (`"shareServers": true`, docs/reference.md §8).
+//!
+//! Each host still starts `mcp-workbench --config PATH`; that process is the
+//! session's `front`, a relay of MCP lines. The first front starts the
+//! `daemon` (the same binary, `mcp-workbench fleet`, detached), which runs
+//! every session on one `Fleet`: holds, variants per expanded environment
+//! and each session's own ids, progress and tools are the fleet's and the
+//! session's business, as in a workbench of its own. `endpoint` says where
+//! they meet; `wire` what they say before MCP flows; `status` reports.
+//!
+//! Unix only for now: on Windows a shared config serves each session alone.
+
+pub(crate) mod daemon;
+mod endpoint;
+pub(crate) mod front;
+pub(crate) mod status;
+mod wire;
+
+use crate::config::Config;
+use crate::outbox::Outbox;
+use std::io::{self, BufRead, Write};
+use std::path::Path;
+use std::sync::Arc;
+
+/// Serves one host session through the shared fleet of the config at
+/// `path`, starting the fleet if none runs. An error before the session
+/// begins (the fleet cannot be reached or started) leaves the host to be
+/// served alone; after that, the session outlives fleets.
+pub fn serve_session(
+    path: &Path,
+    input: impl BufRead,
+    output: Box<dyn Write + Send>,
+) -> io::Result<()> {
+    let host = Arc::new(Outbox::new(output));
+    let mut front = front::Front::new(path, host)?;
+    front.attach()?;
+    crate::process::on_shutdown_signal("signals", |_| std::process::exit(0));
+    front.run(input)
+}
+
+/// Runs the shared fleet of the config at `path` (`mcp-workbench fleet`).
+pub fn run_fleet(path: &Path, config: Config) -> io::Result<()> {
+    daemon::run(path.to_path_buf(), config)
+}
+
+/// `mcp-workbench status`: the report, or why there is none.
+pub fn status(path: &Path, json: bool) -> Result<String, String> {
+    status::query(path)
+        .map(|s| status::render(&s, json))
+        .map_err(|e| e.to_string())
+}
