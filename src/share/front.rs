@@ -140,18 +140,21 @@ impl Front {
         }
     }
 
-    /// Starts `mcp-workbench fleet --config PATH`, detached, logging to the
-    /// endpoint's log.
+    /// Starts `mcp-workbench fleet --config PATH`, detached, in the config's
+    /// folder, logging to the endpoint's log.
     fn start_fleet(&self) -> io::Result<Child> {
         let log = std::fs::OpenOptions::new()
             .create(true)
             .append(true)
             .open(&self.endpoint.log)?;
+        let config = std::fs::canonicalize(&self.config)?;
+        // Not the host's folder, which differs from session to session.
+        let folder = config.parent().unwrap_or(Path::new("/")).to_path_buf();
         let mut cmd = Command::new(std::env::current_exe()?);
         cmd.arg("fleet")
             .arg("--config")
-            .arg(std::fs::canonicalize(&self.config)?)
-            .current_dir("/")
+            .arg(&config)
+            .current_dir(folder)
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(log);

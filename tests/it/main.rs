@@ -21,6 +21,8 @@ mod idle;
 mod liveness;
 mod reload;
 mod repo;
+#[cfg(target_os = "linux")]
+mod shared;
 mod transcripts;
 #[cfg(target_os = "linux")]
 mod watchdog;

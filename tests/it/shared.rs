@@ -1,0 +1,421 @@
+//! One fleet for every host session (docs/reference.md §8): several
+//! workbench processes on one config with `"shareServers": true`, each a
+//! host session of its own, sharing the servers of one fleet process.
+//! Each test gives its sessions a runtime folder of their own
+//! (`XDG_RUNTIME_DIR`), so its fleet is its own.
+
+use crate::harness::*;
+use serde_json::{json, Value};
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+/// A shared config: toolbox `dev` with server `s` (its starts counted in
+/// `starts.log`) and `extra` top-level keys; the fleet lingers 300 ms.
+fn shared_config(server: Value, extra: Value) -> Value {
+    let mut config = json!({
+        "shareServers": true,
+        "shareLingerMs": 300,
+        "toolboxes": {"dev": toolbox(json!({"s": server}))}
+    });
+    if let (Some(config), Some(extra)) = (config.as_object_mut(), extra.as_object()) {
+        config.extend(extra.clone());
+    }
+    config
+}
+
+fn script() -> Value {
+    counted(
+        "starts.log",
+        json!([
+            tool("echo", json!({"env": ["MARKER"]})),
+            tool("slow", json!({"delayMs": 30000, "reply": {"content": []}}))
+        ]),
+    )
+}
+
+/// How the fleet's log shows the `slow` call on its way to the server.
+const SLOW_CALL: &str = r#""method":"tools/call","params":{"name":"slow""#;
+
+/// The folder of a case and its runtime folder.
+fn case(name: &str, config: &Value) -> (PathBuf, PathBuf) {
+    let dir = case_dir(name, config, &[("fake.json", script())]);
+    let run = dir.join("run");
+    fs::create_dir(&run).unwrap();
+    (dir, run)
+}
+
+/// A session (a workbench process) on the case's config, initialized.
+fn session(dir: &Path, run: &Path, env: &[(&str, &str)]) -> Workbench {
+    let mut all = vec![("XDG_RUNTIME_DIR", run.to_str().unwrap())];
+    all.extend_from_slice(env);
+    let mut wb = Workbench::spawn_raw(dir.to_path_buf(), command(dir, &all), false);
+    wb.send_line(INITIALIZE);
+    wb.init = wb.recv();
+    wb.send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+    wb
+}
+
+/// `mcp-workbench status --json` of the case: exit code and report.
+fn status(dir: &Path, run: &Path) -> (Option<i32>, Value) {
+    let out = workbench_in(dir)
+        .args(["status", "--config", "config.json", "--json"])
+        .env("XDG_RUNTIME_DIR", run)
+        .output()
+        .unwrap();
+    let report = serde_json::from_slice(&out.stdout).unwrap_or(Value::Null);
+    (out.status.code(), report)
+}
+
+/// Waits for the status report to satisfy `done`.
+fn status_until(dir: &Path, run: &Path, done: impl Fn(&Value) -> bool) -> Value {
+    let mut last = Value::Null;
+    wait_until(Duration::from_secs(10), || {
+        last = status(dir, run).1;
+        done(&last)
+    });
+    last
+}
+
+/// The fleet's log (it writes its stderr next to its socket).
+fn fleet_log(run: &Path) -> String {
+    fs::read_dir(run.join("mcp-workbench"))
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter(|e| e.path().extension().is_some_and(|x| x == "log"))
+        .map(|e| fs::read_to_string(e.path()).unwrap_or_default())
+        .collect()
+}
+
+/// Ends the sessions and waits for the fleet (lingering 300 ms) and its
+/// servers to be gone.
+fn end_all(dir: &Path, run: &Path, sessions: Vec<Workbench>) {
+    for mut wb in sessions {
+        wb.end(Duration::from_secs(10));
+    }
+    let ended = wait_until(Duration::from_secs(10), || status(dir, run).0 == Some(1));
+    assert!(ended, "the fleet outlived its linger");
+    assert!(
+        leftover_processes(dir).is_empty(),
+        "{:?}",
+        leftover_processes(dir)
+    );
+    let _ = fs::remove_dir_all(dir);
+}
+
+#[test]
+fn sessions_share_one_server_each_with_its_own_ids_and_holds() {
+    let (dir, run) = case("shared-basic", &shared_config(fake("fake.json"), json!({})));
+    let mut a = session(&dir, &run, &[]);
+    let mut b = session(&dir, &run, &[]);
+    a.open_ok(1, "dev");
+    b.open_ok(1, "dev");
+    assert_eq!(starts(&dir, "starts.log").len(), 1, "one process for both");
+    // The same id in both sessions: each gets its own answer.
+    a.use_tool(7, "dev", "s", "echo", json!({}));
+    b.use_tool(7, "dev", "s", "echo", json!({}));
+    assert_eq!(a.recv()["id"], 7);
+    assert_eq!(b.recv()["id"], 7);
+    let report = status_until(&dir, &run, |r| {
+        r["sessions"].as_array().is_some_and(|s| s.len() == 2)
+    });
+    assert_eq!(report["servers"].as_array().unwrap().len(), 1, "{report}");
+    let holders = report["servers"][0]["sessions"].as_array().unwrap().len();
+    assert_eq!(holders, 2, "{report}");
+    assert_eq!(report["sessions"][0]["toolboxes"], json!(["dev"]));
+    assert_eq!(report["sessions"][0]["client"], "t");
+    // One session closes: the toolbox stays open for the other.
+    a.call(2, "close_toolbox", json!({"toolbox_name": "dev"}));
+    let closed = a.recv();
+    assert!(
+        text(&closed).contains("1 other session holds it, so it stays open"),
+        "{closed}"
+    );
+    b.use_tool(3, "dev", "s", "echo", json!({}));
+    assert!(!is_error(&b.recv()), "still served for b");
+    let report = status_until(&dir, &run, |r| {
+        r["servers"][0]["sessions"] == json!([b.pid()])
+    });
+    assert_eq!(report["sessions"][0]["toolboxes"], json!([]), "{report}");
+    // The last holder closes: the server stops.
+    b.call(5, "close_toolbox", json!({"toolbox_name": "dev"}));
+    assert_eq!(text(&b.recv()), "Toolbox 'dev' closed (1 server stopped)");
+    assert_eq!(starts(&dir, "starts.log").len(), 1);
+    end_all(&dir, &run, vec![a, b]);
+}
+
+#[test]
+fn expansions_that_differ_and_unshared_servers_get_processes_of_their_own() {
+    let mut server = fake("fake.json");
+    server["env"] = json!({"MARKER": "${MARK}"});
+    let (dir, run) = case("shared-variants", &shared_config(server, json!({})));
+    let mut a = session(&dir, &run, &[("MARK", "one")]);
+    let mut b = session(&dir, &run, &[("MARK", "two")]);
+    let mut c = session(&dir, &run, &[("MARK", "one")]);
+    for wb in [&mut a, &mut b, &mut c] {
+        wb.open_ok(1, "dev");
+        wb.use_tool(2, "dev", "s", "echo", json!({}));
+    }
+    assert_eq!(text(&a.recv()), "MARKER=one");
+    assert_eq!(text(&b.recv()), "MARKER=two");
+    assert_eq!(text(&c.recv()), "MARKER=one");
+    assert_eq!(starts(&dir, "starts.log").len(), 2, "one per expansion");
+    end_all(&dir, &run, vec![a, b, c]);
+
+    let mut server = fake("fake.json");
+    server["shareServers"] = json!(false);
+    let (dir, run) = case("shared-opt-out", &shared_config(server, json!({})));
+    let mut a = session(&dir, &run, &[]);
+    let mut b = session(&dir, &run, &[]);
+    a.open_ok(1, "dev");
+    b.open_ok(1, "dev");
+    assert_eq!(starts(&dir, "starts.log").len(), 2, "one per session");
+    end_all(&dir, &run, vec![a, b]);
+}
+
+#[test]
+fn sessions_starting_together_start_one_fleet() {
+    let (dir, run) = case("shared-race", &shared_config(fake("fake.json"), json!({})));
+    let sessions: Vec<Workbench> = (0..4)
+        .map(|_| {
+            let mut all = vec![("XDG_RUNTIME_DIR", run.to_str().unwrap())];
+            all.push(("RUST_LOG", "info"));
+            Workbench::spawn_raw(dir.clone(), command(&dir, &all), false)
+        })
+        .collect();
+    let mut sessions: Vec<Workbench> = sessions
+        .into_iter()
+        .map(|mut wb| {
+            wb.send_line(INITIALIZE);
+            wb.init = wb.recv();
+            wb
+        })
+        .collect();
+    for wb in &mut sessions {
+        wb.open_ok(1, "dev");
+    }
+    let report = status_until(&dir, &run, |r| {
+        r["sessions"].as_array().is_some_and(|s| s.len() == 4)
+    });
+    assert_eq!(report["sessions"].as_array().unwrap().len(), 4, "{report}");
+    assert_eq!(
+        processes_with(&dir, " fleet ").len(),
+        1,
+        "{:?}",
+        processes_with(&dir, " fleet ")
+    );
+    assert_eq!(starts(&dir, "starts.log").len(), 1);
+    end_all(&dir, &run, sessions);
+}
+
+#[test]
+fn a_session_killed_mid_call_is_dropped_and_its_call_cancelled() {
+    let (dir, run) = case(
+        "shared-session-killed",
+        &shared_config(fake("fake.json"), json!({})),
+    );
+    let mut a = session(&dir, &run, &[]);
+    let mut b = session(&dir, &run, &[]);
+    a.open_ok(1, "dev");
+    b.open_ok(1, "dev");
+    a.use_tool(2, "dev", "s", "slow", json!({}));
+    assert!(wait_until(Duration::from_secs(10), || fleet_log(&run)
+        .contains(SLOW_CALL)));
+    a.child.kill().unwrap();
+    a.child.wait().unwrap();
+    let cancelled = wait_until(Duration::from_secs(10), || {
+        fleet_log(&run).contains("notifications/cancelled")
+    });
+    assert!(
+        cancelled,
+        "the killed session's call is cancelled downstream: {}",
+        fleet_log(&run)
+    );
+    let report = status_until(&dir, &run, |r| {
+        r["sessions"].as_array().is_some_and(|s| s.len() == 1)
+    });
+    assert_eq!(
+        report["servers"][0]["sessions"],
+        json!([b.pid()]),
+        "{report}"
+    );
+    b.use_tool(3, "dev", "s", "echo", json!({}));
+    assert!(!is_error(&b.recv()), "the other session is untouched");
+    end_all(&dir, &run, vec![a, b]);
+}
+
+#[test]
+fn a_fleet_killed_mid_call_fails_the_call_at_once_and_the_next_request_starts_another() {
+    let (dir, run) = case(
+        "shared-fleet-killed",
+        &shared_config(fake("fake.json"), json!({})),
+    );
+    let mut a = session(&dir, &run, &[]);
+    a.open_ok(1, "dev");
+    let report = status(&dir, &run).1;
+    let (fleet, server) = (
+        report["pid"].as_u64().unwrap() as u32,
+        report["servers"][0]["pid"].as_u64().unwrap() as u32,
+    );
+    a.use_tool(2, "dev", "s", "slow", json!({}));
+    assert!(wait_until(Duration::from_secs(10), || fleet_log(&run)
+        .contains(SLOW_CALL)));
+    signal(fleet, "KILL");
+    let started = Instant::now();
+    let answer = a.recv();
+    assert!(
+        started.elapsed() < Duration::from_secs(5),
+        "answered at once"
+    );
+    assert_eq!(answer["id"], 2);
+    assert!(
+        is_error(&answer) && text(&answer).contains("shared fleet"),
+        "{answer}"
+    );
+    assert!(gone(server), "nothing the fleet started survives it");
+    // The session stays up; its next call starts a new fleet (over the stale
+    // socket) and re-opens its toolbox first.
+    a.use_tool(3, "dev", "s", "echo", json!({}));
+    let again = a.recv();
+    assert!(!is_error(&again), "{again}");
+    assert_eq!(starts(&dir, "starts.log").len(), 2);
+    assert_ne!(status(&dir, &run).1["pid"], json!(fleet));
+    end_all(&dir, &run, vec![a]);
+}
+
+#[test]
+fn the_fleet_lingers_after_its_last_session_and_its_servers_stop_with_their_holds() {
+    let config = shared_config(fake("fake.json"), json!({"shareLingerMs": 1500}));
+    let (dir, run) = case("shared-linger", &config);
+    let mut a = session(&dir, &run, &[]);
+    a.open_ok(1, "dev");
+    a.end(Duration::from_secs(10));
+    // No session holds the toolbox: its server stops; the fleet lingers, and
+    // a new session within the linger finds it.
+    let fleet = status(&dir, &run).1["pid"].clone();
+    assert!(fleet.is_u64(), "the fleet lingers");
+    assert!(status_until(&dir, &run, |r| r["servers"] == json!([]))["servers"] == json!([]));
+    let mut b = session(&dir, &run, &[]);
+    b.open_ok(1, "dev");
+    assert_eq!(status(&dir, &run).1["pid"], fleet, "the same fleet");
+    assert_eq!(starts(&dir, "starts.log").len(), 2);
+    let server = status(&dir, &run).1["servers"][0]["pid"].as_u64().unwrap() as u32;
+    end_all(&dir, &run, vec![b]);
+    assert!(gone(server));
+}
+
+#[test]
+fn status_without_a_fleet_exits_1_with_one_line() {
+    let (dir, run) = case(
+        "shared-no-fleet",
+        &shared_config(fake("fake.json"), json!({})),
+    );
+    let out = workbench_in(&dir)
+        .args(["status", "--config", "config.json"])
+        .env("XDG_RUNTIME_DIR", &run)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(stderr.starts_with("no shared fleet runs for"), "{stderr}");
+    let _ = fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_runtime_folder_others_may_enter_is_refused_and_the_session_served_alone() {
+    let (dir, run) = case(
+        "shared-open-folder",
+        &shared_config(fake("fake.json"), json!({})),
+    );
+    let folder = run.join("mcp-workbench");
+    fs::create_dir(&folder).unwrap();
+    Command::new("chmod")
+        .arg("755")
+        .arg(&folder)
+        .status()
+        .unwrap();
+    let mut a = session(&dir, &run, &[]);
+    a.open_ok(1, "dev");
+    assert!(
+        a.log().contains("not a folder of this user's alone"),
+        "{}",
+        a.log()
+    );
+    assert!(
+        fs::read_dir(&folder).unwrap().next().is_none(),
+        "no fleet in it"
+    );
+    a.finish_clean(Duration::from_secs(10));
+    let _ = fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_peer_of_another_user_is_refused() {
+    // Only root can act as another user here.
+    if status_field(std::process::id(), "Uid").is_none_or(|uid| !uid.starts_with("0\t")) {
+        eprintln!("skipped: not root");
+        return;
+    }
+    let (dir, run) = case(
+        "shared-other-user",
+        &shared_config(fake("fake.json"), json!({})),
+    );
+    let mut a = session(&dir, &run, &[]);
+    a.open_ok(1, "dev");
+    let folder = run.join("mcp-workbench");
+    let socket = fs::read_dir(&folder)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .find(|p| p.extension().is_some_and(|x| x == "sock"))
+        .unwrap();
+    // Let user 65534 reach the socket, as a mistaken chmod would.
+    Command::new("chmod")
+        .arg("711")
+        .args([&run, &folder, &dir])
+        .status()
+        .unwrap();
+    Command::new("chmod")
+        .arg("777")
+        .arg(&socket)
+        .status()
+        .unwrap();
+    // It connects, says hello, and prints how many bytes it got back.
+    let probe = format!(
+        "import os, socket\n\
+         os.setgid(65534); os.setuid(65534)\n\
+         s = socket.socket(socket.AF_UNIX)\n\
+         s.connect({:?})\n\
+         try:\n    \
+             s.sendall(b'{{\"version\":\"{}\",\"role\":\"status\",\"pid\":1}}\\n')\n    \
+             print(len(s.recv(100000)))\n\
+         except (BrokenPipeError, ConnectionResetError):\n    \
+             print(0)\n",
+        socket.to_str().unwrap(),
+        env!("CARGO_PKG_VERSION")
+    );
+    let out = Command::new("python3")
+        .args(["-c", &probe])
+        .output()
+        .unwrap();
+    Command::new("chmod")
+        .arg("700")
+        .args([&folder])
+        .status()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout).trim(),
+        "0",
+        "closed without a word"
+    );
+    assert!(fleet_log(&run).contains("refused a connection from uid 65534"));
+    end_all(&dir, &run, vec![a]);
+}
