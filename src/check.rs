@@ -39,6 +39,10 @@ struct Report {
     /// every server of every toolbox listed directly (the total above).
     host_tools_list: HostToolsList,
     warnings: Vec<String>,
+    /// With `"shareServers": true`: whether a shared fleet runs for this
+    /// config, and how many sessions share it (docs/reference.md §8).
+    #[serde(rename = "sharedFleet", skip_serializing_if = "Option::is_none")]
+    shared_fleet: Option<String>,
 }
 
 #[derive(Serialize)]
@@ -118,9 +122,11 @@ pub fn print_config_error(error: &ConfigError) {
 
 /// Starts every server and prints the report; `config_warnings` (unknown keys
 /// and the like) lead its warnings.
+/// `shared_fleet`: what the config's shared fleet is doing, if it shares one.
 pub fn run(
     config: Config,
     config_warnings: &[Problem],
+    shared_fleet: Option<String>,
     json: bool,
     out: &mut impl Write,
 ) -> ExitCode {
@@ -140,6 +146,7 @@ pub fn run(
     report
         .warnings
         .splice(0..0, config_warnings.iter().map(Problem::to_string));
+    report.shared_fleet = shared_fleet;
     let printed = if json {
         serde_json::to_writer_pretty(&mut *out, &report)
             .map_err(io::Error::from)
@@ -309,6 +316,7 @@ fn examine(config: &Config, launcher: &Launcher) -> Report {
             direct: total,
         },
         warnings,
+        shared_fleet: None,
     }
 }
 
@@ -402,6 +410,9 @@ fn print_text(out: &mut impl Write, report: &Report) -> io::Result<()> {
         out,
         "tokens: tool schema bytes / 4, roughly what opening the toolbox costs in context"
     )?;
+    if let Some(fleet) = &report.shared_fleet {
+        writeln!(out, "shared fleet: {fleet}")?;
+    }
     out.flush()
 }
 

@@ -72,7 +72,20 @@ fn main() -> ExitCode {
     match command {
         Command::Fleet { .. } => fleet(&config_path.path, loaded.config),
         Command::Check { json, .. } => {
-            check::run(loaded.config, &loaded.warnings, json, &mut io::stdout())
+            #[cfg(unix)]
+            let fleet = loaded
+                .config
+                .share_servers
+                .then(|| mcp_workbench::share::fleet_note(&config_path.path));
+            #[cfg(not(unix))]
+            let fleet = None;
+            check::run(
+                loaded.config,
+                &loaded.warnings,
+                fleet,
+                json,
+                &mut io::stdout(),
+            )
         }
         Command::Serve { trace, .. } => {
             for warning in &loaded.warnings {

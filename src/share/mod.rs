@@ -44,6 +44,19 @@ pub fn run_fleet(path: &Path, config: Config) -> io::Result<()> {
     daemon::run(path.to_path_buf(), config)
 }
 
+/// What `check` says of the config's shared fleet: whether one runs, and
+/// how many sessions share it.
+pub fn fleet_note(path: &Path) -> String {
+    match status::query(path) {
+        Ok(s) => format!(
+            "a fleet runs for this config (pid {}), shared by {} session(s); `mcp-workbench status` shows them",
+            s.pid,
+            s.sessions.len()
+        ),
+        Err(_) => "none runs for this config now; the first host session starts one".into(),
+    }
+}
+
 /// `mcp-workbench status`: the report, or why there is none.
 pub fn status(path: &Path, json: bool) -> Result<String, String> {
     status::query(path)

@@ -126,6 +126,12 @@ fn sessions_share_one_server_each_with_its_own_ids_and_holds() {
     assert_eq!(holders, 2, "{report}");
     assert_eq!(report["sessions"][0]["toolboxes"], json!(["dev"]));
     assert_eq!(report["sessions"][0]["client"], "t");
+    let checked = check(&dir, &[])
+        .env("XDG_RUNTIME_DIR", &run)
+        .output()
+        .unwrap();
+    let checked = String::from_utf8_lossy(&checked.stdout);
+    assert!(checked.contains("shared by 2 session(s)"), "{checked}");
     // One session closes: the toolbox stays open for the other.
     a.call(2, "close_toolbox", json!({"toolbox_name": "dev"}));
     let closed = a.recv();
