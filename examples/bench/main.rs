@@ -287,7 +287,10 @@ fn run(args: Args) -> io::Result<()> {
         ctx.spin
     );
     type Step = fn(&mut Ctx) -> io::Result<()>;
-    let steps: [(&str, Step); 9] = [
+    // A shared fleet of its own for the `shared` step (§8).
+    std::env::set_var("XDG_RUNTIME_DIR", ctx.dir.join("run"));
+    fs::create_dir_all(ctx.dir.join("run"))?;
+    let steps: [(&str, Step); 10] = [
         ("start-up", measure::startup),
         ("latency", measure::latency),
         ("latency vs open toolboxes", measure::latency_vs_toolboxes),
@@ -297,6 +300,7 @@ fn run(args: Args) -> io::Result<()> {
         ("open vs tools per toolbox", measure::open_vs_tools),
         ("large results", measure::big_results),
         ("10 toolboxes open, idle", measure::ten_toolboxes),
+        ("shared fleet", measure::shared),
     ];
     let only = args.only.as_deref().unwrap_or("");
     for (name, step) in steps.into_iter().filter(|(name, _)| name.contains(only)) {

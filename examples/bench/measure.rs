@@ -242,6 +242,17 @@ fn lane(
 /// and its CPU per call (µs).
 fn rates(ctx: &Ctx, work: &[String], calls: usize, window: usize) -> io::Result<[Vec<f64>; 5]> {
     let config = ctx.config(&format!("five-{}", work.len()), false, (1, 5), work)?;
+    rates_with(ctx, &config, work, calls, window)
+}
+
+/// `rates` through the workbench on `config` (a toolbox tb0 of five servers).
+fn rates_with(
+    ctx: &Ctx,
+    config: &std::path::Path,
+    work: &[String],
+    calls: usize,
+    window: usize,
+) -> io::Result<[Vec<f64>; 5]> {
     let to_server = vec![call_tail("echo", &echo())];
     let via: Vec<_> = (0..5)
         .map(|s| use_tool_tail("tb0", &format!("s{s}"), "echo", &echo()))
@@ -254,7 +265,7 @@ fn rates(ctx: &Ctx, work: &[String], calls: usize, window: usize) -> io::Result<
         let mut lanes: Vec<_> = servers.iter_mut().map(|p| (p, to_server.clone())).collect();
         let direct = pipeline(&mut lanes, calls, window)?;
         servers.into_iter().try_for_each(Proc::close)?;
-        let mut wb = ctx.workbench(&config)?;
+        let mut wb = ctx.workbench(config)?;
         wb.open(&names(1))?;
         let cpu = cpu_ns(wb.pid())?;
         let through = pipeline(&mut [(&mut wb, via.clone())], calls, window)?;
@@ -474,5 +485,50 @@ pub fn ten_toolboxes(ctx: &mut Ctx) -> io::Result<()> {
     let what = format!("idle CPU in {} s, utime+stime", idle.as_secs());
     ctx.check(7, &what, "ms", &ticks, le(10.0));
     ctx.info("  the same from schedstat (ns resolution)", "ms", &ns);
+    Ok(())
+}
+
+/// §8: a session of a shared fleet (front, fleet, server) against a
+/// workbench of its own, in one run: added latency per call (the shared
+/// path's p50 within 2x of the unshared one's) and pipelined throughput.
+/// The fleet is the front's child, so it runs on the front's CPUs.
+pub fn shared(ctx: &mut Ctx) -> io::Result<()> {
+    let share = |path: std::path::PathBuf| -> io::Result<std::path::PathBuf> {
+        let mut config: Value = serde_json::from_slice(&std::fs::read(&path)?)?;
+        config["shareServers"] = json!(true);
+        config["shareLingerMs"] = json!(200);
+        std::fs::write(&path, config.to_string())?;
+        Ok(path)
+    };
+    let own = ctx.config("one", false, (1, 1), &[])?;
+    let shared = share(ctx.config("one-shared", false, (1, 1), &[])?)?;
+    for place in [ONE_CORE, SPLIT] {
+        ctx.place = place;
+        let mut direct = ctx.serve(&[])?;
+        let mut alone = ctx.workbench(&own)?;
+        alone.open(&names(1))?;
+        let mut session = ctx.workbench(&shared)?;
+        session.open(&names(1))?;
+        let tail = use_tool_tail("tb0", "s0", "echo", &echo());
+        let r = latency_rounds(
+            ctx,
+            &mut [
+                (&mut direct, call_tail("echo", &echo())),
+                (&mut alone, tail.clone()),
+                (&mut session, tail),
+            ],
+        )?;
+        let unshared = minus(&r[1][0], &r[0][0]);
+        let through_fleet = minus(&r[2][0], &r[0][0]);
+        ctx.info("use_tool added latency p50, own servers", "us", &unshared);
+        ctx.info("use_tool added latency p50, shared fleet", "us", &through_fleet);
+        let ratio: Vec<f64> = through_fleet.iter().zip(&unshared).map(|(s, u)| s / u).collect();
+        ctx.check(1, "shared / own added latency p50", "x", &ratio, le(2.0));
+        [direct, alone, session].into_iter().try_for_each(Proc::close)?;
+        let work = ["--spin".to_string(), ctx.spin.to_string()];
+        let config = share(ctx.config("five-shared", false, (1, 5), &work)?)?;
+        let r = rates_with(ctx, &config, &work, ctx.n(50_000, 10_000), 64)?;
+        ctx.check(2, "shared fleet: throughput / direct, 64 in flight", "x", &r[2], ge(0.85));
+    }
     Ok(())
 }
