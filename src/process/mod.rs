@@ -56,7 +56,7 @@ pub(crate) use sys::{
 };
 /// The shared fleet's needs (docs/reference.md §8): Unix sockets for now.
 #[cfg(unix)]
-pub(crate) use unix::{peer_user, rss_kb, spawn_detached, user_id};
+pub(crate) use unix::{peer_user, rss_kb, send_now, spawn_detached, user_id};
 
 use std::sync::atomic::{AtomicBool, Ordering};
 

@@ -375,3 +375,20 @@ pub(crate) fn rss_kb(pid: u32) -> Option<u64> {
     let line = status.lines().find(|l| l.starts_with("VmRSS:"))?;
     line.split_whitespace().nth(1)?.parse().ok()
 }
+
+/// Writes what a connected Unix socket takes of `buf` now, without waiting
+/// (`MSG_DONTWAIT`: the socket stays blocking for everyone else).
+/// `WouldBlock` when it takes nothing.
+pub(crate) fn send_now(socket: &std::os::unix::net::UnixStream, buf: &[u8]) -> io::Result<usize> {
+    use std::os::fd::AsRawFd;
+    #[cfg(any(target_os = "linux", target_os = "android"))]
+    let flags = libc::MSG_DONTWAIT | libc::MSG_NOSIGNAL;
+    #[cfg(not(any(target_os = "linux", target_os = "android")))]
+    let flags = libc::MSG_DONTWAIT;
+    // SAFETY: send reads at most `buf.len()` bytes from `buf`.
+    let sent = unsafe { libc::send(socket.as_raw_fd(), buf.as_ptr().cast(), buf.len(), flags) };
+    if sent < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(sent as usize)
+}

@@ -24,11 +24,11 @@ use crate::process;
 use crate::server::Server;
 use crate::session::{Peer, Session};
 use crate::toolbox::ServerState;
-use crossbeam_channel::{Receiver, Sender};
+use std::collections::VecDeque;
 use std::io::{self, BufReader, Write};
 use std::os::unix::net::UnixStream;
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
 use std::thread;
 use std::time::Instant;
@@ -254,38 +254,70 @@ fn send(stream: &mut UnixStream, answer: &Answer) -> io::Result<()> {
     stream.write_all(&line)
 }
 
-/// A session's output: what the outbox writes is queued for the session's
-/// writer thread, so no thread of the fleet waits on a session that does
-/// not read. Past `OUT_LIMIT` unread bytes the session is cut off.
+/// A session's output. The outbox's line goes straight to the socket when
+/// the socket takes it whole and nothing waits before it (one non-blocking
+/// send, no thread hop: the hot path); the rest waits in a queue that the
+/// session's writer thread drains, so no thread of the fleet waits on a
+/// session that does not read. Past `OUT_LIMIT` queued bytes the session is
+/// cut off.
 struct Writer {
     line: Vec<u8>,
-    queue: Sender<Vec<u8>>,
-    queued: Arc<AtomicUsize>,
+    out: Arc<(Mutex<Queue>, Condvar)>,
     stream: UnixStream,
+}
+
+#[derive(Default)]
+struct Queue {
+    lines: VecDeque<Vec<u8>>,
+    bytes: usize,
+    /// The writer thread is writing a line it took from the queue.
+    busy: bool,
+    closed: bool,
 }
 
 impl Writer {
     fn start(id: u64, stream: UnixStream) -> io::Result<Writer> {
-        let (queue, lines): (Sender<Vec<u8>>, Receiver<Vec<u8>>) = crossbeam_channel::unbounded();
-        let queued = Arc::new(AtomicUsize::new(0));
-        let (mut out, counted) = (stream.try_clone()?, Arc::clone(&queued));
+        let out: Arc<(Mutex<Queue>, Condvar)> = Arc::default();
+        let (queue, mut socket) = (Arc::clone(&out), stream.try_clone()?);
         thread::Builder::new()
             .name(format!("session {id} out"))
-            .spawn(move || {
-                for line in lines {
-                    counted.fetch_sub(line.len(), Ordering::Relaxed);
-                    if out.write_all(&line).is_err() {
-                        let _ = out.shutdown(std::net::Shutdown::Both);
-                        break;
+            .spawn(move || loop {
+                let line = {
+                    let (lock_, wake) = &*queue;
+                    let mut q = lock(lock_);
+                    q.busy = false;
+                    while q.lines.is_empty() && !q.closed {
+                        q = wake.wait(q).unwrap_or_else(|p| p.into_inner());
                     }
+                    let Some(line) = q.lines.pop_front() else {
+                        return; // closed
+                    };
+                    q.bytes -= line.len();
+                    q.busy = true;
+                    line
+                };
+                if socket.write_all(&line).is_err() {
+                    let _ = socket.shutdown(std::net::Shutdown::Both);
+                    let (lock_, _) = &*queue;
+                    let mut q = lock(lock_);
+                    q.closed = true;
+                    q.lines.clear();
+                    return;
                 }
             })?;
         Ok(Writer {
             line: Vec::new(),
-            queue,
-            queued,
+            out,
             stream,
         })
+    }
+}
+
+impl Drop for Writer {
+    fn drop(&mut self) {
+        let (queue, wake) = &*self.out;
+        lock(queue).closed = true;
+        wake.notify_one();
     }
 }
 
@@ -295,19 +327,41 @@ impl Write for Writer {
         Ok(buf.len())
     }
 
-    /// The outbox flushes once per line: the line goes to the writer.
+    /// The outbox flushes once per line, under its lock: the line goes out.
     fn flush(&mut self) -> io::Result<()> {
         let line = std::mem::take(&mut self.line);
         if line.is_empty() {
             return Ok(());
         }
-        if self.queued.fetch_add(line.len(), Ordering::Relaxed) + line.len() > OUT_LIMIT {
+        let (queue, wake) = &*self.out;
+        let mut q = lock(queue);
+        if q.closed {
+            return Err(io::Error::other("the session's connection is closed"));
+        }
+        let mut rest = &line[..];
+        if q.lines.is_empty() && !q.busy {
+            match process::send_now(&self.stream, &line) {
+                Ok(n) => rest = &line[n..],
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
+                Err(e) => {
+                    q.closed = true;
+                    let _ = self.stream.shutdown(std::net::Shutdown::Both);
+                    return Err(e);
+                }
+            }
+            if rest.is_empty() {
+                return Ok(());
+            }
+        }
+        if q.bytes + rest.len() > OUT_LIMIT {
             log::warn!("a session does not read its output: dropping it");
+            q.closed = true;
             let _ = self.stream.shutdown(std::net::Shutdown::Both);
             return Err(io::Error::other("the session does not read"));
         }
-        self.queue
-            .send(line)
-            .map_err(|_| io::Error::other("the session's writer ended"))
+        q.bytes += rest.len();
+        q.lines.push_back(rest.to_vec());
+        wake.notify_one();
+        Ok(())
     }
 }

@@ -320,19 +320,22 @@ impl Front {
         let Some(params) = params.and_then(|p| Members::read(p).ok()) else {
             return;
         };
-        let name = params.string("name");
-        let toolbox = params
+        let open = match params.string("name").as_deref() {
+            Some("open_toolbox") => true,
+            Some("close_toolbox") => false,
+            _ => return, // use_tool and the rest: nothing to keep
+        };
+        let Some(toolbox) = params
             .get("arguments")
             .and_then(|a| Members::read(a).ok())
-            .and_then(|a| a.string("toolbox_name"));
-        match (name.as_deref(), toolbox) {
-            (Some("open_toolbox"), Some(t)) => {
-                self.replay.toolboxes.insert(t);
-            }
-            (Some("close_toolbox"), Some(t)) => {
-                self.replay.toolboxes.remove(&t);
-            }
-            _ => {}
+            .and_then(|a| a.string("toolbox_name"))
+        else {
+            return;
+        };
+        if open {
+            self.replay.toolboxes.insert(toolbox);
+        } else {
+            self.replay.toolboxes.remove(&toolbox);
         }
     }
 }
