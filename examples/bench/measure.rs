@@ -521,14 +521,30 @@ pub fn shared(ctx: &mut Ctx) -> io::Result<()> {
         let unshared = minus(&r[1][0], &r[0][0]);
         let through_fleet = minus(&r[2][0], &r[0][0]);
         ctx.info("use_tool added latency p50, own servers", "us", &unshared);
-        ctx.info("use_tool added latency p50, shared fleet", "us", &through_fleet);
-        let ratio: Vec<f64> = through_fleet.iter().zip(&unshared).map(|(s, u)| s / u).collect();
+        ctx.info(
+            "use_tool added latency p50, shared fleet",
+            "us",
+            &through_fleet,
+        );
+        let ratio: Vec<f64> = through_fleet
+            .iter()
+            .zip(&unshared)
+            .map(|(s, u)| s / u)
+            .collect();
         ctx.check(1, "shared / own added latency p50", "x", &ratio, le(2.0));
-        [direct, alone, session].into_iter().try_for_each(Proc::close)?;
+        [direct, alone, session]
+            .into_iter()
+            .try_for_each(Proc::close)?;
         let work = ["--spin".to_string(), ctx.spin.to_string()];
         let config = share(ctx.config("five-shared", false, (1, 5), &work)?)?;
         let r = rates_with(ctx, &config, &work, ctx.n(50_000, 10_000), 64)?;
-        ctx.check(2, "shared fleet: throughput / direct, 64 in flight", "x", &r[2], ge(0.85));
+        ctx.check(
+            2,
+            "shared fleet: throughput / direct, 64 in flight",
+            "x",
+            &r[2],
+            ge(0.85),
+        );
     }
     Ok(())
 }

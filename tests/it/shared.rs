@@ -148,7 +148,11 @@ fn sessions_share_one_server_each_with_its_own_ids_and_holds() {
     // The last holder closes: the server stops.
     b.call(5, "close_toolbox", json!({"toolbox_name": "dev"}));
     assert_eq!(text(&b.recv()), "Toolbox 'dev' closed (1 server stopped)");
-    assert_eq!(starts(&dir, "starts.log").len(), 2, "the fleet's one, and check's");
+    assert_eq!(
+        starts(&dir, "starts.log").len(),
+        2,
+        "the fleet's one, and check's"
+    );
     end_all(&dir, &run, vec![a, b]);
 }
 
@@ -424,4 +428,84 @@ fn a_peer_of_another_user_is_refused() {
     );
     assert!(fleet_log(&run).contains("refused a connection from uid 65534"));
     end_all(&dir, &run, vec![a]);
+}
+
+#[test]
+fn progress_and_cancellation_stay_in_their_session() {
+    let fake_script = counted(
+        "starts.log",
+        json!([tool(
+            "work",
+            json!({"delayMs": 1500, "progress": [{"progress": 1}], "reply": {"content": []}})
+        )]),
+    );
+    let (dir, run) = case(
+        "shared-progress",
+        &shared_config(fake("work.json"), json!({})),
+    );
+    fs::write(dir.join("work.json"), fake_script.to_string()).unwrap();
+    let mut a = session(&dir, &run, &[]);
+    let mut b = session(&dir, &run, &[]);
+    a.open_ok(1, "dev");
+    b.open_ok(1, "dev");
+    // The same request id and the same progress token in both sessions.
+    for wb in [&mut a, &mut b] {
+        wb.send(
+            json!({"jsonrpc": "2.0", "id": 9, "method": "tools/call", "params": {
+            "name": "use_tool",
+            "arguments": {"tool": {"toolbox": "dev", "server": "s", "tool": "work"}},
+            "_meta": {"progressToken": "p"}}}),
+        );
+    }
+    let progress = b.recv();
+    assert_eq!(progress["method"], "notifications/progress", "{progress}");
+    assert_eq!(progress["params"]["progressToken"], "p");
+    // a cancels its request 9: b's request 9 goes on, and only b is answered.
+    a.send(
+        json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 9}}),
+    );
+    let answer = b.recv_within(Duration::from_secs(10)).unwrap();
+    let answer = if answer["method"] == "notifications/progress" {
+        b.recv()
+    } else {
+        answer
+    };
+    assert_eq!(answer["id"], 9, "{answer}");
+    assert!(!is_error(&answer), "{answer}");
+    let rest = a.lines_until_quiet(Duration::from_millis(2500));
+    assert!(
+        rest.iter().all(|l| l["id"] != 9),
+        "a cancelled call gets no answer: {rest:?}"
+    );
+    end_all(&dir, &run, vec![a, b]);
+}
+
+#[test]
+fn each_session_sees_native_tools_of_the_toolboxes_it_opened_and_every_reload() {
+    let config = shared_config(fake("fake.json"), json!({"mode": "dynamic"}));
+    let (dir, run) = case("shared-dynamic", &config);
+    let mut a = session(&dir, &run, &[]);
+    let mut b = session(&dir, &run, &[]);
+    a.open_ok(1, "dev");
+    let natives = |wb: &mut Workbench| {
+        let list = wb.request(50, "tools/list", json!({}));
+        list["result"]["tools"].as_array().unwrap().len()
+    };
+    let (a_tools, b_tools) = (natives(&mut a), natives(&mut b));
+    assert_eq!(
+        a_tools,
+        b_tools + 2,
+        "a sees echo and slow; b only the meta-tools"
+    );
+    let b_lines = b.lines_until_quiet(Duration::from_millis(300));
+    assert_eq!(list_changed(&b_lines), 0, "a's open changes nothing for b");
+    // A reload reaches every session, each with its own list_changed.
+    let mut changed = config.clone();
+    changed["toolboxes"]["dev"]["description"] = json!("changed");
+    fs::write(dir.join("config.json"), changed.to_string()).unwrap();
+    for wb in [&mut a, &mut b] {
+        let lines = wb.lines_until_quiet(Duration::from_millis(2500));
+        assert_eq!(list_changed(&lines), 1, "{lines:?}");
+    }
+    end_all(&dir, &run, vec![a, b]);
 }
