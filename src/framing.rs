@@ -53,6 +53,14 @@ impl<R: BufRead> LineReader<R> {
     }
 }
 
+impl<R: io::Read> LineReader<io::BufReader<R>> {
+    /// Whether the next line can be read without waiting for its reader: a
+    /// relay writes what it has gathered only when this is false.
+    pub fn has_buffered(&self) -> bool {
+        !self.inner.buffer().is_empty()
+    }
+}
+
 /// Writes one complete line (which must already end with `\n`) and flushes.
 pub fn write_line(out: &mut impl Write, line: &[u8]) -> io::Result<()> {
     debug_assert_eq!(line.last(), Some(&b'\n'));

@@ -119,8 +119,7 @@ fn main() -> ExitCode {
 /// the session is to be served alone.
 #[cfg(unix)]
 fn serve_shared(path: &Path) -> Option<ExitCode> {
-    let served =
-        mcp_workbench::share::serve_session(path, io::stdin().lock(), Box::new(io::stdout()));
+    let served = mcp_workbench::share::serve_session(path, io::stdin(), Box::new(io::stdout()));
     match served {
         Ok(()) => Some(ExitCode::SUCCESS),
         Err(e) => {

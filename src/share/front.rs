@@ -22,7 +22,7 @@ use crate::outbox::Outbox;
 use crate::process;
 use crossbeam_channel::{Receiver, Sender};
 use std::collections::{BTreeSet, HashMap};
-use std::io::{self, BufRead, BufReader, Write};
+use std::io::{self, BufReader, Write};
 use std::os::unix::net::UnixStream;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -46,6 +46,9 @@ pub(crate) struct Front {
     state: Arc<Mutex<State>>,
     /// The fleet connection's write half, while one is up.
     fleet: Option<UnixStream>,
+    /// Host lines not yet written to the fleet: pipelined lines that arrive
+    /// together leave together (one write, one wake-up of the fleet).
+    gathered: Vec<u8>,
     /// What the host said that a new fleet must hear again.
     replay: Replay,
     /// The answers to the front's own requests.
@@ -82,6 +85,7 @@ impl Front {
             host,
             state: Arc::default(),
             fleet: None,
+            gathered: Vec::new(),
             replay: Replay::default(),
             own: crossbeam_channel::unbounded(),
             started: Vec::new(),
@@ -237,10 +241,13 @@ impl Front {
     }
 
     /// Relays the host's lines until stdin ends.
-    pub(crate) fn run(mut self, input: impl BufRead) -> io::Result<()> {
-        let mut reader = LineReader::new(input);
+    pub(crate) fn run(mut self, input: impl io::Read) -> io::Result<()> {
+        let mut reader = LineReader::new(BufReader::with_capacity(1 << 16, input));
         while let Some(line) = reader.next_line()? {
             self.host_line(line);
+            if !reader.has_buffered() {
+                self.send_gathered();
+            }
         }
         lock(&self.state).leaving = true;
         if let Some(stream) = &self.fleet {
@@ -254,6 +261,8 @@ impl Front {
     fn host_line(&mut self, line: &[u8]) {
         let requests = self.note(line);
         if !lock(&self.state).up {
+            // What was gathered for the fleet that ended was answered with it.
+            self.gathered.clear();
             self.fleet = None;
             if let Err(e) = self.attach() {
                 log::error!("cannot reach the shared fleet: {e}");
@@ -263,19 +272,26 @@ impl Front {
                 return;
             }
         }
-        {
-            let mut state = lock(&self.state);
-            state.in_flight.extend(requests);
+        lock(&self.state).in_flight.extend(requests);
+        self.gathered.extend_from_slice(line);
+        self.gathered.push(b'\n');
+    }
+
+    /// Writes the gathered host lines to the fleet.
+    fn send_gathered(&mut self) {
+        if self.gathered.is_empty() {
+            return;
         }
-        let mut line = line.to_vec();
-        line.push(b'\n');
-        if let Err(e) = self.write(&line) {
+        let lines = std::mem::take(&mut self.gathered);
+        if let Err(e) = self.write(&lines) {
             // The reader sees the end too, and answers what is in flight.
             log::warn!("the shared fleet's connection broke: {e}");
             if let Some(stream) = &self.fleet {
                 let _ = stream.shutdown(std::net::Shutdown::Both);
             }
         }
+        self.gathered = lines;
+        self.gathered.clear();
     }
 
     /// Notes what a new fleet must hear again; the requests of `line`, with
@@ -388,7 +404,9 @@ pub(super) fn exchange(stream: &mut UnixStream, hello: &Hello) -> io::Result<Ans
 /// are, except answers to the front's own requests. When the fleet ends,
 /// every request in flight is answered with an error at once.
 fn relay_back(stream: UnixStream, state: &Mutex<State>, host: &Outbox, own: &Sender<RequestId>) {
-    let mut reader = LineReader::new(BufReader::new(stream));
+    let mut reader = LineReader::new(BufReader::with_capacity(1 << 16, stream));
+    // Lines read together go to the host together.
+    let mut gathered = Vec::new();
     while let Ok(Some(line)) = reader.next_line() {
         let mut ids = Vec::new();
         match jsonrpc::read_kept(line) {
@@ -404,25 +422,26 @@ fn relay_back(stream: UnixStream, state: &Mutex<State>, host: &Outbox, own: &Sen
             }
             _ => {}
         }
-        if let [RequestId::Str(raw)] = ids.as_slice() {
-            if raw
-                .get()
-                .strip_prefix('"')
-                .is_some_and(|s| s.starts_with(OWN_ID))
-            {
-                let _ = own.send(ids.remove(0));
-                continue;
-            }
-        }
-        {
-            let mut state = lock(state);
+        let own_answer = matches!(ids.as_slice(), [RequestId::Str(raw)]
+            if raw.get().strip_prefix('"').is_some_and(|s| s.starts_with(OWN_ID)));
+        if own_answer {
+            let _ = own.send(ids.remove(0));
+        } else {
+            let mut state_now = lock(state);
             for id in &ids {
-                state.in_flight.remove(id);
+                state_now.in_flight.remove(id);
             }
+            drop(state_now);
+            gathered.extend_from_slice(line);
+            gathered.push(b'\n');
         }
-        let mut line = line.to_vec();
-        line.push(b'\n');
-        host.send(&line);
+        if !reader.has_buffered() && !gathered.is_empty() {
+            host.send(&gathered);
+            gathered.clear();
+        }
+    }
+    if !gathered.is_empty() {
+        host.send(&gathered);
     }
     let lost: Vec<(RequestId, bool)> = {
         let mut state = lock(state);

@@ -19,7 +19,7 @@ mod wire;
 
 use crate::config::Config;
 use crate::outbox::Outbox;
-use std::io::{self, BufRead, Write};
+use std::io::{self, Write};
 use std::path::Path;
 use std::sync::Arc;
 
@@ -29,7 +29,7 @@ use std::sync::Arc;
 /// served alone; after that, the session outlives fleets.
 pub fn serve_session(
     path: &Path,
-    input: impl BufRead,
+    input: impl io::Read,
     output: Box<dyn Write + Send>,
 ) -> io::Result<()> {
     let host = Arc::new(Outbox::new(output));

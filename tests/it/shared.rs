@@ -432,50 +432,48 @@ fn a_peer_of_another_user_is_refused() {
 
 #[test]
 fn progress_and_cancellation_stay_in_their_session() {
-    let fake_script = counted(
-        "starts.log",
-        json!([tool(
-            "work",
-            json!({"delayMs": 1500, "progress": [{"progress": 1}], "reply": {"content": []}})
-        )]),
-    );
+    let script = json!({"tools": [
+        tool("long", json!({"delayMs": 30000, "reply": {"content": []}})),
+        tool("work", json!({"progress": [{"progress": 1}], "progressIntervalMs": 1000, "reply": {"content": []}}))
+    ]});
     let (dir, run) = case(
         "shared-progress",
         &shared_config(fake("work.json"), json!({})),
     );
-    fs::write(dir.join("work.json"), fake_script.to_string()).unwrap();
+    fs::write(dir.join("work.json"), script.to_string()).unwrap();
     let mut a = session(&dir, &run, &[]);
     let mut b = session(&dir, &run, &[]);
     a.open_ok(1, "dev");
     b.open_ok(1, "dev");
     // The same request id and the same progress token in both sessions.
-    for wb in [&mut a, &mut b] {
-        wb.send(
-            json!({"jsonrpc": "2.0", "id": 9, "method": "tools/call", "params": {
-            "name": "use_tool",
-            "arguments": {"tool": {"toolbox": "dev", "server": "s", "tool": "work"}},
-            "_meta": {"progressToken": "p"}}}),
-        );
-    }
-    let progress = b.recv();
-    assert_eq!(progress["method"], "notifications/progress", "{progress}");
-    assert_eq!(progress["params"]["progressToken"], "p");
-    // a cancels its request 9: b's request 9 goes on, and only b is answered.
+    let call = |tool: &str| {
+        json!({"jsonrpc": "2.0", "id": 9, "method": "tools/call", "params": {
+        "name": "use_tool",
+        "arguments": {"tool": {"toolbox": "dev", "server": "s", "tool": tool}},
+        "_meta": {"progressToken": "p"}}})
+    };
+    a.send(call("long"));
+    assert!(wait_until(Duration::from_secs(10), || fleet_log(&run)
+        .contains(r#""params":{"name":"long""#)));
+    // a cancels its request 9 while b's request 9 runs: b is answered, a is not.
+    b.send(call("work"));
     a.send(
         json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 9}}),
     );
-    let answer = b.recv_within(Duration::from_secs(10)).unwrap();
-    let answer = if answer["method"] == "notifications/progress" {
-        b.recv()
-    } else {
-        answer
-    };
+    let progress = b.recv();
+    assert_eq!(progress["method"], "notifications/progress", "{progress}");
+    assert_eq!(progress["params"]["progressToken"], "p");
+    let answer = b.recv();
     assert_eq!(answer["id"], 9, "{answer}");
     assert!(!is_error(&answer), "{answer}");
-    let rest = a.lines_until_quiet(Duration::from_millis(2500));
     assert!(
-        rest.iter().all(|l| l["id"] != 9),
-        "a cancelled call gets no answer: {rest:?}"
+        fleet_log(&run).contains("notifications/cancelled"),
+        "a's cancel reached the server"
+    );
+    let rest = a.lines_until_quiet(Duration::from_millis(1000));
+    assert!(
+        rest.is_empty(),
+        "a's cancelled call gets no answer, nor b's progress: {rest:?}"
     );
     end_all(&dir, &run, vec![a, b]);
 }
