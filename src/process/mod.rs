@@ -24,6 +24,10 @@
 
 #[cfg(unix)]
 mod leaders;
+#[cfg(unix)]
+pub(crate) mod local_unix;
+#[cfg(unix)]
+pub(crate) use local_unix as local;
 #[cfg(target_os = "linux")]
 mod reaper;
 #[cfg(unix)]
@@ -54,9 +58,9 @@ pub use sys::{block_shutdown_signals, start_watchdog};
 pub(crate) use sys::{
     command, file_identity, on_reload_signal, on_shutdown_signal, Tree, ALLOWED_ENV, HOME,
 };
-/// The shared fleet's needs (docs/reference.md §8): Unix sockets for now.
+/// The shared fleet's needs (docs/reference.md §8).
 #[cfg(unix)]
-pub(crate) use unix::{peer_user, rss_kb, send_now, spawn_detached, user_id};
+pub(crate) use unix::{rss_kb, spawn_detached};
 
 use std::sync::atomic::{AtomicBool, Ordering};
 

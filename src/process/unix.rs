@@ -297,49 +297,6 @@ pub(crate) fn on_reload_signal(
         .ok()
 }
 
-/// The user this process runs as.
-pub(crate) fn user_id() -> u32 {
-    // SAFETY: getuid has no preconditions and cannot fail.
-    unsafe { libc::getuid() }
-}
-
-/// The user of the process at the other end of a connected Unix socket
-/// (SO_PEERCRED on Linux, getpeereid elsewhere): the shared fleet's check
-/// of each session (docs/reference.md §8).
-pub(crate) fn peer_user(socket: &std::os::unix::net::UnixStream) -> io::Result<u32> {
-    use std::os::fd::AsRawFd;
-    let fd = socket.as_raw_fd();
-    #[cfg(any(target_os = "linux", target_os = "android"))]
-    {
-        // SAFETY: a zeroed ucred is a valid value; getsockopt writes at most
-        // `len` bytes into it, and `len` is its size.
-        unsafe {
-            let mut cred: libc::ucred = std::mem::zeroed();
-            let mut len = std::mem::size_of::<libc::ucred>() as libc::socklen_t;
-            let got = libc::getsockopt(
-                fd,
-                libc::SOL_SOCKET,
-                libc::SO_PEERCRED,
-                (&mut cred as *mut libc::ucred).cast(),
-                &mut len,
-            );
-            if got != 0 {
-                return Err(io::Error::last_os_error());
-            }
-            Ok(cred.uid)
-        }
-    }
-    #[cfg(not(any(target_os = "linux", target_os = "android")))]
-    {
-        let (mut uid, mut gid): (libc::uid_t, libc::gid_t) = (0, 0);
-        // SAFETY: getpeereid writes the two ids into the locals.
-        if unsafe { libc::getpeereid(fd, &mut uid, &mut gid) } != 0 {
-            return Err(io::Error::last_os_error());
-        }
-        Ok(uid)
-    }
-}
-
 /// Spawns `cmd` detached from this process: a session and process group of
 /// its own (so a host that kills our group, or closes our terminal, does not
 /// reach it), no parent-death signal, an empty signal mask and default
@@ -374,21 +331,4 @@ pub(crate) fn rss_kb(pid: u32) -> Option<u64> {
     let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
     let line = status.lines().find(|l| l.starts_with("VmRSS:"))?;
     line.split_whitespace().nth(1)?.parse().ok()
-}
-
-/// Writes what a connected Unix socket takes of `buf` now, without waiting
-/// (`MSG_DONTWAIT`: the socket stays blocking for everyone else).
-/// `WouldBlock` when it takes nothing.
-pub(crate) fn send_now(socket: &std::os::unix::net::UnixStream, buf: &[u8]) -> io::Result<usize> {
-    use std::os::fd::AsRawFd;
-    #[cfg(any(target_os = "linux", target_os = "android"))]
-    let flags = libc::MSG_DONTWAIT | libc::MSG_NOSIGNAL;
-    #[cfg(not(any(target_os = "linux", target_os = "android")))]
-    let flags = libc::MSG_DONTWAIT;
-    // SAFETY: send reads at most `buf.len()` bytes from `buf`.
-    let sent = unsafe { libc::send(socket.as_raw_fd(), buf.as_ptr().cast(), buf.len(), flags) };
-    if sent < 0 {
-        return Err(io::Error::last_os_error());
-    }
-    Ok(sent as usize)
 }

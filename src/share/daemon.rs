@@ -20,13 +20,12 @@ use crate::launch::Launcher;
 use crate::lock;
 use crate::mcp;
 use crate::outbox::Outbox;
-use crate::process;
+use crate::process::{self, local::Stream};
 use crate::server::Server;
 use crate::session::{Peer, Session};
 use crate::toolbox::ServerState;
 use std::collections::VecDeque;
 use std::io::{self, BufReader, Write};
-use std::os::unix::net::UnixStream;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
@@ -71,12 +70,10 @@ pub(crate) fn run(path: PathBuf, config: Config) -> io::Result<()> {
     let accepting = Arc::clone(&daemon);
     thread::Builder::new()
         .name("accept".into())
-        .spawn(move || {
-            for stream in listener.incoming() {
-                match stream {
-                    Ok(stream) => accepting.admit(stream),
-                    Err(e) => log::warn!("cannot accept a session: {e}"),
-                }
+        .spawn(move || loop {
+            match listener.accept() {
+                Ok(stream) => accepting.admit(stream),
+                Err(e) => log::warn!("cannot accept a session: {e}"),
             }
         })?;
     daemon.linger();
@@ -99,13 +96,9 @@ struct Daemon {
 
 impl Daemon {
     /// Takes a connection: this user's, else closed at once.
-    fn admit(self: &Arc<Self>, stream: UnixStream) {
-        match process::peer_user(&stream) {
-            Ok(uid) if uid == process::user_id() => {}
-            Ok(uid) => {
-                return log::warn!("refused a connection from uid {uid}: not this user");
-            }
-            Err(e) => return log::warn!("refused a connection whose user is unknown: {e}"),
+    fn admit(self: &Arc<Self>, stream: Stream) {
+        if let Err(why) = stream.peer_check() {
+            return log::warn!("refused a connection {why}");
         }
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
         let daemon = Arc::clone(self);
@@ -122,7 +115,7 @@ impl Daemon {
     }
 
     /// Serves connection `stream`: a hello, then a session or a status report.
-    fn serve(self: &Arc<Self>, id: u64, stream: UnixStream) -> io::Result<()> {
+    fn serve(self: &Arc<Self>, id: u64, stream: Stream) -> io::Result<()> {
         let mut reader = LineReader::new(BufReader::new(stream.try_clone()?));
         let Some(line) = reader.next_line()? else {
             return Ok(());
@@ -155,7 +148,7 @@ impl Daemon {
         log::info!("session {id} attached (pid {})", hello.pid);
         let server = Server::attach(Arc::clone(&self.fleet), config, Arc::clone(&session));
         let result = server.run(reader.into_inner());
-        let _ = stream.shutdown(std::net::Shutdown::Both);
+        stream.shutdown();
         lock(&self.sessions).retain(|s| !Arc::ptr_eq(s, &session));
         self.left.notify_all();
         log::info!("session {id} left");
@@ -248,7 +241,7 @@ impl Daemon {
 }
 
 /// Writes one JSON line.
-fn send(stream: &mut UnixStream, answer: &Answer) -> io::Result<()> {
+fn send(stream: &mut Stream, answer: &Answer) -> io::Result<()> {
     let mut line = serde_json::to_vec(answer).map_err(io::Error::other)?;
     line.push(b'\n');
     stream.write_all(&line)
@@ -263,7 +256,7 @@ fn send(stream: &mut UnixStream, answer: &Answer) -> io::Result<()> {
 struct Writer {
     line: Vec<u8>,
     out: Arc<(Mutex<Queue>, Condvar)>,
-    stream: UnixStream,
+    stream: Stream,
 }
 
 #[derive(Default)]
@@ -276,7 +269,7 @@ struct Queue {
 }
 
 impl Writer {
-    fn start(id: u64, stream: UnixStream) -> io::Result<Writer> {
+    fn start(id: u64, stream: Stream) -> io::Result<Writer> {
         let out: Arc<(Mutex<Queue>, Condvar)> = Arc::default();
         let (queue, mut socket) = (Arc::clone(&out), stream.try_clone()?);
         thread::Builder::new()
@@ -297,7 +290,7 @@ impl Writer {
                     line
                 };
                 if socket.write_all(&line).is_err() {
-                    let _ = socket.shutdown(std::net::Shutdown::Both);
+                    socket.shutdown();
                     let (lock_, _) = &*queue;
                     let mut q = lock(lock_);
                     q.closed = true;
@@ -340,12 +333,12 @@ impl Write for Writer {
         }
         let mut rest = &line[..];
         if q.lines.is_empty() && !q.busy {
-            match process::send_now(&self.stream, &line) {
+            match self.stream.send_now(&line) {
                 Ok(n) => rest = &line[n..],
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
                 Err(e) => {
                     q.closed = true;
-                    let _ = self.stream.shutdown(std::net::Shutdown::Both);
+                    self.stream.shutdown();
                     return Err(e);
                 }
             }
@@ -356,7 +349,7 @@ impl Write for Writer {
         if q.bytes + rest.len() > OUT_LIMIT {
             log::warn!("a session does not read its output: dropping it");
             q.closed = true;
-            let _ = self.stream.shutdown(std::net::Shutdown::Both);
+            self.stream.shutdown();
             return Err(io::Error::other("the session does not read"));
         }
         q.bytes += rest.len();

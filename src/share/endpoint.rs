@@ -1,20 +1,18 @@
-//! Where a config's shared fleet listens (docs/reference.md §8): a Unix
-//! socket in a folder only the user can enter, named after the config's
+//! Where a config's shared fleet listens (docs/reference.md §8): an
+//! endpoint (`process::local`) in a folder only the user can enter, named after the config's
 //! canonical path and the workbench's version, so an upgraded binary starts
 //! a fleet of its own while the old one drains. Next to it: the lock that
 //! makes two sessions starting together start one fleet, and the fleet's log.
 
 use crate::mcp;
-use crate::process;
+use crate::process::local::{self, Listener, Stream};
 use std::fs::{self, File, OpenOptions};
 use std::io;
-use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt};
-use std::os::unix::net::{UnixListener, UnixStream};
 use std::path::{Path, PathBuf};
 
 /// The files of one config's fleet.
 pub(crate) struct Endpoint {
-    /// The socket.
+    /// Where the fleet listens (a socket; a named pipe on Windows).
     pub socket: PathBuf,
     /// Held while a fleet is started, or while one decides to end.
     lock: PathBuf,
@@ -27,36 +25,32 @@ impl Endpoint {
     /// symlink to it are one config), creating and checking its folder.
     pub(crate) fn of(config: &Path) -> io::Result<Endpoint> {
         let canonical = fs::canonicalize(config)?;
-        let dir = folder()?;
+        let dir = local::private_folder()?;
         let name = format!(
             "fleet-{}-{:016x}",
             mcp::VERSION,
             fnv1a(canonical.to_string_lossy().as_bytes())
         );
         Ok(Endpoint {
-            socket: dir.join(format!("{name}.sock")),
+            socket: local::endpoint(&dir, &name),
             lock: dir.join(format!("{name}.lock")),
             log: dir.join(format!("{name}.log")),
         })
     }
 
     /// A connection to the fleet, if one listens.
-    pub(crate) fn connect(&self) -> io::Result<UnixStream> {
-        UnixStream::connect(&self.socket)
+    pub(crate) fn connect(&self) -> io::Result<Stream> {
+        Stream::connect(&self.socket)
     }
 
-    /// Listens on the socket, in place of a stale one a crash left.
-    pub(crate) fn bind(&self) -> io::Result<UnixListener> {
-        match fs::remove_file(&self.socket) {
-            Err(e) if e.kind() != io::ErrorKind::NotFound => return Err(e),
-            _ => {}
-        }
-        UnixListener::bind(&self.socket)
+    /// Listens, in place of a stale endpoint a crash left.
+    pub(crate) fn bind(&self) -> io::Result<Listener> {
+        Listener::bind(&self.socket)
     }
 
-    /// Removes the socket: no session finds this fleet any more.
+    /// No session finds this fleet any more.
     pub(crate) fn unlink(&self) {
-        let _ = fs::remove_file(&self.socket);
+        local::remove(&self.socket);
     }
 
     /// Takes the start lock (blocking) until the returned file is dropped.
@@ -65,36 +59,10 @@ impl Endpoint {
             .create(true)
             .truncate(false)
             .write(true)
-            .mode(0o600)
             .open(&self.lock)?;
         file.lock()?;
         Ok(file)
     }
-}
-
-/// `$XDG_RUNTIME_DIR/mcp-workbench`, else `${TMPDIR:-/tmp}/mcp-workbench-<uid>`:
-/// created 0700, refused when another user owns it or others may enter it.
-fn folder() -> io::Result<PathBuf> {
-    let uid = process::user_id();
-    let dir = match std::env::var_os("XDG_RUNTIME_DIR").filter(|d| !d.is_empty()) {
-        Some(runtime) => PathBuf::from(runtime).join("mcp-workbench"),
-        None => std::env::temp_dir().join(format!("mcp-workbench-{uid}")),
-    };
-    match fs::DirBuilder::new().mode(0o700).create(&dir) {
-        Err(e) if e.kind() != io::ErrorKind::AlreadyExists => return Err(e),
-        _ => {}
-    }
-    let meta = fs::symlink_metadata(&dir)?;
-    if !meta.is_dir() || meta.uid() != uid || meta.mode() & 0o077 != 0 {
-        return Err(io::Error::other(format!(
-            "{} is not a folder of this user's alone (it must be owned by uid {uid} with mode 0700, \
-             found uid {} mode {:o}); remove it or fix its permissions",
-            dir.display(),
-            meta.uid(),
-            meta.mode() & 0o7777
-        )));
-    }
-    Ok(dir)
 }
 
 /// FNV-1a, 64 bits: a name that every build computes alike.

@@ -19,11 +19,10 @@ use crate::jsonrpc::{self, ErrorObject, Incoming, Members, Read, RequestId};
 use crate::lock;
 use crate::mcp::{self, method, TextResult};
 use crate::outbox::Outbox;
-use crate::process;
+use crate::process::{self, local::Stream};
 use crossbeam_channel::{Receiver, Sender};
 use std::collections::{BTreeSet, HashMap};
 use std::io::{self, BufReader, Write};
-use std::os::unix::net::UnixStream;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::{Arc, Mutex};
@@ -45,7 +44,7 @@ pub(crate) struct Front {
     host: Arc<Outbox>,
     state: Arc<Mutex<State>>,
     /// The fleet connection's write half, while one is up.
-    fleet: Option<UnixStream>,
+    fleet: Option<Stream>,
     /// Host lines not yet written to the fleet: pipelined lines that arrive
     /// together leave together (one write, one wake-up of the fleet).
     gathered: Vec<u8>,
@@ -111,7 +110,7 @@ impl Front {
     }
 
     /// A welcomed connection to the fleet.
-    fn connect_or_start(&mut self) -> io::Result<UnixStream> {
+    fn connect_or_start(&mut self) -> io::Result<Stream> {
         if let Ok(stream) = self.endpoint.connect() {
             return greet(stream);
         }
@@ -168,7 +167,7 @@ impl Front {
 
     /// Makes `stream` the fleet connection: the reader thread starts, and a
     /// new fleet hears what the host said before.
-    fn serve_with(&mut self, stream: UnixStream) -> io::Result<()> {
+    fn serve_with(&mut self, stream: Stream) -> io::Result<()> {
         let reader = stream.try_clone()?;
         {
             let mut state = lock(&self.state);
@@ -251,7 +250,7 @@ impl Front {
         }
         lock(&self.state).leaving = true;
         if let Some(stream) = &self.fleet {
-            let _ = stream.shutdown(std::net::Shutdown::Both);
+            stream.shutdown();
         }
         Ok(())
     }
@@ -287,7 +286,7 @@ impl Front {
             // The reader sees the end too, and answers what is in flight.
             log::warn!("the shared fleet's connection broke: {e}");
             if let Some(stream) = &self.fleet {
-                let _ = stream.shutdown(std::net::Shutdown::Both);
+                stream.shutdown();
             }
         }
         self.gathered = lines;
@@ -363,7 +362,7 @@ fn own_id(what: &str) -> RequestId {
 }
 
 /// Sends the hello and reads the welcome.
-fn greet(mut stream: UnixStream) -> io::Result<UnixStream> {
+fn greet(mut stream: Stream) -> io::Result<Stream> {
     let hello = Hello {
         version: mcp::VERSION.into(),
         role: "session".into(),
@@ -382,7 +381,7 @@ fn greet(mut stream: UnixStream) -> io::Result<UnixStream> {
 
 /// Writes `hello` and reads the one-line answer, leaving nothing buffered:
 /// the answer is read a byte at a time (a few dozen bytes, once).
-pub(super) fn exchange(stream: &mut UnixStream, hello: &Hello) -> io::Result<Answer> {
+pub(super) fn exchange(stream: &mut Stream, hello: &Hello) -> io::Result<Answer> {
     let mut line = serde_json::to_vec(hello).map_err(io::Error::other)?;
     line.push(b'\n');
     stream.write_all(&line)?;
@@ -403,7 +402,7 @@ pub(super) fn exchange(stream: &mut UnixStream, hello: &Hello) -> io::Result<Ans
 /// The `fleet reader` thread: the fleet's lines go to the host as they
 /// are, except answers to the front's own requests. When the fleet ends,
 /// every request in flight is answered with an error at once.
-fn relay_back(stream: UnixStream, state: &Mutex<State>, host: &Outbox, own: &Sender<RequestId>) {
+fn relay_back(stream: Stream, state: &Mutex<State>, host: &Outbox, own: &Sender<RequestId>) {
     let mut reader = LineReader::new(BufReader::with_capacity(1 << 16, stream));
     // Lines read together go to the host together.
     let mut gathered = Vec::new();
