@@ -246,6 +246,19 @@ mod tests {
                 json: true,
             })
         );
+        assert_eq!(
+            parse_str(&["status", "--json", "--config", "c.json"]),
+            Ok(Command::Status {
+                config: flag("c.json"),
+                json: true,
+            })
+        );
+        assert_eq!(
+            parse_str(&["fleet", "--config", "c.json"]),
+            Ok(Command::Fleet {
+                config: flag("c.json")
+            })
+        );
         assert_eq!(parse_str(&["--version"]), Ok(Command::Version));
         assert_eq!(parse_str(&["check", "--help"]), Ok(Command::Help));
         assert_eq!(
@@ -287,6 +300,22 @@ mod tests {
             "--json was given twice"
         );
         assert_eq!(err(&["--json"]), "--json applies to check and status");
+        assert_eq!(
+            err(&["fleet", "--json"]),
+            "--json applies to check and status"
+        );
+        assert_eq!(
+            err(&["check", "status"]),
+            "check and status cannot be combined"
+        );
+        assert_eq!(
+            err(&["status", "--trace", "t"]),
+            "--trace applies to serving, not to status"
+        );
+        assert_eq!(
+            err(&["stauts"]),
+            "unexpected argument 'stauts'; did you mean 'status'?"
+        );
         assert_eq!(
             err(&["check", "--trace", "t"]),
             "--trace applies to serving, not to check"
