@@ -61,7 +61,7 @@ pub(crate) fn run(path: PathBuf, config: Config) -> io::Result<()> {
         path,
         endpoint,
         started: Instant::now(),
-        sessions: Mutex::new(Vec::new()),
+        sessions: Mutex::new(Some(Vec::new())),
         left: Condvar::new(),
         next_id: AtomicU64::new(1),
     });
@@ -88,8 +88,9 @@ struct Daemon {
     path: PathBuf,
     endpoint: Endpoint,
     started: Instant,
-    /// The sessions attached, for `status` and the linger.
-    sessions: Mutex<Vec<Arc<Session>>>,
+    /// The sessions attached, for `status` and the linger; `None` once the
+    /// fleet decided to end (a session that comes then is turned away).
+    sessions: Mutex<Option<Vec<Arc<Session>>>>,
     left: Condvar,
     next_id: AtomicU64,
 }
@@ -144,12 +145,17 @@ impl Daemon {
                 pid: std::process::id(),
             },
         )?;
-        lock(&self.sessions).push(Arc::clone(&session));
+        match &mut *lock(&self.sessions) {
+            Some(sessions) => sessions.push(Arc::clone(&session)),
+            None => return Ok(()), // ending: the front starts the next fleet
+        }
         log::info!("session {id} attached (pid {})", hello.pid);
         let server = Server::attach(Arc::clone(&self.fleet), config, Arc::clone(&session));
         let result = server.run(reader.into_inner());
         stream.shutdown();
-        lock(&self.sessions).retain(|s| !Arc::ptr_eq(s, &session));
+        if let Some(sessions) = &mut *lock(&self.sessions) {
+            sessions.retain(|s| !Arc::ptr_eq(s, &session));
+        }
         self.left.notify_all();
         log::info!("session {id} left");
         result
@@ -164,27 +170,38 @@ impl Daemon {
         }
     }
 
-    /// Waits until no session is attached for `shareLingerMs`, then ends.
+    /// Waits until no session was attached for `shareLingerMs`, then ends.
+    /// The decision and the endpoint's removal happen under the start lock,
+    /// and no session attaches after it: a session either finds this fleet
+    /// or starts the next one.
     fn linger(&self) {
         let linger = self.config.share_linger;
-        let mut sessions = lock(&self.sessions);
+        let attached =
+            |s: &mut Option<Vec<Arc<Session>>>| s.as_ref().is_some_and(|s| !s.is_empty());
         loop {
-            while !sessions.is_empty() {
+            let mut sessions = lock(&self.sessions);
+            while attached(&mut sessions) {
                 sessions = self.left.wait(sessions).unwrap_or_else(|p| p.into_inner());
             }
-            let (now, timeout) = self
+            let (sessions, waited) = self
                 .left
-                .wait_timeout_while(sessions, linger, |s| s.is_empty())
+                .wait_timeout_while(sessions, linger, |s| !attached(s))
                 .unwrap_or_else(|p| p.into_inner());
-            sessions = now;
-            if timeout.timed_out() && sessions.is_empty() {
-                break;
+            drop(sessions);
+            if !waited.timed_out() {
+                continue;
             }
+            let _lock = self.endpoint.lock();
+            let mut sessions = lock(&self.sessions);
+            if attached(&mut sessions) {
+                continue;
+            }
+            *sessions = None;
+            drop(sessions);
+            log::info!("no session for {} ms: the fleet ends", linger.as_millis());
+            self.endpoint.unlink();
+            break;
         }
-        drop(sessions);
-        // A session that connects from here on finds no fleet and starts one.
-        let _lock = self.endpoint.lock();
-        log::info!("no session for {} ms: the fleet ends", linger.as_millis());
         self.end();
     }
 
@@ -196,7 +213,7 @@ impl Daemon {
     }
 
     fn status(&self) -> Status {
-        let sessions = lock(&self.sessions).clone();
+        let sessions = lock(&self.sessions).clone().unwrap_or_default();
         let toolboxes = self.fleet.registry.current();
         let mut servers = Vec::new();
         for toolbox in toolboxes.all() {

@@ -93,9 +93,7 @@ impl Front {
 
     /// Attaches to the fleet, starting it if none runs.
     pub(crate) fn attach(&mut self) -> io::Result<()> {
-        for child in &mut self.started {
-            let _ = child.try_wait();
-        }
+        // Reaps the fleets this front started that have ended.
         self.started
             .retain_mut(|c| matches!(c.try_wait(), Ok(None)));
         let mut last = None;
@@ -146,10 +144,8 @@ impl Front {
     /// Starts `mcp-workbench fleet --config PATH`, detached, in the config's
     /// folder, logging to the endpoint's log.
     fn start_fleet(&self) -> io::Result<Child> {
-        let log = std::fs::OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(&self.endpoint.log)?;
+        // A new fleet's log replaces its dead predecessor's.
+        let log = std::fs::File::create(&self.endpoint.log)?;
         let config = std::fs::canonicalize(&self.config)?;
         // Not the host's folder, which differs from session to session.
         let folder = config.parent().unwrap_or(Path::new("/")).to_path_buf();
