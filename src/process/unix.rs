@@ -326,9 +326,31 @@ pub(crate) fn spawn_detached(cmd: &mut Command) -> io::Result<Child> {
     cmd.spawn()
 }
 
-/// The resident memory of process `pid` in KiB (Linux: `/proc`), if known.
+/// The resident memory of process `pid` in KiB, if known (Linux: `/proc`;
+/// macOS: `proc_pidinfo`).
 pub(crate) fn rss_kb(pid: u32) -> Option<u64> {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
-    let line = status.lines().find(|l| l.starts_with("VmRSS:"))?;
-    line.split_whitespace().nth(1)?.parse().ok()
+    #[cfg(target_os = "macos")]
+    {
+        let pid = libc::c_int::try_from(pid).ok()?;
+        // SAFETY: a zeroed proc_taskinfo is a valid value; proc_pidinfo
+        // writes at most `size` bytes into it and returns how many.
+        unsafe {
+            let mut info: libc::proc_taskinfo = std::mem::zeroed();
+            let size = std::mem::size_of::<libc::proc_taskinfo>() as libc::c_int;
+            let got = libc::proc_pidinfo(
+                pid,
+                libc::PROC_PIDTASKINFO,
+                0,
+                (&mut info as *mut libc::proc_taskinfo).cast(),
+                size,
+            );
+            (got == size).then_some(info.pti_resident_size / 1024)
+        }
+    }
+    #[cfg(not(target_os = "macos"))]
+    {
+        let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+        let line = status.lines().find(|l| l.starts_with("VmRSS:"))?;
+        line.split_whitespace().nth(1)?.parse().ok()
+    }
 }
