@@ -20,7 +20,7 @@ use crate::meta_tools;
 use crate::naming;
 use crate::outbox::Outbox;
 use crate::process;
-use crate::toolbox::apply_filter;
+use crate::visible::visible;
 use serde::Serialize;
 use std::io::{self, Write};
 use std::process::ExitCode;
@@ -247,7 +247,15 @@ fn examine(config: &Config, launcher: &Launcher) -> Report {
             }
             match results.next() {
                 Some(Ok(started)) => {
-                    let (tools, unknown) = apply_filter(started.tools, &server.tool_filter);
+                    // What the model would see; pins are the serving workbench's.
+                    let seen = visible(&started.tools, server, None);
+                    let (tools, unknown) = (seen.tools, seen.unknown_filters);
+                    for name in seen.unknown_overrides {
+                        warnings.push(format!(
+                            "{}.toolOverrides names '{name}', which the server does not have",
+                            server.json_path
+                        ));
+                    }
                     row.status = Status::Ok;
                     row.startup_ms = Some(started.startup.as_millis());
                     row.tools = Some(tools.len());

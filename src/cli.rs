@@ -19,6 +19,9 @@ Usage:
   mcp-workbench status [--config PATH] [--json]
       the shared fleet of that config (\"shareServers\": true): its sessions and
       servers; exits 1 when none runs
+  mcp-workbench pins [--config PATH] [list | approve TOOLBOX[/SERVER[/TOOL]]]
+      with \"pinTools\": true, list the pinned tool definitions (approved, changed,
+      new), or show what changed and approve it
   mcp-workbench --help | --version
 
 The config path is --config, else $WORKBENCH_CONFIG, else ./workbench-config.json.
@@ -70,8 +73,20 @@ pub enum Command {
     Fleet {
         config: ConfigPath,
     },
+    Pins {
+        config: ConfigPath,
+        action: PinsAction,
+    },
     Help,
     Version,
+}
+
+/// What `pins` does.
+#[derive(Debug, PartialEq)]
+pub enum PinsAction {
+    List,
+    /// `TOOLBOX[/SERVER[/TOOL]]`.
+    Approve(String),
 }
 
 const FLAGS: &[&str] = &["--config", "--trace", "--json", "--help", "--version"];
@@ -83,6 +98,8 @@ pub fn parse(
     env: &dyn Fn(&str) -> Option<OsString>,
 ) -> Result<Command, String> {
     let mut word: Option<&'static str> = None;
+    // The words after `pins`.
+    let mut pins = Vec::new();
     let mut json = false;
     let mut config: Option<PathBuf> = None;
     let mut trace: Option<PathBuf> = None;
@@ -98,7 +115,8 @@ pub fn parse(
         match (flag, inline) {
             ("-h" | "--help", None) => return Ok(Command::Help),
             ("-V" | "--version", None) => return Ok(Command::Version),
-            (w @ ("check" | "status" | "fleet"), None) => {
+            (w, None) if word == Some("pins") && !w.starts_with('-') => pins.push(w.to_string()),
+            (w @ ("check" | "status" | "fleet" | "pins"), None) => {
                 let w = WORDS
                     .iter()
                     .copied()
@@ -155,6 +173,10 @@ pub fn parse(
     };
     match (word, trace) {
         (Some(word), Some(_)) => Err(format!("--trace applies to serving, not to {word}")),
+        (Some("pins"), None) => Ok(Command::Pins {
+            config,
+            action: pins_action(pins)?,
+        }),
         (Some("status"), None) => Ok(Command::Status { config, json }),
         (Some("fleet"), None) => Ok(Command::Fleet { config }),
         (Some(_), None) => Ok(Command::Check { config, json }),
@@ -163,7 +185,27 @@ pub fn parse(
 }
 
 /// The command words (`fleet` is the shared fleet's own, not in the usage).
-const WORDS: &[&str] = &["check", "status", "fleet"];
+const WORDS: &[&str] = &["check", "status", "pins", "fleet"];
+
+/// The words after `pins`.
+fn pins_action(words: Vec<String>) -> Result<PinsAction, String> {
+    match &words[..] {
+        [] => Ok(PinsAction::List),
+        [list] if list == "list" => Ok(PinsAction::List),
+        [approve, scope] if approve == "approve" => Ok(PinsAction::Approve(scope.clone())),
+        [approve] if approve == "approve" => {
+            Err("pins approve needs TOOLBOX, TOOLBOX/SERVER or TOOLBOX/SERVER/TOOL".to_string())
+        }
+        [word, ..] if word != "list" && word != "approve" => {
+            Err(match suggest::closest(word, &["list", "approve"]) {
+                Some(close) => format!("pins: unknown action '{word}'; did you mean '{close}'?"),
+                None => format!("pins: unknown action '{word}' (list or approve)"),
+            })
+        }
+        [_, _, extra, ..] | [_, extra] => Err(format!("pins: unexpected argument '{extra}'")),
+        _ => Err("pins: expected list or approve".to_string()),
+    }
+}
 
 fn set_flag(seen: &mut bool, name: &str) -> Result<(), String> {
     if std::mem::replace(seen, true) {
@@ -177,7 +219,7 @@ fn unexpected(text: &str, flag: &str) -> String {
     let (what, known) = if text.starts_with('-') {
         ("unknown option", FLAGS)
     } else {
-        ("unexpected argument", &WORDS[..2])
+        ("unexpected argument", &WORDS[..3])
     };
     match suggest::closest(flag, known) {
         Some(close) => format!("{what} '{text}'; did you mean '{close}'?"),
@@ -271,6 +313,46 @@ mod tests {
                 trace: None
             })
         );
+    }
+
+    #[test]
+    fn pins_takes_an_action() {
+        let pins = |action| {
+            Ok(Command::Pins {
+                config: flag("c.json"),
+                action,
+            })
+        };
+        assert_eq!(
+            parse_str(&["pins", "--config", "c.json"]),
+            pins(PinsAction::List)
+        );
+        assert_eq!(
+            parse_str(&["--config=c.json", "pins", "list"]),
+            pins(PinsAction::List)
+        );
+        assert_eq!(
+            parse_str(&["pins", "approve", "dev/files/read", "--config", "c.json"]),
+            pins(PinsAction::Approve("dev/files/read".into()))
+        );
+        let err = |args: &[&str]| parse_str(args).unwrap_err();
+        assert_eq!(
+            err(&["pins", "aprove", "t"]),
+            "pins: unknown action 'aprove'; did you mean 'approve'?"
+        );
+        assert_eq!(
+            err(&["pins", "approve"]),
+            "pins approve needs TOOLBOX, TOOLBOX/SERVER or TOOLBOX/SERVER/TOOL"
+        );
+        assert_eq!(
+            err(&["pins", "approve", "t", "u"]),
+            "pins: unexpected argument 'u'"
+        );
+        assert_eq!(err(&["pins", "list", "x"]), "pins: unexpected argument 'x'");
+        assert_eq!(err(&["check", "pins"]), "check and pins cannot be combined");
+        assert_eq!(err(&["pins", "--json"]), "--json applies to check and status");
+        assert_eq!(err(&["pins", "--trace", "t"]), "--trace applies to serving, not to pins");
+        assert_eq!(err(&["pin"]), "unexpected argument 'pin'; did you mean 'pins'?");
     }
 
     #[test]

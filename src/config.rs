@@ -48,6 +48,12 @@ pub struct Config {
     pub share_linger: Duration,
     /// In the order of the config file.
     pub toolboxes: Vec<ToolboxConfig>,
+    /// `pinTools`: hold back tool definitions that changed since they were
+    /// pinned (docs/reference.md §10).
+    pub pin_tools: bool,
+    /// The config file's canonical path (set by `load`; `None` for a config
+    /// parsed from bytes): what the pins are kept for.
+    pub file: Option<PathBuf>,
 }
 
 /// Equal definitions run the same processes: a reloaded config restarts only
@@ -85,7 +91,25 @@ pub struct ServerConfig {
     /// False for `"shareServers": false`: a process per host session even
     /// when the config shares a fleet.
     pub shared: bool,
+    /// `toolOverrides`: what the model sees instead of the server's own
+    /// description or title, by tool name, in config order.
+    pub tool_overrides: Vec<(String, ToolOverride)>,
+    /// `maxResultChars` (the server's, else the top level's): longer text
+    /// results are cut (docs/reference.md §10); `None`: never.
+    pub max_result_chars: Option<usize>,
 }
+
+/// A tool's replacement text (`toolOverrides.NAME`).
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct ToolOverride {
+    pub description: Option<String>,
+    pub title: Option<String>,
+}
+
+/// The smallest `maxResultChars`: room for a head, a tail and the marker.
+pub const MIN_RESULT_CHARS: u64 = 500;
+/// The largest `maxResultChars`.
+const MAX_RESULT_CHARS: u64 = 1 << 40;
 
 /// Which of a server's tools a toolbox exposes.
 #[derive(Debug, Clone, PartialEq)]
@@ -181,7 +205,9 @@ pub fn load(file: &Path) -> Result<Loaded, ConfigError> {
     let bytes = std::fs::read(file).map_err(|e| fail(format!("cannot read the file: {e}")))?;
     let absolute = std::path::absolute(file).unwrap_or_else(|_| file.to_path_buf());
     let folder = absolute.parent().unwrap_or(Path::new("/"));
-    parse(&bytes, file, folder)
+    let mut loaded = parse(&bytes, file, folder)?;
+    loaded.config.file = Some(std::fs::canonicalize(file).unwrap_or(absolute.clone()));
+    Ok(loaded)
 }
 
 /// Validates the bytes of a config file; `file` is its name for messages and
@@ -252,6 +278,8 @@ struct Checker {
     folder: PathBuf,
     /// The top level's `idleTimeoutMs`: the default of every server.
     idle_timeout: Option<Duration>,
+    /// The top level's `maxResultChars`: the default of every server.
+    max_result_chars: Option<usize>,
     errors: Vec<Problem>,
     warnings: Vec<Problem>,
 }
@@ -392,6 +420,59 @@ impl Checker {
         }
     }
 
+    /// `maxResultChars`: a whole number from `MIN_RESULT_CHARS`.
+    fn result_chars(&mut self, node: &Node, path: &str) -> Option<usize> {
+        match node {
+            Node::Number(n)
+                if n.as_u64()
+                    .is_some_and(|v| (MIN_RESULT_CHARS..=MAX_RESULT_CHARS).contains(&v)) =>
+            {
+                n.as_u64().and_then(|v| usize::try_from(v).ok())
+            }
+            other => {
+                self.error(
+                    path,
+                    format!(
+                        "expected a whole number of characters from {MIN_RESULT_CHARS}, found {}",
+                        match other {
+                            Node::Number(n) => n.to_string(),
+                            _ => other.kind().to_string(),
+                        }
+                    ),
+                );
+                None
+            }
+        }
+    }
+
+    /// `toolOverrides`: `{"tool": {"description": "...", "title": "..."}}`.
+    fn overrides(&mut self, node: &Node, path: &str) -> Vec<(String, ToolOverride)> {
+        let mut out = Vec::new();
+        let Some(entries) = self.object(node, path, &[]) else {
+            return out;
+        };
+        for (name, value) in entries {
+            let p = child_path(path, name);
+            let Some(fields) = self.object(value, &p, &["description", "title"]) else {
+                continue;
+            };
+            let mut over = ToolOverride::default();
+            for (key, text) in fields {
+                let slot = match key.as_str() {
+                    "description" => &mut over.description,
+                    "title" => &mut over.title,
+                    _ => continue,
+                };
+                *slot = self.string(text, &child_path(&p, key));
+            }
+            if over.description.is_none() && over.title.is_none() {
+                self.warning(p, "names neither \"description\" nor \"title\": nothing is replaced");
+            }
+            out.push((name.clone(), over));
+        }
+        out
+    }
+
     fn config(&mut self, root: &Node) -> Config {
         let mut config = Config {
             mode: Mode::Proxy,
@@ -400,6 +481,8 @@ impl Checker {
             share_servers: false,
             share_linger: DEFAULT_SHARE_LINGER,
             toolboxes: Vec::new(),
+            pin_tools: false,
+            file: None,
         };
         let known = [
             "mode",
@@ -409,13 +492,18 @@ impl Checker {
             "idleTimeoutMs",
             "shareServers",
             "shareLingerMs",
+            "pinTools",
+            "maxResultChars",
         ];
         let Some(entries) = self.object(root, "", &known) else {
             return config;
         };
-        // The servers' default, wherever it is in the file.
+        // The servers' defaults, wherever they are in the file.
         if let Some((key, value)) = entries.iter().find(|(k, _)| k == "idleTimeoutMs") {
             self.idle_timeout = self.idle_timeout(value, key);
+        }
+        if let Some((key, value)) = entries.iter().find(|(k, _)| k == "maxResultChars") {
+            self.max_result_chars = self.result_chars(value, key);
         }
         let mut saw_toolboxes = false;
         for (key, value) in entries {
@@ -467,6 +555,7 @@ impl Checker {
                 "shareLingerMs" => {
                     config.share_linger = self.timeout(value, key, DEFAULT_SHARE_LINGER)
                 }
+                "pinTools" => config.pin_tools = self.boolean(value, key),
                 "toolboxes" => {
                     saw_toolboxes = true;
                     self.toolboxes(value, &mut config.toolboxes);
@@ -586,6 +675,8 @@ impl Checker {
             disabled: false,
             inherit_env: false,
             shared: true,
+            tool_overrides: Vec::new(),
+            max_result_chars: self.max_result_chars,
         };
         let mut has_command = false;
         for (key, value) in entries {
@@ -621,6 +712,8 @@ impl Checker {
                 "disabled" => server.disabled = self.boolean(value, &p),
                 "inheritEnv" => server.inherit_env = self.boolean(value, &p),
                 "shareServers" => server.shared = self.boolean(value, &p),
+                "toolOverrides" => server.tool_overrides = self.overrides(value, &p),
+                "maxResultChars" => server.max_result_chars = self.result_chars(value, &p),
                 "type" => match value {
                     Node::String(t) if t == "stdio" => {}
                     other => self.error(
@@ -750,6 +843,8 @@ const SERVER_KEYS: &[&str] = &[
     "inheritEnv",
     "shareServers",
     "type",
+    "toolOverrides",
+    "maxResultChars",
 ];
 
 fn show(node: &Node) -> String {
@@ -795,7 +890,7 @@ mod tests {
         // The other unknown key is still reported; mcpServers is not reported twice.
         assert_eq!(
             strings(&error.warnings),
-            ["globalShortcut: unknown key ignored (known keys: mode, toolboxes, dynamicNameMaxLength, openToolboxResult, idleTimeoutMs, shareServers, shareLingerMs)"]
+            ["globalShortcut: unknown key ignored (known keys: mode, toolboxes, dynamicNameMaxLength, openToolboxResult, idleTimeoutMs, shareServers, shareLingerMs, pinTools, maxResultChars)"]
         );
         let text = error.to_string();
         assert!(

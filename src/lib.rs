@@ -23,14 +23,18 @@ pub(crate) mod open_result;
 pub(crate) mod ordered_json;
 pub(crate) mod outbox;
 pub mod params;
+pub(crate) mod pins;
+pub mod pins_command;
 pub mod process;
 pub mod server;
 pub(crate) mod session;
 #[cfg(unix)]
 pub mod share;
+pub(crate) mod sha256;
 pub(crate) mod suggest;
 pub(crate) mod toolbox;
 pub mod trace;
+pub(crate) mod visible;
 
 /// Locks a mutex, ignoring poisoning: every critical section in this crate
 /// leaves its data consistent, and a panic elsewhere must not cascade.

@@ -7,7 +7,7 @@
 
 use mcp_workbench::cli::{self, Command, ConfigPath, ConfigSource};
 use mcp_workbench::config::{self, ConfigError, Problem};
-use mcp_workbench::{check, mcp, server::Server};
+use mcp_workbench::{check, mcp, pins_command, server::Server};
 use std::io;
 use std::path::Path;
 use std::process::ExitCode;
@@ -41,6 +41,7 @@ fn main() -> ExitCode {
         Command::Check { config, .. } => (config.clone(), "error"),
         Command::Status { config, json } => return status(&config.path, *json),
         Command::Fleet { config } => (config.clone(), "info"),
+        Command::Pins { config, .. } => (config.clone(), "error"),
     };
     env_logger::Builder::from_env(env_logger::Env::default().default_filter_or(default_level))
         .target(env_logger::Target::Stderr)
@@ -55,6 +56,11 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
+    if let Command::Pins { action, .. } = &command {
+        let env = |name: &str| std::env::var_os(name);
+        let code = pins_command::run(&loaded.config, action, &env, &mut io::stdout());
+        return ExitCode::from(code);
+    }
     // A session of a shared fleet starts no server: the fleet does.
     if let (Command::Serve { trace: None, .. }, true) = (&command, loaded.config.share_servers) {
         for warning in &loaded.warnings {
@@ -108,7 +114,7 @@ fn main() -> ExitCode {
                 }
             }
         }
-        Command::Help | Command::Version | Command::Status { .. } => {
+        Command::Help | Command::Version | Command::Status { .. } | Command::Pins { .. } => {
             unreachable!("handled above")
         }
     }

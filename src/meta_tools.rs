@@ -217,12 +217,7 @@ pub(crate) fn describe_open(
                     }
                     annotate_tool(&mut tools, tool.raw.get(), &config.name, &server.name);
                 }
-                for filter in &running.unknown_filters {
-                    warnings.push(format!(
-                        "toolFilters of server '{}' names '{filter}', which the server does not have",
-                        server.name
-                    ));
-                }
+                warnings.extend(running.kept_back.warnings(&config.name, &server.name));
             }
             ServerState::Failed(why) => errors.push(format!(
                 "Failed to connect to server '{}' in toolbox '{}': {why}",

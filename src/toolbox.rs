@@ -8,12 +8,14 @@
 //! reads it with one lock, as it read one toolbox's before, and never waits
 //! for an open; a reloaded config swaps the set of toolboxes the same way.
 
-use crate::config::{Config, ServerConfig, ToolFilter, ToolboxConfig};
+use crate::config::{Config, ServerConfig, ToolboxConfig};
 use crate::downstream::Downstream;
 use crate::expand::Vars;
 use crate::lock;
 use crate::mcp::ToolEntry;
 use crate::open_result;
+use crate::pins::{self, ServerPins};
+use crate::visible::{visible, Visible};
 use std::collections::HashSet;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -102,13 +104,15 @@ impl ServerState {
 
 pub(crate) struct RunningServer {
     pub conn: Arc<Downstream>,
-    /// After `toolFilters`, in the server's order.
+    /// What the model may see (`visible`): filtered, pins and overrides
+    /// applied, in the server's order.
     pub tools: Vec<ToolEntry>,
     names: HashSet<String>,
-    /// Tools the server has that `toolFilters` removed (for error messages).
-    filtered_out: HashSet<String>,
-    /// Filter entries that named no tool of the server.
-    pub unknown_filters: Vec<String>,
+    /// The server's own listing, all of it: what is judged again when the
+    /// pins change.
+    pub listed: Arc<Vec<ToolEntry>>,
+    /// What was kept from the model, and why (for warnings and errors).
+    pub kept_back: Visible,
     /// Increases with every listing, so the newer of two states of one
     /// connection can be told apart.
     listing: u64,
@@ -117,30 +121,65 @@ pub(crate) struct RunningServer {
 static LISTINGS: AtomicU64 = AtomicU64::new(0);
 
 impl RunningServer {
-    /// A running server's state, with its tools filtered.
+    /// A running server's state: of `listing`, what `server`'s model may
+    /// see (`visible`), with `pins` when tools are pinned.
     pub(crate) fn state(
         conn: Arc<Downstream>,
-        all_tools: Vec<ToolEntry>,
-        filter: &ToolFilter,
+        listing: Vec<ToolEntry>,
+        server: &ServerConfig,
+        pins: Option<&ServerPins>,
     ) -> ServerState {
-        let all_names: Vec<String> = match filter {
-            ToolFilter::All => Vec::new(),
-            ToolFilter::Only(_) => all_tools.iter().map(|t| t.name.clone()).collect(),
-        };
-        let (tools, unknown_filters) = apply_filter(all_tools, filter);
-        let names: HashSet<String> = tools.iter().map(|t| t.name.clone()).collect();
-        let filtered_out = all_names
-            .into_iter()
-            .filter(|n| !names.contains(n))
-            .collect();
-        ServerState::Running(Arc::new(RunningServer {
+        let number = LISTINGS.fetch_add(1, Ordering::Relaxed);
+        ServerState::Running(Arc::new(RunningServer::build(
             conn,
+            Arc::new(listing),
+            server,
+            pins,
+            number,
+        )))
+    }
+
+    fn build(
+        conn: Arc<Downstream>,
+        listed: Arc<Vec<ToolEntry>>,
+        server: &ServerConfig,
+        pins: Option<&ServerPins>,
+        listing: u64,
+    ) -> RunningServer {
+        let mut seen = visible(&listed, server, pins);
+        let tools = std::mem::take(&mut seen.tools);
+        RunningServer {
+            conn,
+            names: tools.iter().map(|t| t.name.clone()).collect(),
             tools,
-            names,
-            filtered_out,
-            unknown_filters,
-            listing: LISTINGS.fetch_add(1, Ordering::Relaxed),
-        }))
+            listed,
+            kept_back: seen,
+            listing,
+        }
+    }
+
+    /// The same listing judged again with `pins` (they changed): `None`
+    /// when what the model sees stays the same.
+    pub(crate) fn rejudged(
+        &self,
+        server: &ServerConfig,
+        pins: Option<&ServerPins>,
+    ) -> Option<RunningServer> {
+        let again = RunningServer::build(
+            Arc::clone(&self.conn),
+            Arc::clone(&self.listed),
+            server,
+            pins,
+            self.listing,
+        );
+        let same = again.kept_back.held == self.kept_back.held
+            && again.tools.len() == self.tools.len()
+            && again
+                .tools
+                .iter()
+                .zip(&self.tools)
+                .all(|(a, b)| a.raw.get() == b.raw.get());
+        (!same).then_some(again)
     }
 
     pub(crate) fn has_tool(&self, name: &str) -> bool {
@@ -149,40 +188,20 @@ impl RunningServer {
 
     /// The `use_tool` error for a tool this server does not offer.
     pub(crate) fn missing_tool(&self, id: &ToolId) -> String {
+        if self.kept_back.held.iter().any(|(n, _)| *n == id.tool) {
+            return pins::refusal(&id.toolbox, &id.server, &id.tool);
+        }
         let base = format!(
             "Tool '{}' not found in server '{}' (toolbox '{}')",
             id.tool, id.server, id.toolbox
         );
-        if self.filtered_out.contains(&id.tool) {
+        if self.kept_back.filtered_out.contains(&id.tool) {
             format!(
                 "{base}: the server has it, but it is filtered out by the workbench config \
                  (toolFilters of this server); use one of the tools open_toolbox listed"
             )
         } else {
             base
-        }
-    }
-}
-
-/// Keeps the tools `filter` selects, in the server's order; also returns the
-/// filter entries that matched nothing.
-pub(crate) fn apply_filter(
-    tools: Vec<ToolEntry>,
-    filter: &ToolFilter,
-) -> (Vec<ToolEntry>, Vec<String>) {
-    match filter {
-        ToolFilter::All => (tools, Vec::new()),
-        ToolFilter::Only(wanted) => {
-            let unknown = wanted
-                .iter()
-                .filter(|w| !tools.iter().any(|t| &t.name == *w))
-                .cloned()
-                .collect();
-            let kept = tools
-                .into_iter()
-                .filter(|t| wanted.contains(&t.name))
-                .collect();
-            (kept, unknown)
         }
     }
 }
@@ -371,6 +390,40 @@ impl Registry {
     }
 }
 
+impl Registry {
+    /// Judges every open server's listing again with the pins `pins_of`
+    /// gives for a toolbox and server (they changed: an approval); whether
+    /// what the model sees changed anywhere.
+    pub(crate) fn rejudge(&self, pins_of: impl Fn(&str, &str) -> Option<Arc<ServerPins>>) -> bool {
+        self.update(|all| {
+            let mut changed = false;
+            for toolbox in &mut all.entries {
+                let Some(open) = &mut toolbox.open else {
+                    continue;
+                };
+                for (i, server) in toolbox.config.servers.iter().enumerate() {
+                    let Some(running) = open.servers[i].listing() else {
+                        continue;
+                    };
+                    let pins = pins_of(&toolbox.config.name, &server.name);
+                    let Some(again) = running.rejudged(server, pins.as_deref()) else {
+                        continue;
+                    };
+                    let again = Arc::new(again);
+                    let state = match &open.servers[i] {
+                        ServerState::Running(_) => ServerState::Running(again),
+                        ServerState::Asleep(_) => ServerState::Asleep(again),
+                        _ => ServerState::Reconfigured(Some(again)),
+                    };
+                    Arc::make_mut(open).servers[i] = state;
+                    changed = true;
+                }
+            }
+            changed
+        })
+    }
+}
+
 impl Toolboxes {
     /// The configured toolbox `name` (not one a reload removed).
     pub(crate) fn find(&self, name: &str) -> Option<&Toolbox> {
@@ -528,29 +581,6 @@ pub(crate) fn not_open(toolbox: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::value::RawValue;
-
-    fn tool(name: &str) -> ToolEntry {
-        ToolEntry {
-            name: name.to_string(),
-            raw: RawValue::from_string(format!("{{\"name\":\"{name}\"}}")).unwrap(),
-        }
-    }
-
-    #[test]
-    fn filters_keep_server_order_and_report_unknown_names() {
-        let all = || vec![tool("a"), tool("b"), tool("c")];
-        let (kept, unknown) = apply_filter(all(), &ToolFilter::All);
-        assert_eq!(kept.len(), 3);
-        assert!(unknown.is_empty());
-        let filter = ToolFilter::Only(vec!["c".into(), "zz".into(), "a".into()]);
-        let (kept, unknown) = apply_filter(all(), &filter);
-        let names: Vec<_> = kept.iter().map(|t| t.name.as_str()).collect();
-        assert_eq!(names, ["a", "c"]);
-        assert_eq!(unknown, ["zz"]);
-        let (kept, _) = apply_filter(all(), &ToolFilter::Only(vec![]));
-        assert!(kept.is_empty());
-    }
 
     /// A config of toolbox `t` with `servers` (JSON text, in this order).
     fn one_toolbox(servers: &str) -> Config {

@@ -23,7 +23,7 @@
 use super::event::{Event, Watched};
 use super::queues::{Op, Reload};
 use super::Fleet;
-use crate::config::{ServerConfig, ToolFilter};
+use crate::config::ServerConfig;
 use crate::downstream::{Downstream, Refused, Spec, Started};
 use crate::forward::{self, ForwardedCall};
 use crate::launch;
@@ -210,12 +210,12 @@ fn open_toolbox(fleet: &Arc<Fleet>, slot: &Arc<Slot>, reply: &Arc<Outbox>) -> Ou
     let mut states = Vec::new();
     for (server, kept) in config.servers.iter().zip(keep) {
         let state = match kept {
-            Some(ServerState::Running(running)) => relisted(&running, server),
+            Some(ServerState::Running(running)) => relisted(fleet, name, &running, server),
             Some(kept) => kept,
             None if server.disabled => ServerState::Disabled,
             None => match started.next() {
                 Some(result) => {
-                    let state = started_state(result, &server.tool_filter);
+                    let state = started_state(fleet, name, result, server);
                     watch_idle(fleet, slot, server, &state);
                     state
                 }
@@ -255,9 +255,17 @@ fn open_toolbox(fleet: &Arc<Fleet>, slot: &Arc<Slot>, reply: &Arc<Outbox>) -> Ou
     }
 }
 
-fn started_state(result: Result<Started, String>, filter: &ToolFilter) -> ServerState {
+fn started_state(
+    fleet: &Fleet,
+    toolbox: &str,
+    result: Result<Started, String>,
+    server: &ServerConfig,
+) -> ServerState {
     match result {
-        Ok(s) => RunningServer::state(s.conn, s.tools, filter),
+        Ok(s) => {
+            let pins = fleet.pins_for(toolbox, server, &s.tools);
+            RunningServer::state(s.conn, s.tools, server, pins.as_deref())
+        }
         Err(why) => ServerState::Failed(why),
     }
 }
@@ -403,7 +411,7 @@ fn restart_server(
     let result = start_servers(fleet, slot, dead, vec![spec])
         .pop()
         .unwrap_or_else(|| Err("no start result".into()));
-    let state = started_state(result, &config.tool_filter);
+    let state = started_state(fleet, name, result, config);
     let mut open = (*previous).clone();
     open.servers[index] = state.clone();
     fleet.registry.install(slot, open);
@@ -546,25 +554,39 @@ fn apply_reload(fleet: &Fleet, slot: &Slot, change: Reload) {
 }
 
 /// A kept server, listed again if it said its tools changed.
-fn relisted(running: &Arc<RunningServer>, server: &ServerConfig) -> ServerState {
+fn relisted(
+    fleet: &Fleet,
+    toolbox: &str,
+    running: &Arc<RunningServer>,
+    server: &ServerConfig,
+) -> ServerState {
     let listed = running
         .conn
         .tools_changed()
-        .then(|| list_again(&running.conn, server));
+        .then(|| list_again(fleet, toolbox, &running.conn, server));
     listed
         .flatten()
         .unwrap_or_else(|| ServerState::Running(Arc::clone(running)))
 }
 
-/// `conn`'s tools listed again and filtered for `server`; `None` (logged)
-/// when the listing fails.
-fn list_again(conn: &Arc<Downstream>, server: &ServerConfig) -> Option<ServerState> {
+/// `conn`'s tools listed again, as `server`'s model may see them; `None`
+/// (logged) when the listing fails.
+fn list_again(
+    fleet: &Fleet,
+    toolbox: &str,
+    conn: &Arc<Downstream>,
+    server: &ServerConfig,
+) -> Option<ServerState> {
     match conn.list_tools(Instant::now() + server.startup_timeout) {
-        Ok(tools) => Some(RunningServer::state(
-            Arc::clone(conn),
-            tools,
-            &server.tool_filter,
-        )),
+        Ok(tools) => {
+            let pins = fleet.pins_for(toolbox, server, &tools);
+            Some(RunningServer::state(
+                Arc::clone(conn),
+                tools,
+                server,
+                pins.as_deref(),
+            ))
+        }
         Err(e) => {
             let why = conn.describe(&e, "listing tools");
             log::warn!("cannot list tools again: {why}");
@@ -580,7 +602,7 @@ pub(crate) fn relist(fleet: &Fleet, conn: &Arc<Downstream>) {
     let Some((slot, server)) = fleet.registry.find_conn(conn) else {
         return; // closed or restarted meanwhile
     };
-    let Some(state) = list_again(conn, &server) else {
+    let Some(state) = list_again(fleet, &slot.name, conn, &server) else {
         return;
     };
     if fleet.registry.replace_running(&slot, conn, |_| state) {

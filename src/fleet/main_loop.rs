@@ -198,6 +198,7 @@ impl Loop {
             }
             Timer::ConfigPoll => {
                 self.timers.schedule(now + POLL, Timer::ConfigPoll);
+                self.pins_poll();
                 let Some(watch) = &mut self.watch else { return };
                 let stamp = reload::stamp(&watch.path);
                 if stamp != watch.seen {
@@ -205,6 +206,26 @@ impl Loop {
                     self.reload();
                 }
             }
+        }
+    }
+
+    /// With `pinTools`: the pins file is looked at with the config (an
+    /// approval applies without a restart): one `stat` here; when it
+    /// changed, reading it and judging the open servers again run on a
+    /// thread of their own, like every other piece of work.
+    fn pins_poll(&self) {
+        let Some(fleet) = self.fleet.upgrade() else {
+            return;
+        };
+        if !fleet.pins.as_ref().is_some_and(|p| p.stamp_changed()) {
+            return;
+        }
+        let spawned = thread::Builder::new()
+            .name("pins".into())
+            .stack_size(256 * 1024)
+            .spawn(move || fleet.refresh_pins());
+        if let Err(e) = spawned {
+            log::warn!("cannot look at the pins file: {e}");
         }
     }
 

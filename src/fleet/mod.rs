@@ -17,12 +17,15 @@ pub(crate) mod queues;
 pub(crate) mod reload;
 pub(crate) mod timers;
 
-use crate::config::{Config, ToolboxConfig};
+use crate::config::{Config, ServerConfig, ToolboxConfig};
 use crate::jsonrpc::RequestId;
 use crate::launch::Launcher;
 use crate::lock;
+use crate::mcp::ToolEntry;
 use crate::meta_tools::Outcome;
 use crate::outbox::Outbox;
+use crate::pins::store::Pins;
+use crate::pins::ServerPins;
 use crate::toolbox::{Registry, Slot, Toolboxes};
 use crossbeam_channel::Sender;
 use event::Event;
@@ -61,6 +64,8 @@ pub(crate) struct Fleet {
     pub registry: Registry,
     pub launcher: Launcher,
     pub queues: Queues,
+    /// With `pinTools`: the config's pins (docs/reference.md §10).
+    pub pins: Option<Pins>,
     /// The fleet loop's events.
     events: Sender<Event>,
     /// The sessions served: one, or every session of a shared fleet (§8).
@@ -75,6 +80,7 @@ impl Fleet {
             registry: Registry::new(config),
             launcher,
             queues: Queues::default(),
+            pins: open_pins(config),
             events,
             sessions: Mutex::new(Vec::new()),
         }
@@ -158,6 +164,31 @@ impl Fleet {
         }
     }
 
+    /// With `pinTools`, records a listing of `server` of `toolbox` and
+    /// returns its pins to judge it by (see `visible`).
+    pub(crate) fn pins_for(
+        &self,
+        toolbox: &str,
+        server: &ServerConfig,
+        tools: &[ToolEntry],
+    ) -> Option<Arc<ServerPins>> {
+        Some(self.pins.as_ref()?.listed(toolbox, server, tools))
+    }
+
+    /// With `pinTools`: reads the pins file again if it changed (an
+    /// approval), judges every open server again, and tells the session if
+    /// what the model sees changed. Run by the fleet loop's poll.
+    pub(crate) fn refresh_pins(&self) {
+        let Some(pins) = &self.pins else { return };
+        if !pins.refresh() {
+            return;
+        }
+        log::info!("the pins file changed; tools judged again");
+        if self.registry.rejudge(|toolbox, server| pins.server(toolbox, server)) {
+            self.tools_changed();
+        }
+    }
+
     /// Sends `event` to the fleet loop.
     pub(crate) fn event(&self, event: Event) {
         let _ = self.events.send(event);
@@ -171,5 +202,19 @@ impl Fleet {
             applied,
             events: self.events.clone(),
         });
+    }
+}
+
+/// The pins of `config`, with `pinTools` and a config file.
+fn open_pins(config: &Config) -> Option<Pins> {
+    if !config.pin_tools {
+        return None;
+    }
+    match &config.file {
+        Some(file) => Pins::open(file),
+        None => {
+            log::error!("pinTools: the config has no file to key the pins by; tools are not pinned");
+            None
+        }
     }
 }

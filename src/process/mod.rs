@@ -2,7 +2,8 @@
 //! starting a server's process tree, stopping it, killing it, noticing its
 //! exit; the shutdown signals and SIGUSR1 (Unix) or console events (Windows);
 //! how a program name becomes a program and which variables a child inherits;
-//! what identifies a file (for the config watch).
+//! what identifies a file (for the config watch); the user's state and cache
+//! folders and files only the user can read (`dirs`).
 //! The rest of the workbench does not know which system it runs on.
 //!
 //! A server runs as a *tree*: the process we start and everything it starts
@@ -22,6 +23,7 @@
 //!
 //! These modules hold all the workbench's `unsafe` code.
 
+mod dirs;
 #[cfg(unix)]
 mod leaders;
 #[cfg(unix)]
@@ -54,6 +56,7 @@ use windows as sys;
 #[cfg(windows)]
 pub(crate) use windows_watch::{Stdin, Waker, Watch};
 
+pub(crate) use dirs::{private_dir, private_file, user_dir, write_atomically, UserDir};
 pub use sys::{block_shutdown_signals, start_watchdog};
 pub(crate) use sys::{
     command, file_identity, on_reload_signal, on_shutdown_signal, Tree, ALLOWED_ENV, HOME,

@@ -1,0 +1,419 @@
+//! Pinned tool definitions (docs/reference.md §10, `"pinTools": true`).
+//!
+//! The first listing of a server pins each tool: a SHA-256 of its name,
+//! title, description, inputSchema, outputSchema and annotations, with that
+//! definition kept to show what changed. A later listing is judged against
+//! the pins: a tool whose fingerprint differs, or a tool the pinned server
+//! did not have, is held back until `mcp-workbench pins approve` accepts it.
+//! The running workbench records what it held as *pending* in the same
+//! file, which is what `approve` shows and accepts.
+//!
+//! This module is the model and the judgement (no IO); `store` reads and
+//! writes the file, one per config, in the user's state folder; `Pins` is
+//! what a running fleet keeps of it.
+
+pub(crate) mod store;
+
+use crate::config::ServerConfig;
+use crate::sha256;
+use serde::{Deserialize, Serialize};
+use serde_json::value::RawValue;
+use serde_json::{Map, Value};
+use std::collections::BTreeMap;
+
+/// The fields a pin covers, in the order messages name them.
+pub(crate) const FIELDS: [&str; 6] = [
+    "name",
+    "title",
+    "description",
+    "inputSchema",
+    "outputSchema",
+    "annotations",
+];
+
+/// The pins file of one config.
+#[derive(Serialize, Deserialize, Default, Clone, Debug, PartialEq)]
+pub(crate) struct PinFile {
+    /// The format; 1.
+    pub version: u32,
+    /// The config's canonical path (for people reading the file).
+    pub config: String,
+    /// By `toolbox/server`.
+    pub servers: BTreeMap<String, ServerPins>,
+}
+
+#[derive(Serialize, Deserialize, Default, Clone, Debug, PartialEq)]
+pub(crate) struct ServerPins {
+    /// SHA-256 of the server's definition as the config writes it (command,
+    /// args, env and cwd templates): no value appears in clear.
+    pub definition: String,
+    pub tools: BTreeMap<String, ToolPin>,
+}
+
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
+pub(crate) struct ToolPin {
+    /// The fingerprint approved; `None` for a tool that was never approved.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub sha256: Option<String>,
+    /// The approved definition (the pinned fields), to show what changed.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub approved: Option<Value>,
+    /// A different definition the workbench held back, waiting for approval.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub pending: Option<Pending>,
+}
+
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
+pub(crate) struct Pending {
+    pub sha256: String,
+    pub definition: Value,
+}
+
+/// A tool's pinned fields and their fingerprint.
+#[derive(Clone, Debug)]
+pub(crate) struct Fingerprint {
+    pub name: String,
+    pub sha256: String,
+    /// The pinned fields present, as an object.
+    pub definition: Value,
+}
+
+/// The fingerprint of a tool definition as the server sent it: SHA-256 of
+/// the pinned fields as compact JSON with sorted keys (numbers as serde_json
+/// reads them), so key order and spacing do not count, content does.
+pub(crate) fn fingerprint(name: &str, raw: &RawValue) -> Fingerprint {
+    let all: Map<String, Value> = serde_json::from_str(raw.get()).unwrap_or_default();
+    let definition: Map<String, Value> = FIELDS
+        .iter()
+        .filter_map(|f| all.get(*f).map(|v| (f.to_string(), v.clone())))
+        .collect();
+    let definition = Value::Object(definition);
+    let text = serde_json::to_string(&definition).unwrap_or_default();
+    Fingerprint {
+        name: name.to_string(),
+        sha256: sha256::hex(text.as_bytes()),
+        definition,
+    }
+}
+
+/// The key of a server in the pins file.
+pub(crate) fn server_key(toolbox: &str, server: &str) -> String {
+    format!("{toolbox}/{server}")
+}
+
+/// SHA-256 of `server`'s definition as written in the config: templates,
+/// never expanded values.
+pub(crate) fn definition_hash(server: &ServerConfig) -> String {
+    let env: Vec<(&str, &str)> = server
+        .env
+        .iter()
+        .map(|(k, v)| (k.as_str(), v.source()))
+        .collect();
+    let text = serde_json::json!({
+        "command": server.command.source(),
+        "args": server.args.iter().map(|a| a.source()).collect::<Vec<_>>(),
+        "env": env,
+        "cwd": server.cwd.as_ref().map(|c| c.source()),
+    });
+    sha256::hex(text.to_string().as_bytes())
+}
+
+/// Why a tool is held back.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) enum Hold {
+    /// Its definition changed since it was approved: these fields.
+    Changed(Vec<&'static str>),
+    /// The pinned server did not have it.
+    New,
+}
+
+/// Whether the model may see the tool `print` of a server pinned as `pins`;
+/// `None`: it may. A server never pinned holds nothing back (its first
+/// listing pins it).
+pub(crate) fn judge(pins: &ServerPins, print: &Fingerprint) -> Option<Hold> {
+    if pins.tools.is_empty() {
+        return None;
+    }
+    let Some(pin) = pins.tools.get(&print.name) else {
+        return Some(Hold::New);
+    };
+    match (&pin.sha256, &pin.approved) {
+        (Some(sha), _) if *sha == print.sha256 => None,
+        (Some(_), Some(old)) => Some(Hold::Changed(changed_fields(old, &print.definition))),
+        _ => Some(Hold::New),
+    }
+}
+
+/// The pinned fields that differ between two definitions.
+pub(crate) fn changed_fields(old: &Value, new: &Value) -> Vec<&'static str> {
+    FIELDS
+        .iter()
+        .copied()
+        .filter(|f| old.get(f) != new.get(f))
+        .collect()
+}
+
+/// What `use_tool` says of a held tool (docs/reference.md §10).
+pub(crate) fn refusal(toolbox: &str, server: &str, tool: &str) -> String {
+    format!(
+        "Tool '{tool}' of server '{server}' (toolbox '{toolbox}') changed since it was \
+         approved; run: mcp-workbench pins approve {toolbox}/{server}/{tool}"
+    )
+}
+
+/// The open result's warning for a held tool.
+pub(crate) fn warning(toolbox: &str, server: &str, tool: &str, hold: &Hold) -> String {
+    let what = match hold {
+        Hold::Changed(fields) => format!(
+            "its {} changed since it was approved",
+            join_fields(fields)
+        ),
+        Hold::New => "it is new on a server whose tools are pinned".to_string(),
+    };
+    format!(
+        "Tool '{tool}' of server '{server}' is held back: {what}; run: mcp-workbench pins \
+         approve {toolbox}/{server}/{tool}"
+    )
+}
+
+fn join_fields(fields: &[&str]) -> String {
+    match fields {
+        [] => "definition".to_string(),
+        [one] => one.to_string(),
+        [rest @ .., last] => format!("{} and {last}", rest.join(", ")),
+    }
+}
+
+impl PinFile {
+    /// Records a listing of server `key` (defined as `definition`): a server
+    /// seen for the first time has every tool pinned; a pinned one gets each
+    /// held tool's definition as pending, and loses the pending of a tool back
+    /// to its approved definition. Returns the server's pins; whether the
+    /// file changed.
+    pub(crate) fn record(
+        &mut self,
+        key: &str,
+        definition: &str,
+        prints: &[Fingerprint],
+    ) -> (ServerPins, bool) {
+        let before = self.servers.get(key).cloned();
+        let server = self.servers.entry(key.to_string()).or_default();
+        server.definition = definition.to_string();
+        let first = server.tools.is_empty();
+        for print in prints {
+            let pin = server.tools.entry(print.name.clone()).or_insert(ToolPin {
+                sha256: None,
+                approved: None,
+                pending: None,
+            });
+            if first {
+                pin.sha256 = Some(print.sha256.clone());
+                pin.approved = Some(print.definition.clone());
+                pin.pending = None;
+            } else if pin.sha256.as_deref() == Some(print.sha256.as_str()) {
+                pin.pending = None;
+            } else {
+                pin.pending = Some(Pending {
+                    sha256: print.sha256.clone(),
+                    definition: print.definition.clone(),
+                });
+            }
+        }
+        let now = server.clone();
+        let changed = before.as_ref() != Some(&now);
+        (now, changed)
+    }
+
+    /// Accepts the pending definitions of the tools `scope` names
+    /// (`toolbox`, `toolbox/server` or `toolbox/server/tool`); each accepted
+    /// tool with its old and new definition, in key order.
+    pub(crate) fn approve(&mut self, scope: &Scope) -> Vec<Approved> {
+        let mut done = Vec::new();
+        for (key, server) in &mut self.servers {
+            let Some((toolbox, name)) = key.split_once('/') else {
+                continue;
+            };
+            if toolbox != scope.toolbox || scope.server.as_deref().is_some_and(|s| s != name) {
+                continue;
+            }
+            for (tool, pin) in &mut server.tools {
+                if scope.tool.as_deref().is_some_and(|t| t != tool) {
+                    continue;
+                }
+                let Some(pending) = pin.pending.take() else {
+                    continue;
+                };
+                done.push(Approved {
+                    key: format!("{key}/{tool}"),
+                    old: pin.approved.clone(),
+                    new: pending.definition.clone(),
+                });
+                pin.sha256 = Some(pending.sha256);
+                pin.approved = Some(pending.definition);
+            }
+        }
+        done
+    }
+}
+
+/// What `pins approve` names: a toolbox, maybe one server, maybe one tool.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Scope {
+    pub toolbox: String,
+    pub server: Option<String>,
+    pub tool: Option<String>,
+}
+
+impl Scope {
+    /// `T`, `T/S` or `T/S/N` (a tool name may itself hold `/`).
+    pub(crate) fn parse(text: &str) -> Result<Scope, String> {
+        let mut parts = text.splitn(3, '/');
+        let toolbox = parts.next().unwrap_or_default().to_string();
+        let server = parts.next().map(str::to_string);
+        let tool = parts.next().map(str::to_string);
+        let empty = toolbox.is_empty()
+            || server.as_deref() == Some("")
+            || tool.as_deref() == Some("");
+        if empty {
+            return Err(format!(
+                "'{text}' is not TOOLBOX, TOOLBOX/SERVER or TOOLBOX/SERVER/TOOL"
+            ));
+        }
+        Ok(Scope {
+            toolbox,
+            server,
+            tool,
+        })
+    }
+}
+
+/// A tool `approve` accepted.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Approved {
+    /// `toolbox/server/tool`.
+    pub key: String,
+    /// The definition approved before (`None` for a new tool).
+    pub old: Option<Value>,
+    pub new: Value,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn print(name: &str, json: &str) -> Fingerprint {
+        fingerprint(name, &RawValue::from_string(json.to_string()).unwrap())
+    }
+
+    fn pinned(prints: &[&Fingerprint]) -> ServerPins {
+        ServerPins {
+            definition: String::new(),
+            tools: prints
+                .iter()
+                .map(|p| {
+                    let pin = ToolPin {
+                        sha256: Some(p.sha256.clone()),
+                        approved: Some(p.definition.clone()),
+                        pending: None,
+                    };
+                    (p.name.clone(), pin)
+                })
+                .collect(),
+        }
+    }
+
+    #[test]
+    fn fingerprints_cover_the_pinned_fields_only() {
+        let a = print(
+            "a",
+            r#"{"name":"a","description":"d","inputSchema":{"type":"object"}}"#,
+        );
+        // Key order, spacing and fields outside the pin do not count.
+        let same = print(
+            "a",
+            r#"{ "inputSchema": {"type":"object"}, "name":"a", "description":"d", "_meta": {"x":1}, "execution": {} }"#,
+        );
+        assert_eq!(a.sha256, same.sha256);
+        let schema = print(
+            "a",
+            r#"{"name":"a","description":"d","inputSchema":{"type":"object","properties":{"cc":{"type":"string"}}}}"#,
+        );
+        assert_ne!(a.sha256, schema.sha256);
+        let pins = pinned(&[&a]);
+        assert_eq!(judge(&pins, &same), None);
+        assert_eq!(
+            judge(&pins, &schema),
+            Some(Hold::Changed(vec!["inputSchema"]))
+        );
+        let both = print(
+            "a",
+            r#"{"name":"a","title":"T","description":"e","inputSchema":{"type":"object"}}"#,
+        );
+        assert_eq!(
+            judge(&pins, &both),
+            Some(Hold::Changed(vec!["title", "description"]))
+        );
+        assert_eq!(
+            judge(&pins, &print("b", r#"{"name":"b"}"#)),
+            Some(Hold::New)
+        );
+        // A server never pinned holds nothing back.
+        assert_eq!(judge(&ServerPins::default(), &schema), None);
+    }
+
+    #[test]
+    fn a_first_listing_pins_and_later_ones_record_pending_until_approved() {
+        let a1 = print("a", r#"{"name":"a","description":"one"}"#);
+        let a2 = print("a", r#"{"name":"a","description":"two"}"#);
+        let b = print("b", r#"{"name":"b"}"#);
+        let mut file = PinFile::default();
+        let (pins, changed) = file.record("t/s", "def", &[a1.clone()]);
+        assert!(changed);
+        assert_eq!(judge(&pins, &a1), None);
+        assert!(!file.record("t/s", "def", &[a1.clone()]).1, "unchanged");
+        // The change and the new tool are pending, not approved.
+        let (pins, changed) = file.record("t/s", "def", &[a2.clone(), b.clone()]);
+        assert!(changed);
+        assert_eq!(judge(&pins, &a2), Some(Hold::Changed(vec!["description"])));
+        assert_eq!(judge(&pins, &b), Some(Hold::New));
+        let tool = &file.servers["t/s"].tools["a"];
+        assert_eq!(tool.pending.as_ref().unwrap().sha256, a2.sha256);
+        // Approving one tool leaves the other pending.
+        let scope = Scope::parse("t/s/a").unwrap();
+        let done = file.approve(&scope);
+        assert_eq!(done.len(), 1);
+        assert_eq!(done[0].key, "t/s/a");
+        assert_eq!(done[0].old.as_ref().unwrap()["description"], "one");
+        assert_eq!(done[0].new["description"], "two");
+        let pins = &file.servers["t/s"];
+        assert_eq!(judge(pins, &a2), None);
+        assert_eq!(judge(pins, &b), Some(Hold::New));
+        assert!(file.approve(&scope).is_empty(), "nothing left for a");
+        let done = file.approve(&Scope::parse("t").unwrap());
+        assert_eq!(done.len(), 1);
+        assert!(done[0].old.is_none());
+        assert_eq!(judge(&file.servers["t/s"], &b), None);
+        // Another toolbox is another scope.
+        assert!(file.approve(&Scope::parse("u").unwrap()).is_empty());
+        assert!(Scope::parse("t//n").is_err());
+        assert!(Scope::parse("").is_err());
+        assert_eq!(
+            Scope::parse("t/s/a/b").unwrap().tool.as_deref(),
+            Some("a/b")
+        );
+    }
+
+    #[test]
+    fn messages_name_the_fields_and_the_command() {
+        assert_eq!(
+            warning("t", "s", "n", &Hold::Changed(vec!["description", "inputSchema"])),
+            "Tool 'n' of server 's' is held back: its description and inputSchema changed \
+             since it was approved; run: mcp-workbench pins approve t/s/n"
+        );
+        assert_eq!(
+            refusal("t", "s", "n"),
+            "Tool 'n' of server 's' (toolbox 't') changed since it was approved; run: \
+             mcp-workbench pins approve t/s/n"
+        );
+    }
+}

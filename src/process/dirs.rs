@@ -1,0 +1,173 @@
+//! The user's own folders, per system (docs/reference.md §9, §10), and files
+//! only the user can read:
+//! - state (pins): `$XDG_STATE_HOME/mcp-workbench`, else
+//!   `~/.local/state/mcp-workbench`; macOS `~/Library/Application
+//!   Support/mcp-workbench`; Windows `%LOCALAPPDATA%\mcp-workbench\state`;
+//! - cache (cut results): `$XDG_CACHE_HOME/mcp-workbench`, else
+//!   `~/.cache/mcp-workbench`; macOS `~/Library/Caches/mcp-workbench`;
+//!   Windows `%LOCALAPPDATA%\mcp-workbench\cache`.
+//!
+//! On Unix the folders are created 0700 and the files 0600; on Windows the
+//! user's `%LOCALAPPDATA%` admits only that user already. `XDG_*` variables
+//! are honoured on macOS too when set (the tests point them at a scratch
+//! folder on every Unix).
+
+use std::ffi::OsString;
+use std::fs::{File, OpenOptions};
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+
+const APP: &str = "mcp-workbench";
+
+/// Which of the user's folders.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum UserDir {
+    State,
+    Cache,
+}
+
+/// The folder, from the environment `env`; `None` when the variables it is
+/// made of are unset (the error says which).
+pub(crate) fn user_dir(
+    which: UserDir,
+    env: &dyn Fn(&str) -> Option<OsString>,
+) -> Result<PathBuf, String> {
+    let set = |name: &str| {
+        env(name)
+            .filter(|v| !v.is_empty() && Path::new(v).is_absolute())
+            .map(PathBuf::from)
+    };
+    if cfg!(windows) {
+        let base = set("LOCALAPPDATA").ok_or("LOCALAPPDATA is not set")?;
+        let leaf = match which {
+            UserDir::State => "state",
+            UserDir::Cache => "cache",
+        };
+        return Ok(base.join(APP).join(leaf));
+    }
+    let xdg = match which {
+        UserDir::State => "XDG_STATE_HOME",
+        UserDir::Cache => "XDG_CACHE_HOME",
+    };
+    if let Some(base) = set(xdg) {
+        return Ok(base.join(APP));
+    }
+    let home = set("HOME").ok_or(format!("neither {xdg} nor HOME is set"))?;
+    let below: &[&str] = match (cfg!(target_os = "macos"), which) {
+        (true, UserDir::State) => &["Library", "Application Support"],
+        (true, UserDir::Cache) => &["Library", "Caches"],
+        (false, UserDir::State) => &[".local", "state"],
+        (false, UserDir::Cache) => &[".cache"],
+    };
+    Ok(below.iter().fold(home, |p, part| p.join(part)).join(APP))
+}
+
+/// Creates `dir` and its parents; the ones created here only the user can enter.
+pub(crate) fn private_dir(dir: &Path) -> io::Result<()> {
+    let mut builder = std::fs::DirBuilder::new();
+    builder.recursive(true);
+    #[cfg(unix)]
+    std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
+    builder.create(dir)
+}
+
+/// Opens a new file `path` for writing that only the user can read; fails if it exists.
+pub(crate) fn private_file(path: &Path) -> io::Result<File> {
+    let mut options = OpenOptions::new();
+    options.write(true).create_new(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+    options.open(path)
+}
+
+/// Writes `bytes` to `path` atomically: a private file next to it, synced,
+/// then renamed over it. A crash leaves the old file or the new one.
+pub(crate) fn write_atomically(path: &Path, bytes: &[u8]) -> io::Result<()> {
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let temp = path.with_file_name(format!(".{name}.{}.tmp", std::process::id()));
+    let _ = std::fs::remove_file(&temp);
+    let written = private_file(&temp).and_then(|mut file| {
+        file.write_all(bytes)?;
+        file.sync_all()
+    });
+    let renamed = written.and_then(|()| std::fs::rename(&temp, path));
+    if renamed.is_err() {
+        let _ = std::fs::remove_file(&temp);
+    }
+    renamed
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn folders_follow_the_system_and_the_environment() {
+        let env = |vars: &'static [(&'static str, &'static str)]| {
+            move |name: &str| {
+                vars.iter()
+                    .find(|(k, _)| *k == name)
+                    .map(|(_, v)| OsString::from(*v))
+            }
+        };
+        if cfg!(windows) {
+            let e = env(&[("LOCALAPPDATA", r"C:\Users\u\AppData\Local")]);
+            assert_eq!(
+                user_dir(UserDir::State, &e).unwrap(),
+                Path::new(r"C:\Users\u\AppData\Local\mcp-workbench\state")
+            );
+            return;
+        }
+        let xdg = env(&[
+            ("XDG_STATE_HOME", "/x/state"),
+            ("XDG_CACHE_HOME", "/x/cache"),
+            ("HOME", "/h"),
+        ]);
+        assert_eq!(
+            user_dir(UserDir::State, &xdg).unwrap(),
+            Path::new("/x/state/mcp-workbench")
+        );
+        assert_eq!(
+            user_dir(UserDir::Cache, &xdg).unwrap(),
+            Path::new("/x/cache/mcp-workbench")
+        );
+        // A relative XDG value is ignored, as the spec says.
+        let home = env(&[("XDG_STATE_HOME", "rel"), ("HOME", "/h")]);
+        let (state, cache) = if cfg!(target_os = "macos") {
+            (
+                "/h/Library/Application Support/mcp-workbench",
+                "/h/Library/Caches/mcp-workbench",
+            )
+        } else {
+            ("/h/.local/state/mcp-workbench", "/h/.cache/mcp-workbench")
+        };
+        assert_eq!(user_dir(UserDir::State, &home).unwrap(), Path::new(state));
+        assert_eq!(user_dir(UserDir::Cache, &home).unwrap(), Path::new(cache));
+        assert_eq!(
+            user_dir(UserDir::Cache, &env(&[])).unwrap_err(),
+            "neither XDG_CACHE_HOME nor HOME is set"
+        );
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn private_files_and_folders_are_the_users_alone() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = std::env::temp_dir().join(format!("dirs-test-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let inner = dir.join("a").join("b");
+        private_dir(&inner).unwrap();
+        let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode(&inner), 0o700);
+        let file = inner.join("f.json");
+        write_atomically(&file, b"one").unwrap();
+        write_atomically(&file, b"two").unwrap();
+        assert_eq!(std::fs::read(&file).unwrap(), b"two");
+        assert_eq!(mode(&file), 0o600);
+        assert_eq!(std::fs::read_dir(&inner).unwrap().count(), 1, "no temp left");
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}
