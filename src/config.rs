@@ -466,7 +466,10 @@ impl Checker {
                 *slot = self.string(text, &child_path(&p, key));
             }
             if over.description.is_none() && over.title.is_none() {
-                self.warning(p, "names neither \"description\" nor \"title\": nothing is replaced");
+                self.warning(
+                    p,
+                    "names neither \"description\" nor \"title\": nothing is replaced",
+                );
             }
             out.push((name.clone(), over));
         }

@@ -90,10 +90,18 @@ fn try_run(
 }
 
 /// Every pinned server of the config and each tool's state.
-fn list(config: &Config, pins: &PinFile, store: &Store, out: &mut dyn Write) -> std::io::Result<()> {
+fn list(
+    config: &Config,
+    pins: &PinFile,
+    store: &Store,
+    out: &mut dyn Write,
+) -> std::io::Result<()> {
     writeln!(out, "pins file: {}", store.path.display())?;
     if pins.servers.is_empty() {
-        writeln!(out, "nothing is pinned yet: a server is pinned at its first listing")?;
+        writeln!(
+            out,
+            "nothing is pinned yet: a server is pinned at its first listing"
+        )?;
     }
     for (key, server) in &pins.servers {
         let configured = key.split_once('/').is_some_and(|(t, s)| {
@@ -102,7 +110,11 @@ fn list(config: &Config, pins: &PinFile, store: &Store, out: &mut dyn Write) -> 
                 .iter()
                 .any(|tb| tb.name == t && tb.servers.iter().any(|srv| srv.name == s))
         });
-        let note = if configured { "" } else { " (not in the config now)" };
+        let note = if configured {
+            ""
+        } else {
+            " (not in the config now)"
+        };
         writeln!(out, "{key}{note}")?;
         let width = server.tools.keys().map(|k| k.len()).max().unwrap_or(0);
         for (tool, pin) in &server.tools {

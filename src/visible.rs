@@ -88,11 +88,15 @@ impl Visible {
             .unknown_filters
             .iter()
             .map(|f| {
-                format!("toolFilters of server '{server}' names '{f}', which the server does not have")
+                format!(
+                    "toolFilters of server '{server}' names '{f}', which the server does not have"
+                )
             })
             .collect();
         out.extend(self.unknown_overrides.iter().map(|o| {
-            format!("toolOverrides of server '{server}' names '{o}', which the server does not have")
+            format!(
+                "toolOverrides of server '{server}' names '{o}', which the server does not have"
+            )
         }));
         out.extend(
             self.held
@@ -178,7 +182,9 @@ mod tests {
     }
 
     fn server(json: &str) -> ServerConfig {
-        let text = format!(r#"{{"toolboxes": {{"t": {{"description": "d", "mcpServers": {{"s": {json}}}}}}}}}"#);
+        let text = format!(
+            r#"{{"toolboxes": {{"t": {{"description": "d", "mcpServers": {{"s": {json}}}}}}}}}"#
+        );
         let path = std::path::Path::new("c.json");
         crate::config::parse(text.as_bytes(), path, path)
             .unwrap()
@@ -200,7 +206,10 @@ mod tests {
         ];
         let v = visible(&listing, &server(r#"{"command":"x"}"#), None);
         assert_eq!(names(&v), ["a", "b"]);
-        assert_eq!(v.tools[0].raw.get(), r#"{"name":"a","inputSchema":{"z":1.50}}"#);
+        assert_eq!(
+            v.tools[0].raw.get(),
+            r#"{"name":"a","inputSchema":{"z":1.50}}"#
+        );
         assert!(v.warnings("t", "s").is_empty());
     }
 

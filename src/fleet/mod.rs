@@ -184,7 +184,10 @@ impl Fleet {
             return;
         }
         log::info!("the pins file changed; tools judged again");
-        if self.registry.rejudge(|toolbox, server| pins.server(toolbox, server)) {
+        if self
+            .registry
+            .rejudge(|toolbox, server| pins.server(toolbox, server))
+        {
             self.tools_changed();
         }
     }
@@ -213,7 +216,9 @@ fn open_pins(config: &Config) -> Option<Pins> {
     match &config.file {
         Some(file) => Pins::open(file),
         None => {
-            log::error!("pinTools: the config has no file to key the pins by; tools are not pinned");
+            log::error!(
+                "pinTools: the config has no file to key the pins by; tools are not pinned"
+            );
             None
         }
     }

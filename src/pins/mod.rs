@@ -164,10 +164,9 @@ pub(crate) fn refusal(toolbox: &str, server: &str, tool: &str) -> String {
 /// The open result's warning for a held tool.
 pub(crate) fn warning(toolbox: &str, server: &str, tool: &str, hold: &Hold) -> String {
     let what = match hold {
-        Hold::Changed(fields) => format!(
-            "its {} changed since it was approved",
-            join_fields(fields)
-        ),
+        Hold::Changed(fields) => {
+            format!("its {} changed since it was approved", join_fields(fields))
+        }
         Hold::New => "it is new on a server whose tools are pinned".to_string(),
     };
     format!(
@@ -271,9 +270,8 @@ impl Scope {
         let toolbox = parts.next().unwrap_or_default().to_string();
         let server = parts.next().map(str::to_string);
         let tool = parts.next().map(str::to_string);
-        let empty = toolbox.is_empty()
-            || server.as_deref() == Some("")
-            || tool.as_deref() == Some("");
+        let empty =
+            toolbox.is_empty() || server.as_deref() == Some("") || tool.as_deref() == Some("");
         if empty {
             return Err(format!(
                 "'{text}' is not TOOLBOX, TOOLBOX/SERVER or TOOLBOX/SERVER/TOOL"
@@ -406,7 +404,12 @@ mod tests {
     #[test]
     fn messages_name_the_fields_and_the_command() {
         assert_eq!(
-            warning("t", "s", "n", &Hold::Changed(vec!["description", "inputSchema"])),
+            warning(
+                "t",
+                "s",
+                "n",
+                &Hold::Changed(vec!["description", "inputSchema"])
+            ),
             "Tool 'n' of server 's' is held back: its description and inputSchema changed \
              since it was approved; run: mcp-workbench pins approve t/s/n"
         );

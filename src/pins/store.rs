@@ -250,7 +250,9 @@ mod tests {
         let dir = std::env::temp_dir().join(format!("pins-store-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
         let state = dir.clone().into_os_string();
-        let env = move |name: &str| (name == "XDG_STATE_HOME" || name == "LOCALAPPDATA").then(|| state.clone());
+        let env = move |name: &str| {
+            (name == "XDG_STATE_HOME" || name == "LOCALAPPDATA").then(|| state.clone())
+        };
         let a = Store::for_config(Path::new("/c/a.json"), &env).unwrap();
         let b = Store::for_config(Path::new("/c/b.json"), &env).unwrap();
         assert_ne!(a.path, b.path);

@@ -167,7 +167,11 @@ mod tests {
         write_atomically(&file, b"two").unwrap();
         assert_eq!(std::fs::read(&file).unwrap(), b"two");
         assert_eq!(mode(&file), 0o600);
-        assert_eq!(std::fs::read_dir(&inner).unwrap().count(), 1, "no temp left");
+        assert_eq!(
+            std::fs::read_dir(&inner).unwrap().count(),
+            1,
+            "no temp left"
+        );
         let _ = std::fs::remove_dir_all(&dir);
     }
 }

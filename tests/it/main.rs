@@ -24,6 +24,7 @@ mod repo;
 #[cfg(target_os = "linux")]
 mod shared;
 mod transcripts;
+mod trust;
 #[cfg(target_os = "linux")]
 mod watchdog;
 #[cfg(windows)]
