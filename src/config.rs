@@ -1136,4 +1136,52 @@ mod tests {
         assert!(!valid_name(&"x".repeat(65)));
         assert_eq!(child_path("toolboxes", "a b"), "toolboxes[\"a b\"]");
     }
+
+    #[test]
+    fn trust_and_size_keys() {
+        let (config, warnings) = check(
+            r#"{"pinTools":true,"maxResultChars":2000,"toolboxes":{"t":{"description":"d","mcpServers":{
+                "a":{"command":"x"},
+                "b":{"command":"x","maxResultChars":500,
+                     "toolOverrides":{"q":{"description":"better","title":"Q"},"r":{}}}}}}}"#,
+        )
+        .unwrap();
+        assert!(config.pin_tools);
+        let servers = &config.toolboxes[0].servers;
+        assert_eq!(servers[0].max_result_chars, Some(2000), "the top level's");
+        assert_eq!(servers[1].max_result_chars, Some(500), "its own");
+        assert_eq!(
+            servers[1].tool_overrides[0],
+            (
+                "q".to_string(),
+                ToolOverride {
+                    description: Some("better".into()),
+                    title: Some("Q".into())
+                }
+            )
+        );
+        assert_eq!(
+            warnings,
+            ["toolboxes.t.mcpServers.b.toolOverrides.r: names neither \"description\" nor \"title\": nothing is replaced"]
+        );
+        let (config, _) =
+            check(r#"{"toolboxes":{"t":{"description":"d","mcpServers":{"s":{"command":"x"}}}}}"#)
+                .unwrap();
+        assert!(!config.pin_tools);
+        assert_eq!(config.toolboxes[0].servers[0].max_result_chars, None);
+        let errors = check(
+            r#"{"pinTools":"yes","maxResultChars":10,"toolboxes":{"t":{"description":"d","mcpServers":{
+                "s":{"command":"x","maxResultChars":"big","toolOverrides":{"q":{"description":1,"titel":"x"}}}}}}}"#,
+        )
+        .unwrap_err();
+        assert_eq!(
+            errors,
+            [
+                "maxResultChars: expected a whole number of characters from 500, found 10",
+                "pinTools: expected true or false, found a string",
+                "toolboxes.t.mcpServers.s.maxResultChars: expected a whole number of characters from 500, found a string",
+                "toolboxes.t.mcpServers.s.toolOverrides.q.description: expected a string, found a number",
+            ]
+        );
+    }
 }

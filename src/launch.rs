@@ -221,5 +221,6 @@ pub(crate) fn resolve(
         startup_timeout: server.startup_timeout,
         call_timeout: server.call_timeout,
         max_call_timeout: server.max_call_timeout,
+        max_result_chars: server.max_result_chars,
     })
 }

@@ -10,12 +10,11 @@
 //! definition stays the server's bytes. No IO here.
 
 use crate::config::{ServerConfig, ToolFilter, ToolOverride};
+use crate::jsonrpc::Members;
 use crate::mcp::ToolEntry;
 use crate::pins::{self, Hold, ServerPins};
-use serde::de::{Deserializer, MapAccess, Visitor};
 use serde_json::json;
 use serde_json::value::RawValue;
-use std::fmt;
 
 /// A server's tools as the model may see them, and what was kept from it.
 #[derive(Debug, Default)]
@@ -111,7 +110,7 @@ impl Visible {
 /// at the end when the server has none); every other member as it was, in
 /// its place.
 fn overridden(raw: &RawValue, over: &ToolOverride) -> Box<RawValue> {
-    let Ok(Members(members)) = serde_json::from_str::<Members>(raw.get()) else {
+    let Ok(members) = Members::read(raw) else {
         return raw.to_owned();
     };
     let mut text = String::from("{");
@@ -128,7 +127,7 @@ fn overridden(raw: &RawValue, over: &ToolOverride) -> Box<RawValue> {
         "title" => over.title.as_ref(),
         _ => None,
     };
-    for (key, value) in &members {
+    for (key, value) in members.iter() {
         match replacement(key) {
             Some(new) => put(key, &json!(new).to_string()),
             None => put(key, value.get()),
@@ -136,36 +135,13 @@ fn overridden(raw: &RawValue, over: &ToolOverride) -> Box<RawValue> {
     }
     for key in ["title", "description"] {
         if let Some(new) = replacement(key) {
-            if !members.iter().any(|(k, _)| k == key) {
+            if members.get(key).is_none() {
                 put(key, &json!(new).to_string());
             }
         }
     }
     text.push('}');
     RawValue::from_string(text).unwrap_or_else(|_| raw.to_owned())
-}
-
-/// An object's members in their order, values as the server's bytes.
-struct Members<'a>(Vec<(String, &'a RawValue)>);
-
-impl<'de: 'a, 'a> serde::Deserialize<'de> for Members<'a> {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        struct Ordered;
-        impl<'de> Visitor<'de> for Ordered {
-            type Value = Members<'de>;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str("a tool object")
-            }
-            fn visit_map<M: MapAccess<'de>>(self, mut map: M) -> Result<Members<'de>, M::Error> {
-                let mut out = Vec::new();
-                while let Some((key, value)) = map.next_entry::<String, &'de RawValue>()? {
-                    out.push((key, value));
-                }
-                Ok(Members(out))
-            }
-        }
-        deserializer.deserialize_map(Ordered)
-    }
 }
 
 #[cfg(test)]

@@ -7,6 +7,7 @@
 
 use super::*;
 use crate::jsonrpc::{Incoming, Read};
+use crate::result_cap;
 
 impl Downstream {
     pub(super) fn on_line(&self, line: &[u8], noise: &mut LogBudget) {
@@ -137,9 +138,14 @@ impl Downstream {
             (Entry::Wait(tx), reply) => {
                 let _ = tx.send(reply.map(Cow::into_owned).map_err(Failure::Rpc));
             }
-            (Entry::Call(call), Ok(result)) => {
-                call.reply.send_raw_result(&call.upstream_id, &result)
-            }
+            // Without maxResultChars, one branch: the child's bytes as they are.
+            (Entry::Call(call), Ok(result)) => match self.spec.max_result_chars {
+                None => call.reply.send_raw_result(&call.upstream_id, &result),
+                Some(cap) => match result_cap::apply(&result, cap, &self.label) {
+                    None => call.reply.send_raw_result(&call.upstream_id, &result),
+                    Some(cut) => call.reply.send_raw_result(&call.upstream_id, &cut),
+                },
+            },
             (Entry::Call(call), Err(e)) => {
                 let text = format!(
                     "Tool '{}' in server '{}' (toolbox '{}') failed with error {}: {}",

@@ -79,6 +79,8 @@ pub(crate) struct Spec {
     pub call_timeout: Duration,
     /// The longest a call may run, however much progress it reports.
     pub max_call_timeout: Duration,
+    /// `maxResultChars`: longer text results are cut (`result_cap`).
+    pub max_result_chars: Option<usize>,
 }
 
 /// Why a request to a child produced no result.

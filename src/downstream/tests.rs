@@ -61,6 +61,7 @@ impl Case {
             startup_timeout: Duration::from_secs(5),
             call_timeout: Duration::from_secs(10),
             max_call_timeout: Duration::from_secs(100),
+            max_result_chars: None,
         };
         let outbox = Arc::new(Outbox::new(Box::new(host.clone())));
         let stdin = Stdin::new(stdin).expect("a non-blocking pipe");

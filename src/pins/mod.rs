@@ -365,10 +365,13 @@ mod tests {
         let a2 = print("a", r#"{"name":"a","description":"two"}"#);
         let b = print("b", r#"{"name":"b"}"#);
         let mut file = PinFile::default();
-        let (pins, changed) = file.record("t/s", "def", &[a1.clone()]);
+        let (pins, changed) = file.record("t/s", "def", std::slice::from_ref(&a1));
         assert!(changed);
         assert_eq!(judge(&pins, &a1), None);
-        assert!(!file.record("t/s", "def", &[a1.clone()]).1, "unchanged");
+        assert!(
+            !file.record("t/s", "def", std::slice::from_ref(&a1)).1,
+            "unchanged"
+        );
         // The change and the new tool are pending, not approved.
         let (pins, changed) = file.record("t/s", "def", &[a2.clone(), b.clone()]);
         assert!(changed);

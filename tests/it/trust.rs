@@ -125,6 +125,7 @@ fn a_changed_input_schema_is_held_back_until_approved_by_a_running_workbench() {
     wb.finish_clean(Duration::from_secs(10));
 
     let file = pins_file(&dir);
+    assert!(fs::read_to_string(&file).unwrap().contains("\"box/s\""));
     #[cfg(unix)]
     {
         use std::os::unix::fs::PermissionsExt;
@@ -290,5 +291,115 @@ fn without_pin_tools_nothing_is_pinned() {
     assert_eq!(code, Some(0));
     assert!(listed.starts_with("note: "), "{listed}");
     assert!(listed.contains("nothing is pinned yet"), "{listed}");
+    let _ = fs::remove_dir_all(&dir);
+}
+
+/// The full lines a session received, by id.
+fn raw_answer(wb: &mut Workbench, id: i64) -> String {
+    loop {
+        let line = String::from_utf8(wb.recv_line()).unwrap();
+        let v: Value = serde_json::from_str(&line).unwrap();
+        if v["id"] == id {
+            return line;
+        }
+    }
+}
+
+/// `maxResultChars`: a longer text is cut to the cap around a marker that
+/// names a user-only file holding exactly the original text; a result at
+/// or just under the cap (more bytes than the cap: escapes, multi-byte
+/// characters) passes byte for byte, as it does from a server without a
+/// cap; files older than a day go when a new one is written.
+#[test]
+fn a_cut_result_loses_nothing_and_one_under_the_cap_passes_byte_for_byte() {
+    // 5000 characters, several of them multi-byte or escaped.
+    let long: String = (0..5000)
+        .map(|i| match i % 50 {
+            0 => 'é',
+            1 => '\n',
+            2 => '"',
+            _ => char::from(b'a' + (i % 26) as u8),
+        })
+        .collect();
+    // 999 and 1000 characters whose JSON has more than 1000 bytes.
+    let under: String = "ü\"".repeat(499) + "x";
+    let at: String = "ü\"".repeat(500);
+    let reply = |text: &str| {
+        json!({"reply": {"content": [{"type": "text", "text": text}],
+        "structuredContent": {"n": 1}, "_meta": {"own": true}}})
+    };
+    let script = json!({"tools": [
+        {"tool": {"name": "long", "inputSchema": object()}, "action": reply(&long)},
+        {"tool": {"name": "under", "inputSchema": object()}, "action": reply(&under)},
+        {"tool": {"name": "at", "inputSchema": object()}, "action": reply(&at)}]});
+    let server = |cap: Option<u64>| {
+        let mut s = json!({"command": "${FAKE_MCP_SERVER}", "args": ["s.json"]});
+        if let Some(cap) = cap {
+            s["maxResultChars"] = json!(cap);
+        }
+        s
+    };
+    let config = json!({"toolboxes": {"box": {"description": "d",
+        "mcpServers": {"s": server(Some(1000)), "plain": server(None)}}}});
+    let dir = case_dir("trust-cap", &config, &[("s.json", script)]);
+    let results = dir.join("cache/mcp-workbench/results");
+    fs::create_dir_all(&results).unwrap();
+    let old = results.join("result-old.txt");
+    fs::write(&old, "old").unwrap();
+    fs::File::options()
+        .write(true)
+        .open(&old)
+        .unwrap()
+        .set_modified(std::time::SystemTime::now() - Duration::from_secs(2 * 86_400))
+        .unwrap();
+    let recent = results.join("result-recent.txt");
+    fs::write(&recent, "recent").unwrap();
+
+    let mut wb = start(&dir);
+    wb.open_ok(1, "box");
+    for (i, tool) in ["under", "at"].iter().enumerate() {
+        let id = 10 + i as i64;
+        wb.use_tool(id, "box", "s", tool, json!({}));
+        let capped = raw_answer(&mut wb, id);
+        wb.use_tool(id, "box", "plain", tool, json!({}));
+        let plain = raw_answer(&mut wb, id);
+        assert_eq!(capped, plain, "{tool}: byte for byte");
+        assert!(capped.contains("structuredContent"));
+    }
+    assert!(old.exists(), "nothing cut yet, nothing cleaned");
+
+    wb.use_tool(20, "box", "s", "long", json!({}));
+    let cut = wb.answer(20, &mut Vec::new());
+    let result = &cut["result"];
+    let kept = result["content"][0]["text"].as_str().unwrap();
+    assert!(kept.chars().count() <= 1000, "{}", kept.chars().count());
+    assert!(kept.chars().count() > 900);
+    let meta = &result["_meta"]["mcp-workbench/cut"];
+    let file = PathBuf::from(meta["file"].as_str().unwrap());
+    assert!(file.starts_with(&results), "{file:?}");
+    assert_eq!(meta["originalChars"], 5000);
+    let marker_at = kept.find("\n\n[... ").unwrap();
+    assert!(long.starts_with(&kept[..marker_at]));
+    assert!(kept.contains(&format!(
+        "characters cut by mcp-workbench (maxResultChars 1000); the whole result (5000 characters) is in the file {}",
+        file.display()
+    )));
+    assert_eq!(result["_meta"]["own"], true);
+    assert!(result.get("structuredContent").is_none());
+    assert_eq!(fs::read_to_string(&file).unwrap(), long, "the exact text");
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = fs::metadata(&file).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, 0o600);
+    }
+    assert!(!old.exists(), "a day-old file is removed");
+    assert!(recent.exists());
+
+    // The server without a cap passes the long one whole.
+    wb.use_tool(21, "box", "plain", "long", json!({}));
+    let whole = wb.answer(21, &mut Vec::new());
+    assert_eq!(whole["result"]["content"][0]["text"], long.as_str());
+    wb.finish_clean(Duration::from_secs(10));
     let _ = fs::remove_dir_all(&dir);
 }
