@@ -1,4 +1,4 @@
-//! The user's own folders, per system (docs/reference.md §9, §10), and files
+//! The user's own folders, per system (docs/reference.md §10), and files
 //! only the user can read:
 //! - state (pins): `$XDG_STATE_HOME/mcp-workbench`, else
 //!   `~/.local/state/mcp-workbench`; macOS `~/Library/Application
