@@ -248,7 +248,7 @@ fn examine(config: &Config, launcher: &Launcher) -> Report {
             match results.next() {
                 Some(Ok(started)) => {
                     // What the model would see; pins are the serving workbench's.
-                    let seen = visible(&started.tools, server, None);
+                    let seen = visible(started.tools, server, None);
                     let (tools, unknown) = (seen.tools, seen.unknown_filters);
                     for name in seen.unknown_overrides {
                         warnings.push(format!(

@@ -108,9 +108,9 @@ pub(crate) struct RunningServer {
     /// applied, in the server's order.
     pub tools: Vec<ToolEntry>,
     names: HashSet<String>,
-    /// The server's own listing, all of it: what is judged again when the
-    /// pins change.
-    pub listed: Arc<Vec<ToolEntry>>,
+    /// With pins, the server's own listing, all of it: what is judged
+    /// again when the pins change (without, nothing is kept twice).
+    listed: Option<Arc<Vec<ToolEntry>>>,
     /// What was kept from the model, and why (for warnings and errors).
     pub kept_back: Visible,
     /// Increases with every listing, so the newer of two states of one
@@ -131,22 +131,19 @@ impl RunningServer {
     ) -> ServerState {
         let number = LISTINGS.fetch_add(1, Ordering::Relaxed);
         ServerState::Running(Arc::new(RunningServer::build(
-            conn,
-            Arc::new(listing),
-            server,
-            pins,
-            number,
+            conn, listing, server, pins, number,
         )))
     }
 
     fn build(
         conn: Arc<Downstream>,
-        listed: Arc<Vec<ToolEntry>>,
+        listing: Vec<ToolEntry>,
         server: &ServerConfig,
         pins: Option<&ServerPins>,
-        listing: u64,
+        number: u64,
     ) -> RunningServer {
-        let mut seen = visible(&listed, server, pins);
+        let listed = pins.is_some().then(|| Arc::new(listing.clone()));
+        let mut seen = visible(listing, server, pins);
         let tools = std::mem::take(&mut seen.tools);
         RunningServer {
             conn,
@@ -154,20 +151,22 @@ impl RunningServer {
             tools,
             listed,
             kept_back: seen,
-            listing,
+            listing: number,
         }
     }
 
     /// The same listing judged again with `pins` (they changed): `None`
-    /// when what the model sees stays the same.
+    /// when what the model sees stays the same, or the listing was not
+    /// kept (it was judged without pins).
     pub(crate) fn rejudged(
         &self,
         server: &ServerConfig,
         pins: Option<&ServerPins>,
     ) -> Option<RunningServer> {
+        let listing = self.listed.as_ref()?;
         let again = RunningServer::build(
             Arc::clone(&self.conn),
-            Arc::clone(&self.listed),
+            Vec::clone(listing),
             server,
             pins,
             self.listing,

@@ -32,9 +32,10 @@ pub(crate) struct Visible {
 }
 
 /// The tools of `listing` (the server's own, all pages) that the model may
-/// see, for `server` as configured and, with `pinTools`, its pins.
+/// see, for `server` as configured and, with `pinTools`, its pins. Takes the
+/// listing: without pins and overrides its entries move, uncopied.
 pub(crate) fn visible(
-    listing: &[ToolEntry],
+    listing: Vec<ToolEntry>,
     server: &ServerConfig,
     pins: Option<&ServerPins>,
 ) -> Visible {
@@ -46,6 +47,12 @@ pub(crate) fn visible(
             .cloned()
             .collect();
     }
+    out.unknown_overrides = server
+        .tool_overrides
+        .iter()
+        .filter(|(name, _)| !listing.iter().any(|t| t.name == *name))
+        .map(|(name, _)| name.clone())
+        .collect();
     for tool in listing {
         if let ToolFilter::Only(wanted) = &server.tool_filter {
             if !wanted.contains(&tool.name) {
@@ -65,18 +72,12 @@ pub(crate) fn visible(
             .find(|(name, _)| *name == tool.name);
         out.tools.push(match over {
             Some((_, over)) => ToolEntry {
-                name: tool.name.clone(),
                 raw: overridden(&tool.raw, over),
+                name: tool.name,
             },
-            None => tool.clone(),
+            None => tool,
         });
     }
-    out.unknown_overrides = server
-        .tool_overrides
-        .iter()
-        .filter(|(name, _)| !listing.iter().any(|t| t.name == *name))
-        .map(|(name, _)| name.clone())
-        .collect();
     out
 }
 
@@ -180,7 +181,7 @@ mod tests {
             entry(r#"{"name":"a","inputSchema":{"z":1.50}}"#),
             entry(r#"{"name":"b"}"#),
         ];
-        let v = visible(&listing, &server(r#"{"command":"x"}"#), None);
+        let v = visible(listing, &server(r#"{"command":"x"}"#), None);
         assert_eq!(names(&v), ["a", "b"]);
         assert_eq!(
             v.tools[0].raw.get(),
@@ -214,7 +215,7 @@ mod tests {
         })
         .collect();
         let (pins, _) = pins.record("t/s", "d", &before);
-        let v = visible(&listing, &config, Some(&pins));
+        let v = visible(listing.clone(), &config, Some(&pins));
         // The pin covers the server's own text: the override on 'a' does
         // not hide its changed description.
         assert_eq!(names(&v), ["b"]);
@@ -240,7 +241,7 @@ mod tests {
             ]
         );
         // Unpinned, 'a' shows with its override in place, the rest of it as sent.
-        let v = visible(&listing, &config, None);
+        let v = visible(listing, &config, None);
         assert_eq!(
             v.tools[0].raw.get(),
             r#"{"name":"a","description":"changed","inputSchema":{"z":1.50},"title":"A"}"#
