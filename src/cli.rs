@@ -350,9 +350,18 @@ mod tests {
         );
         assert_eq!(err(&["pins", "list", "x"]), "pins: unexpected argument 'x'");
         assert_eq!(err(&["check", "pins"]), "check and pins cannot be combined");
-        assert_eq!(err(&["pins", "--json"]), "--json applies to check and status");
-        assert_eq!(err(&["pins", "--trace", "t"]), "--trace applies to serving, not to pins");
-        assert_eq!(err(&["pin"]), "unexpected argument 'pin'; did you mean 'pins'?");
+        assert_eq!(
+            err(&["pins", "--json"]),
+            "--json applies to check and status"
+        );
+        assert_eq!(
+            err(&["pins", "--trace", "t"]),
+            "--trace applies to serving, not to pins"
+        );
+        assert_eq!(
+            err(&["pin"]),
+            "unexpected argument 'pin'; did you mean 'pins'?"
+        );
     }
 
     #[test]

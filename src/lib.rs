@@ -29,9 +29,9 @@ pub mod process;
 pub(crate) mod result_cap;
 pub mod server;
 pub(crate) mod session;
+pub(crate) mod sha256;
 #[cfg(unix)]
 pub mod share;
-pub(crate) mod sha256;
 pub(crate) mod suggest;
 pub(crate) mod toolbox;
 pub mod trace;
