@@ -252,11 +252,8 @@ fn examine(config: &Config, launcher: &Launcher) -> Report {
                     row.startup_ms = Some(started.startup.as_millis());
                     row.tools = Some(tools.len());
                     row.tokens = Some(tools.iter().map(|t| t.raw.get().len()).sum::<usize>() / 4);
-                    for name in unknown {
-                        warnings.push(format!(
-                            "{}.toolFilters names '{name}', which the server does not have",
-                            server.json_path
-                        ));
+                    for filter in unknown {
+                        warnings.push(format!("{}.toolFilters names {filter}", server.json_path));
                     }
                     if config.mode == Mode::Dynamic {
                         let budget = config.dynamic_name_max_length;

@@ -62,8 +62,15 @@ pub(crate) fn tools_list(toolboxes: &[&ToolboxConfig], structured: bool) -> Valu
         .iter()
         .map(|t| format!("{} ({})", t.name, t.description))
         .collect();
-    let toolbox_name =
-        |what: &str| json!({"type": "string", "minLength": 1, "enum": names, "description": what});
+    // No toolboxes yet (a config that starts empty and is filled while it
+    // runs): no `enum`, since an empty one is refused by some validators.
+    let toolbox_name = |what: &str| {
+        let mut schema = json!({"type": "string", "minLength": 1, "description": what});
+        if !names.is_empty() {
+            schema["enum"] = json!(names);
+        }
+        schema
+    };
     let mut open = json!({
         "name": OPEN_TOOLBOX,
         "description": format!(
@@ -71,7 +78,11 @@ pub(crate) fn tools_list(toolboxes: &[&ToolboxConfig], structured: bool) -> Valu
              inputSchema, toolbox_name, source_server). Then call use_tool to run one. \
              If the tools come without inputSchema, call it again with \"tools\" naming \
              the ones you need. Toolboxes: {}.",
-            toolboxes.join("; ")
+            if toolboxes.is_empty() {
+                "none configured yet".to_string()
+            } else {
+                toolboxes.join("; ")
+            }
         ),
         "inputSchema": {
             "type": "object",
@@ -155,6 +166,9 @@ pub(crate) fn instructions(toolboxes: &[&ToolboxConfig]) -> String {
          2. use_tool calls one of them by its toolbox, server and tool name.\n\
          3. close_toolbox stops the toolbox's servers when you are done.\n\nToolboxes:\n",
     );
+    if toolboxes.is_empty() {
+        text.push_str("- none yet: the config has no toolboxes (they can be added while the workbench runs)\n");
+    }
     for toolbox in toolboxes {
         let n = toolbox.servers.len();
         let disabled = toolbox.servers.iter().filter(|s| s.disabled).count();
@@ -219,7 +233,7 @@ pub(crate) fn describe_open(
                 }
                 for filter in &running.unknown_filters {
                     warnings.push(format!(
-                        "toolFilters of server '{}' names '{filter}', which the server does not have",
+                        "toolFilters of server '{}' names {filter}",
                         server.name
                     ));
                 }
@@ -279,9 +293,15 @@ pub(crate) fn count_connected(open: &OpenToolbox) -> usize {
 
 /// The error for a toolbox name the config does not have.
 pub(crate) fn not_configured(toolboxes: &Toolboxes, name: &str) -> String {
+    let names = toolboxes.names();
+    if names.is_empty() {
+        return format!(
+            "Toolbox '{name}' not found in configuration. The configuration has no toolboxes yet"
+        );
+    }
     format!(
         "Toolbox '{name}' not found in configuration. Available toolboxes: {}",
-        toolboxes.names().join(", ")
+        names.join(", ")
     )
 }
 

@@ -14,6 +14,7 @@ use crate::expand::Vars;
 use crate::lock;
 use crate::mcp::ToolEntry;
 use crate::open_result;
+use crate::suggest;
 use std::collections::HashSet;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -108,7 +109,7 @@ pub(crate) struct RunningServer {
     /// Tools the server has that `toolFilters` removed (for error messages).
     filtered_out: HashSet<String>,
     /// Filter entries that named no tool of the server.
-    pub unknown_filters: Vec<String>,
+    pub unknown_filters: Vec<UnknownFilter>,
     /// Increases with every listing, so the newer of two states of one
     /// connection can be told apart.
     listing: u64,
@@ -169,14 +170,18 @@ impl RunningServer {
 pub(crate) fn apply_filter(
     tools: Vec<ToolEntry>,
     filter: &ToolFilter,
-) -> (Vec<ToolEntry>, Vec<String>) {
+) -> (Vec<ToolEntry>, Vec<UnknownFilter>) {
     match filter {
         ToolFilter::All => (tools, Vec::new()),
         ToolFilter::Only(wanted) => {
+            let names: Vec<&str> = tools.iter().map(|t| t.name.as_str()).collect();
             let unknown = wanted
                 .iter()
-                .filter(|w| !tools.iter().any(|t| &t.name == *w))
-                .cloned()
+                .filter(|w| !names.contains(&w.as_str()))
+                .map(|w| UnknownFilter {
+                    name: w.clone(),
+                    closest: suggest::closest(w, &names).map(str::to_string),
+                })
                 .collect();
             let kept = tools
                 .into_iter()
@@ -184,6 +189,25 @@ pub(crate) fn apply_filter(
                 .collect();
             (kept, unknown)
         }
+    }
+}
+
+/// A `toolFilters` entry that names no tool of the server, with the
+/// server's tool it is most likely a typo of.
+#[derive(Debug, PartialEq)]
+pub(crate) struct UnknownFilter {
+    pub name: String,
+    pub closest: Option<String>,
+}
+
+impl std::fmt::Display for UnknownFilter {
+    /// `'read_grpah', which the server does not have (did you mean 'read_graph'?)`
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "'{}', which the server does not have", self.name)?;
+        if let Some(closest) = &self.closest {
+            write!(f, " (did you mean '{closest}'?)")?;
+        }
+        Ok(())
     }
 }
 
@@ -547,9 +571,34 @@ mod tests {
         let (kept, unknown) = apply_filter(all(), &filter);
         let names: Vec<_> = kept.iter().map(|t| t.name.as_str()).collect();
         assert_eq!(names, ["a", "c"]);
-        assert_eq!(unknown, ["zz"]);
+        assert_eq!(
+            unknown,
+            [UnknownFilter {
+                name: "zz".into(),
+                closest: None
+            }]
+        );
+        assert_eq!(
+            unknown[0].to_string(),
+            "'zz', which the server does not have"
+        );
         let (kept, _) = apply_filter(all(), &ToolFilter::Only(vec![]));
         assert!(kept.is_empty());
+    }
+
+    #[test]
+    fn an_unknown_filter_suggests_the_closest_tool() {
+        let tools = || vec![tool("read_graph"), tool("search_nodes"), tool("open_nodes")];
+        let filter = ToolFilter::Only(vec!["read_grpah".into(), "search_nodes".into()]);
+        let (kept, unknown) = apply_filter(tools(), &filter);
+        assert_eq!(kept.len(), 1);
+        assert_eq!(
+            unknown[0].to_string(),
+            "'read_grpah', which the server does not have (did you mean 'read_graph'?)"
+        );
+        let filter = ToolFilter::Only(vec!["delete_everything".into()]);
+        let (_, unknown) = apply_filter(tools(), &filter);
+        assert_eq!(unknown[0].closest, None, "nothing close: no suggestion");
     }
 
     /// A config of toolbox `t` with `servers` (JSON text, in this order).

@@ -115,7 +115,8 @@ fn check_reports_config_warnings_and_keeps_logs_out_of_the_report() {
     fs::write(dir.join("good.json"), good.to_string()).unwrap();
     let config = json!({"toolboxes": {"box": {"description": "d", "mcpServers": {
         "bad": {"command": FAKE, "args": ["failing.json"]},
-        "good": {"command": FAKE, "args": ["good.json"], "toolFilter": ["t"]}}}}});
+        "good": {"command": FAKE, "args": ["good.json"], "toolFilter": ["t"]},
+        "typo": {"command": FAKE, "args": ["good.json"], "toolFilters": ["tt"]}}}}});
     fs::write(dir.join("config.json"), config.to_string()).unwrap();
     let warning =
         "toolboxes.box.mcpServers.good.toolFilter: unknown key ignored; did you mean 'toolFilters'?";
@@ -139,6 +140,11 @@ fn check_reports_config_warnings_and_keeps_logs_out_of_the_report() {
     assert_eq!(out.status.code(), Some(1));
     let report: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(report["warnings"][0], warning, "{report:#}");
+    assert_eq!(
+        report["warnings"][1],
+        "toolboxes.box.mcpServers.typo.toolFilters names 'tt', which the server does not have (did you mean 't'?)",
+        "{report:#}"
+    );
     assert_eq!(text(&out.stderr), "");
 
     // RUST_LOG still opens the logs up when asked.
