@@ -174,35 +174,34 @@ fn status(path: &Path, json: bool) -> ExitCode {
     }
 }
 
-/// Loads the config; a file that is missing where the user did not name it
-/// (the default, or `$WORKBENCH_CONFIG`) is reported with its absolute path and
-/// where that path came from.
+/// Loads the config; a missing file is reported with its absolute path and
+/// where that path came from (`--config`, `$WORKBENCH_CONFIG` or the default),
+/// whichever it was.
 fn load(config: &ConfigPath) -> Result<config::Loaded, ConfigError> {
-    let implicit = match config.source {
-        ConfigSource::Flag => None,
-        ConfigSource::Environment => Some("it is the path in WORKBENCH_CONFIG"),
-        ConfigSource::Default => Some(
-            "it is the default config path, used because neither --config nor WORKBENCH_CONFIG was given",
-        ),
-    };
-    if let Some(why) = implicit {
-        if !config.path.exists() {
-            let absolute = std::path::absolute(&config.path).unwrap_or(config.path.clone());
-            return Err(missing(&absolute, why));
+    let why = match config.source {
+        ConfigSource::Flag if config.path.is_relative() => {
+            "it is the path given with --config, taken from the working directory"
         }
+        ConfigSource::Flag => "it is the path given with --config",
+        ConfigSource::Environment => "it is the path in WORKBENCH_CONFIG",
+        ConfigSource::Default => {
+            "it is the default config path, used because neither --config nor WORKBENCH_CONFIG was given"
+        }
+    };
+    if !config.path.exists() {
+        let absolute = std::path::absolute(&config.path).unwrap_or(config.path.clone());
+        let advice = match config.source {
+            ConfigSource::Flag => "",
+            _ => "; pass --config PATH to name your config file",
+        };
+        return Err(ConfigError {
+            file: absolute,
+            problems: vec![Problem {
+                path: String::new(),
+                message: format!("the file does not exist ({why}){advice}"),
+            }],
+            warnings: Vec::new(),
+        });
     }
     config::load(&config.path)
-}
-
-fn missing(absolute: &Path, why: &str) -> ConfigError {
-    ConfigError {
-        file: absolute.to_path_buf(),
-        problems: vec![Problem {
-            path: String::new(),
-            message: format!(
-                "the file does not exist ({why}); pass --config PATH to name your config file"
-            ),
-        }],
-        warnings: Vec::new(),
-    }
 }

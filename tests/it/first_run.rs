@@ -50,6 +50,17 @@ fn a_missing_default_config_is_named_with_its_absolute_path() {
         .unwrap()
         .contains("it is the default config path"));
 
+    // Named with --config: the same quality, with its absolute path.
+    let out = run(&dir, &["--config", "nope.json"], &[]);
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(
+        text(&out.stderr),
+        format!(
+            "error: {}: the file does not exist (it is the path given with --config, taken from the working directory)\n",
+            dir.join("nope.json").display()
+        )
+    );
+
     // From WORKBENCH_CONFIG, with ~ taken from HOME.
     let home = dir.display().to_string();
     let out = run(
