@@ -24,6 +24,7 @@ pub(crate) mod ordered_json;
 pub(crate) mod outbox;
 pub mod params;
 pub mod process;
+pub mod relative_args;
 pub mod server;
 pub(crate) mod session;
 #[cfg(unix)]

@@ -7,7 +7,7 @@
 
 use mcp_workbench::cli::{self, Command, ConfigPath, ConfigSource};
 use mcp_workbench::config::{self, ConfigError, Problem};
-use mcp_workbench::{check, mcp, server::Server};
+use mcp_workbench::{check, mcp, relative_args, server::Server};
 use std::io;
 use std::path::Path;
 use std::process::ExitCode;
@@ -45,7 +45,7 @@ fn main() -> ExitCode {
     env_logger::Builder::from_env(env_logger::Env::default().default_filter_or(default_level))
         .target(env_logger::Target::Stderr)
         .init();
-    let loaded = match load(&config_path) {
+    let mut loaded = match load(&config_path) {
         Ok(loaded) => loaded,
         Err(error) => {
             match command {
@@ -55,6 +55,26 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
+    // Arguments that look like paths but are taken from the working
+    // directory the host picks: warned about with the config's own warnings.
+    // Not for a shared fleet, whose servers run in the config's folder.
+    let shared =
+        matches!(command, Command::Serve { trace: None, .. }) && loaded.config.share_servers;
+    let starts_servers_here = matches!(command, Command::Serve { .. } | Command::Check { .. });
+    if let (true, false, Ok(file), Ok(cwd)) = (
+        starts_servers_here,
+        shared,
+        std::path::absolute(&config_path.path),
+        std::env::current_dir(),
+    ) {
+        let folder = file.parent().unwrap_or(&cwd);
+        loaded.warnings.extend(relative_args::warnings(
+            &loaded.config,
+            folder,
+            &cwd,
+            &|p| p.exists(),
+        ));
+    }
     // A session of a shared fleet starts no server: the fleet does.
     if let (Command::Serve { trace: None, .. }, true) = (&command, loaded.config.share_servers) {
         for warning in &loaded.warnings {
