@@ -135,7 +135,13 @@ fn binaries_are_found_through_cargo_not_a_fixed_target_folder() {
         }
     };
     let root = Path::new(ROOT);
-    for file in ["README.md", "ARCHITECTURE.md"] {
+    for file in [
+        "README.md",
+        "ARCHITECTURE.md",
+        "docs/testing.md",
+        "docs/performance.md",
+        "docs/maintaining.md",
+    ] {
         check(root.join(file));
     }
     for dir in [
