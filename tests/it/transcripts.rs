@@ -377,8 +377,9 @@ fn normalise(actual: &str, expected: Option<&str>) -> String {
 
 /// The case's own folder, which the workbench names when it says where it
 /// looked (a path of the config taken from the config's folder), written as
-/// `{{CASE}}/`: as the path is written raw (stderr) or escaped in JSON, with
-/// or without Windows' `\\?\` prefix, and whichever separator follows it.
+/// `{{CASE}}/`: with or without Windows' `\\?\` prefix, as it is written raw
+/// (stderr), in a JSON string, or in JSON inside a JSON string (a tool
+/// result's text), and whichever separator follows it.
 fn hide_case_folder(text: &str, case: &Path) -> String {
     let verbatim = case.to_string_lossy().into_owned();
     let plain = verbatim
@@ -387,14 +388,12 @@ fn hide_case_folder(text: &str, case: &Path) -> String {
         .to_string();
     let mut text = text.to_string();
     for form in [verbatim.clone(), plain] {
-        let escaped = form.replace('\\', r"\\");
-        for (folder, separator) in [
-            (&escaped, r"\\"),
-            (&escaped, "/"),
-            (&form, r"\"),
-            (&form, "/"),
-        ] {
-            text = text.replace(&format!("{folder}{separator}"), CASE);
+        // A backslash is 1, 2 or 4 of them, escaped once per level.
+        for backslash in [r"\", r"\\", r"\\\\"] {
+            let folder = form.replace('\\', backslash);
+            for separator in [backslash, "/"] {
+                text = text.replace(&format!("{folder}{separator}"), CASE);
+            }
         }
     }
     text
