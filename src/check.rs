@@ -72,6 +72,9 @@ struct ServerReport {
     tools: Option<usize>,
     #[serde(skip_serializing_if = "Option::is_none")]
     tokens: Option<usize>,
+    /// The bytes `tokens` counts: totals divide their sum, not add rounded rows.
+    #[serde(skip)]
+    bytes: usize,
 }
 
 #[derive(Serialize, Clone, Copy, PartialEq)]
@@ -86,12 +89,21 @@ enum Status {
 struct Totals {
     tools: usize,
     tokens: usize,
+    #[serde(skip)]
+    bytes: usize,
 }
 
 impl Totals {
     fn add(&mut self, server: &ServerReport) {
-        self.tools += server.tools.unwrap_or(0);
-        self.tokens += server.tokens.unwrap_or(0);
+        self.add_bytes(server.tools.unwrap_or(0), server.bytes);
+    }
+
+    /// Tokens are the bytes of everything counted so far / 4, as a host's
+    /// whole tools/list would be counted.
+    fn add_bytes(&mut self, tools: usize, bytes: usize) {
+        self.tools += tools;
+        self.bytes += bytes;
+        self.tokens = self.bytes / 4;
     }
 }
 
@@ -220,6 +232,7 @@ fn examine(config: &Config, launcher: &Launcher) -> Report {
                 idle_timeout_ms: server.idle_timeout.unwrap_or_default().as_millis(),
                 tools: None,
                 tokens: None,
+                bytes: 0,
             };
             if !server.disabled {
                 match launch::resolve(&toolbox.name, server, None) {
@@ -259,12 +272,10 @@ fn examine(config: &Config, launcher: &Launcher) -> Report {
                     row.status = Status::Ok;
                     row.startup_ms = Some(started.startup.as_millis());
                     row.tools = Some(tools.len());
-                    row.tokens = Some(tools.iter().map(|t| t.raw.get().len()).sum::<usize>() / 4);
-                    for name in unknown {
-                        warnings.push(format!(
-                            "{}.toolFilters names '{name}', which the server does not have",
-                            server.json_path
-                        ));
+                    row.bytes = tools.iter().map(|t| t.raw.get().len()).sum::<usize>();
+                    row.tokens = Some(row.bytes / 4);
+                    for filter in unknown {
+                        warnings.push(format!("{}.toolFilters names {filter}", server.json_path));
                     }
                     if config.mode == Mode::Dynamic {
                         let budget = config.dynamic_name_max_length;
@@ -313,8 +324,7 @@ fn examine(config: &Config, launcher: &Launcher) -> Report {
     }
     let mut total = Totals::default();
     for toolbox in &toolboxes {
-        total.tools += toolbox.total.tools;
-        total.tokens += toolbox.total.tokens;
+        total.add_bytes(toolbox.total.tools, toolbox.total.bytes);
     }
     Report {
         toolboxes,
@@ -334,10 +344,9 @@ fn meta_tools_cost(config: &Config) -> Totals {
     let toolboxes: Vec<_> = config.toolboxes.iter().collect();
     let list = meta_tools::tools_list(&toolboxes, true);
     let tools = list["tools"].as_array().map_or(&[][..], Vec::as_slice);
-    Totals {
-        tools: tools.len(),
-        tokens: tools.iter().map(|t| t.to_string().len()).sum::<usize>() / 4,
-    }
+    let mut totals = Totals::default();
+    totals.add_bytes(tools.len(), tools.iter().map(|t| t.to_string().len()).sum());
+    totals
 }
 
 fn print_text(out: &mut impl Write, report: &Report) -> io::Result<()> {
@@ -444,4 +453,20 @@ fn total_row(first: &str, second: &str, totals: Totals) -> [String; 7] {
         totals.tools.to_string(),
         totals.tokens.to_string(),
     ]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A total is its bytes / 4, as the demo and a host's whole tools/list
+    /// count it, not the sum of rounded rows (1845 against 1846 before).
+    #[test]
+    fn totals_round_once() {
+        let mut total = Totals::default();
+        for _ in 0..3 {
+            total.add_bytes(1, 7);
+        }
+        assert_eq!((total.tools, total.tokens), (3, 5));
+    }
 }

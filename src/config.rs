@@ -587,7 +587,10 @@ impl Checker {
             return;
         };
         if entries.is_empty() {
-            self.error("toolboxes", "no toolboxes are defined");
+            self.warning(
+                "toolboxes".to_string(),
+                "no toolboxes are defined yet: the workbench serves no tools until toolboxes are added to the file (it is read again when it changes)",
+            );
         }
         for (name, value) in entries {
             let path = child_path("toolboxes", name);

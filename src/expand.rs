@@ -100,6 +100,12 @@ impl Template {
         &self.source
     }
 
+    /// Whether the text holds a `${...}` reference: then its expanded value
+    /// may hold a secret, and is never logged.
+    pub fn has_references(&self) -> bool {
+        self.parts.iter().any(|p| matches!(p, Part::Var { .. }))
+    }
+
     /// The value with every reference resolved through `lookup`; the error names
     /// the first variable that is unset and has no default.
     pub fn expand(&self, lookup: &dyn Fn(&str) -> Option<String>) -> Result<String, String> {

@@ -206,6 +206,16 @@ pub(crate) fn resolve(
     if !errors.is_empty() {
         return Err(errors);
     }
+    let cwd_display = server.cwd.as_ref().map(|c| {
+        let written = format!("'{}' ({}.cwd", c.source(), server.json_path);
+        match cwd.as_deref() {
+            // Where it looked, unless that would show an expanded value.
+            Some(resolved) if !c.has_references() && resolved != c.source() => {
+                format!("{written}, which is '{resolved}')")
+            }
+            _ => format!("{written})"),
+        }
+    });
     Ok(Spec {
         toolbox: toolbox.to_string(),
         server: server.name.clone(),
@@ -214,10 +224,7 @@ pub(crate) fn resolve(
         env: expand::child_env(&lookup, all_vars(), server.inherit_env, &own),
         cwd,
         command_display: server.command.source().to_string(),
-        cwd_display: server
-            .cwd
-            .as_ref()
-            .map(|c| format!("'{}' ({}.cwd)", c.source(), server.json_path)),
+        cwd_display,
         startup_timeout: server.startup_timeout,
         call_timeout: server.call_timeout,
         max_call_timeout: server.max_call_timeout,

@@ -26,6 +26,7 @@ pub mod params;
 pub(crate) mod pins;
 pub mod pins_command;
 pub mod process;
+pub mod relative_args;
 pub(crate) mod result_cap;
 pub mod server;
 pub(crate) mod session;

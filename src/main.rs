@@ -7,7 +7,7 @@
 
 use mcp_workbench::cli::{self, Command, ConfigPath, ConfigSource};
 use mcp_workbench::config::{self, ConfigError, Problem};
-use mcp_workbench::{check, mcp, pins_command, server::Server};
+use mcp_workbench::{check, mcp, pins_command, relative_args, server::Server};
 use std::io;
 use std::path::Path;
 use std::process::ExitCode;
@@ -46,7 +46,7 @@ fn main() -> ExitCode {
     env_logger::Builder::from_env(env_logger::Env::default().default_filter_or(default_level))
         .target(env_logger::Target::Stderr)
         .init();
-    let loaded = match load(&config_path) {
+    let mut loaded = match load(&config_path) {
         Ok(loaded) => loaded,
         Err(error) => {
             match command {
@@ -60,6 +60,26 @@ fn main() -> ExitCode {
         let env = |name: &str| std::env::var_os(name);
         let code = pins_command::run(&loaded.config, action, &env, &mut io::stdout());
         return ExitCode::from(code);
+    }
+    // Arguments that look like paths but are taken from the working
+    // directory the host picks: warned about with the config's own warnings.
+    // Not for a shared fleet, whose servers run in the config's folder.
+    let shared =
+        matches!(command, Command::Serve { trace: None, .. }) && loaded.config.share_servers;
+    let starts_servers_here = matches!(command, Command::Serve { .. } | Command::Check { .. });
+    if let (true, false, Ok(file), Ok(cwd)) = (
+        starts_servers_here,
+        shared,
+        std::path::absolute(&config_path.path),
+        std::env::current_dir(),
+    ) {
+        let folder = file.parent().unwrap_or(&cwd);
+        loaded.warnings.extend(relative_args::warnings(
+            &loaded.config,
+            folder,
+            &cwd,
+            &|p| p.exists(),
+        ));
     }
     // A session of a shared fleet starts no server: the fleet does.
     if let (Command::Serve { trace: None, .. }, true) = (&command, loaded.config.share_servers) {
@@ -180,35 +200,34 @@ fn status(path: &Path, json: bool) -> ExitCode {
     }
 }
 
-/// Loads the config; a file that is missing where the user did not name it
-/// (the default, or `$WORKBENCH_CONFIG`) is reported with its absolute path and
-/// where that path came from.
+/// Loads the config; a missing file is reported with its absolute path and
+/// where that path came from (`--config`, `$WORKBENCH_CONFIG` or the default),
+/// whichever it was.
 fn load(config: &ConfigPath) -> Result<config::Loaded, ConfigError> {
-    let implicit = match config.source {
-        ConfigSource::Flag => None,
-        ConfigSource::Environment => Some("it is the path in WORKBENCH_CONFIG"),
-        ConfigSource::Default => Some(
-            "it is the default config path, used because neither --config nor WORKBENCH_CONFIG was given",
-        ),
-    };
-    if let Some(why) = implicit {
-        if !config.path.exists() {
-            let absolute = std::path::absolute(&config.path).unwrap_or(config.path.clone());
-            return Err(missing(&absolute, why));
+    let why = match config.source {
+        ConfigSource::Flag if config.path.is_relative() => {
+            "it is the path given with --config, taken from the working directory"
         }
+        ConfigSource::Flag => "it is the path given with --config",
+        ConfigSource::Environment => "it is the path in WORKBENCH_CONFIG",
+        ConfigSource::Default => {
+            "it is the default config path, used because neither --config nor WORKBENCH_CONFIG was given"
+        }
+    };
+    if !config.path.exists() {
+        let absolute = std::path::absolute(&config.path).unwrap_or(config.path.clone());
+        let advice = match config.source {
+            ConfigSource::Flag => "",
+            _ => "; pass --config PATH to name your config file",
+        };
+        return Err(ConfigError {
+            file: absolute,
+            problems: vec![Problem {
+                path: String::new(),
+                message: format!("the file does not exist ({why}){advice}"),
+            }],
+            warnings: Vec::new(),
+        });
     }
     config::load(&config.path)
-}
-
-fn missing(absolute: &Path, why: &str) -> ConfigError {
-    ConfigError {
-        file: absolute.to_path_buf(),
-        problems: vec![Problem {
-            path: String::new(),
-            message: format!(
-                "the file does not exist ({why}); pass --config PATH to name your config file"
-            ),
-        }],
-        warnings: Vec::new(),
-    }
 }

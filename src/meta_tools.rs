@@ -8,7 +8,7 @@
 
 use crate::config::ToolboxConfig;
 use crate::mcp::TextResult;
-use crate::toolbox::{OpenToolbox, ServerState, Toolboxes};
+use crate::toolbox::{OpenToolbox, ServerState, Toolbox, Toolboxes};
 use serde_json::value::RawValue;
 use serde_json::{json, Value};
 
@@ -62,8 +62,15 @@ pub(crate) fn tools_list(toolboxes: &[&ToolboxConfig], structured: bool) -> Valu
         .iter()
         .map(|t| format!("{} ({})", t.name, t.description))
         .collect();
-    let toolbox_name =
-        |what: &str| json!({"type": "string", "minLength": 1, "enum": names, "description": what});
+    // No toolboxes yet (a config that starts empty and is filled while it
+    // runs): no `enum`, since an empty one is refused by some validators.
+    let toolbox_name = |what: &str| {
+        let mut schema = json!({"type": "string", "minLength": 1, "description": what});
+        if !names.is_empty() {
+            schema["enum"] = json!(names);
+        }
+        schema
+    };
     let mut open = json!({
         "name": OPEN_TOOLBOX,
         "description": format!(
@@ -71,7 +78,11 @@ pub(crate) fn tools_list(toolboxes: &[&ToolboxConfig], structured: bool) -> Valu
              inputSchema, toolbox_name, source_server). Then call use_tool to run one. \
              If the tools come without inputSchema, call it again with \"tools\" naming \
              the ones you need. Toolboxes: {}.",
-            toolboxes.join("; ")
+            if toolboxes.is_empty() {
+                "none configured yet".to_string()
+            } else {
+                toolboxes.join("; ")
+            }
         ),
         "inputSchema": {
             "type": "object",
@@ -155,6 +166,9 @@ pub(crate) fn instructions(toolboxes: &[&ToolboxConfig]) -> String {
          2. use_tool calls one of them by its toolbox, server and tool name.\n\
          3. close_toolbox stops the toolbox's servers when you are done.\n\nToolboxes:\n",
     );
+    if toolboxes.is_empty() {
+        text.push_str("- none yet: the config has no toolboxes (they can be added while the workbench runs)\n");
+    }
     for toolbox in toolboxes {
         let n = toolbox.servers.len();
         let disabled = toolbox.servers.iter().filter(|s| s.disabled).count();
@@ -274,9 +288,15 @@ pub(crate) fn count_connected(open: &OpenToolbox) -> usize {
 
 /// The error for a toolbox name the config does not have.
 pub(crate) fn not_configured(toolboxes: &Toolboxes, name: &str) -> String {
+    let names = toolboxes.names();
+    if names.is_empty() {
+        return format!(
+            "Toolbox '{name}' not found in configuration. The configuration has no toolboxes yet"
+        );
+    }
     format!(
         "Toolbox '{name}' not found in configuration. Available toolboxes: {}",
-        toolboxes.names().join(", ")
+        names.join(", ")
     )
 }
 
@@ -291,6 +311,59 @@ pub(crate) fn closed_for_session(toolbox: &str, others: usize) -> String {
     format!(
         "Toolbox '{toolbox}' closed (0 servers stopped): {sessions} it, so it stays open for them"
     )
+}
+
+/// Dynamic mode: the answer to a call of a native tool that is not in the
+/// table, as an `isError` text for the model. Hosts keep the tool list they
+/// last fetched (some never fetch it again), so a model calls the tools of a
+/// toolbox closed since; the text names that toolbox, found by its name's
+/// `{toolbox}__` prefix (a shortened name has none), and what to call.
+/// `is_open`: whether this session has the toolbox open (in a shared fleet,
+/// another session's open toolbox is closed for this one).
+pub(crate) fn native_not_found(
+    toolboxes: &Toolboxes,
+    name: &str,
+    is_open: &dyn Fn(&Toolbox) -> bool,
+) -> String {
+    let owner = toolboxes
+        .iter()
+        .filter(|t| {
+            name.strip_prefix(t.config.name.as_str())
+                .is_some_and(|rest| rest.starts_with("__"))
+        })
+        .max_by_key(|t| t.config.name.len());
+    match owner {
+        Some(t) if !is_open(t) => format!(
+            "Tool '{name}' is not available: its toolbox '{toolbox}' is closed. Call \
+             open_toolbox {{\"toolbox_name\": \"{toolbox}\"}} to open it, then call the tool \
+             again (or through use_tool with its toolbox, server and tool).",
+            toolbox = t.config.name
+        ),
+        Some(t) => format!(
+            "Tool '{name}' is not a tool of the open toolbox '{toolbox}' (its servers no \
+             longer list it). Call open_toolbox {{\"toolbox_name\": \"{toolbox}\"}} to see the \
+             tools it has now.",
+            toolbox = t.config.name
+        ),
+        None => {
+            let open: Vec<&str> = toolboxes
+                .iter()
+                .filter(|t| is_open(t))
+                .map(|t| t.config.name.as_str())
+                .collect();
+            let open = if open.is_empty() {
+                "none".to_string()
+            } else {
+                open.join(", ")
+            };
+            format!(
+                "Tool '{name}' is not available: no open toolbox has it (open toolboxes: \
+                 {open}). Call open_toolbox with one of: {} to list its tools, then call one \
+                 by the name it lists or through use_tool.",
+                toolboxes.names().join(", ")
+            )
+        }
+    }
 }
 
 #[cfg(test)]

@@ -432,6 +432,17 @@ impl Server {
                     let arguments = arguments.unwrap_or(jsonrpc::empty_object());
                     self.forward(id, tool_id, arguments, meta);
                 }
+                // Dynamic mode: a stale native name (its toolbox closed since
+                // the host listed it) gets a result the model can act on.
+                None if self.session.is_dynamic() => {
+                    let all = self.fleet.registry.current();
+                    let session = &self.session;
+                    let text = meta_tools::native_not_found(&all, other, &|t| {
+                        all.all()
+                            .any(|c| c.config.name == t.config.name && session.holds(&c.slot))
+                    });
+                    self.send_outcome(&id, &Outcome::error(text));
+                }
                 None => {
                     let error = invalid_params(&format!("Unknown tool: {other}"));
                     self.outbox.send(&jsonrpc::error_line(Some(&id), &error));

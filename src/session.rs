@@ -160,6 +160,11 @@ impl Session {
             .collect()
     }
 
+    /// The session serves dynamic mode (native tools).
+    pub(crate) fn is_dynamic(&self) -> bool {
+        self.mode == Mode::Dynamic
+    }
+
     pub(crate) fn native(&self) -> Arc<NativeTable> {
         Arc::clone(&lock(&self.native))
     }

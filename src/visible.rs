@@ -13,6 +13,7 @@ use crate::config::{ServerConfig, ToolFilter, ToolOverride};
 use crate::jsonrpc::Members;
 use crate::mcp::ToolEntry;
 use crate::pins::{self, Hold, ServerPins};
+use crate::suggest;
 use serde_json::json;
 use serde_json::value::RawValue;
 
@@ -26,7 +27,7 @@ pub(crate) struct Visible {
     /// Tools of the server that `toolFilters` removed.
     pub filtered_out: Vec<String>,
     /// `toolFilters` entries that named no tool of the server.
-    pub unknown_filters: Vec<String>,
+    pub unknown_filters: Vec<UnknownFilter>,
     /// `toolOverrides` entries that named no tool of the server.
     pub unknown_overrides: Vec<String>,
 }
@@ -41,10 +42,14 @@ pub(crate) fn visible(
 ) -> Visible {
     let mut out = Visible::default();
     if let ToolFilter::Only(wanted) = &server.tool_filter {
+        let names: Vec<&str> = listing.iter().map(|t| t.name.as_str()).collect();
         out.unknown_filters = wanted
             .iter()
-            .filter(|w| !listing.iter().any(|t| &t.name == *w))
-            .cloned()
+            .filter(|w| !names.contains(&w.as_str()))
+            .map(|w| UnknownFilter {
+                name: w.clone(),
+                closest: suggest::closest(w, &names).map(str::to_string),
+            })
             .collect();
     }
     out.unknown_overrides = server
@@ -81,17 +86,32 @@ pub(crate) fn visible(
     out
 }
 
+/// A `toolFilters` entry that names no tool of the server, with the
+/// server's tool it is most likely a typo of.
+#[derive(Debug, PartialEq)]
+pub(crate) struct UnknownFilter {
+    pub name: String,
+    pub closest: Option<String>,
+}
+
+impl std::fmt::Display for UnknownFilter {
+    /// `'read_grpah', which the server does not have (did you mean 'read_graph'?)`
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "'{}', which the server does not have", self.name)?;
+        if let Some(closest) = &self.closest {
+            write!(f, " (did you mean '{closest}'?)")?;
+        }
+        Ok(())
+    }
+}
+
 impl Visible {
     /// The open result's `_warnings` about this server of `toolbox`.
     pub(crate) fn warnings(&self, toolbox: &str, server: &str) -> Vec<String> {
         let mut out: Vec<String> = self
             .unknown_filters
             .iter()
-            .map(|f| {
-                format!(
-                    "toolFilters of server '{server}' names '{f}', which the server does not have"
-                )
-            })
+            .map(|f| format!("toolFilters of server '{server}' names {f}"))
             .collect();
         out.extend(self.unknown_overrides.iter().map(|o| {
             format!(
@@ -188,6 +208,31 @@ mod tests {
             r#"{"name":"a","inputSchema":{"z":1.50}}"#
         );
         assert!(v.warnings("t", "s").is_empty());
+    }
+
+    #[test]
+    fn an_unknown_filter_suggests_the_closest_tool() {
+        let listing = || {
+            ["read_graph", "search_nodes", "open_nodes"]
+                .map(|n| entry(&format!(r#"{{"name":"{n}"}}"#)))
+                .to_vec()
+        };
+        let typo = server(r#"{"command":"x","toolFilters":["read_grpah","search_nodes"]}"#);
+        let v = visible(listing(), &typo, None);
+        assert_eq!(names(&v), ["search_nodes"]);
+        assert_eq!(
+            v.warnings("t", "s"),
+            [
+                "toolFilters of server 's' names 'read_grpah', which the server does not have \
+              (did you mean 'read_graph'?)"
+            ]
+        );
+        let far = server(r#"{"command":"x","toolFilters":["delete_everything"]}"#);
+        let v = visible(listing(), &far, None);
+        assert_eq!(
+            v.unknown_filters[0].closest, None,
+            "nothing close: no suggestion"
+        );
     }
 
     #[test]

@@ -401,14 +401,19 @@ async def check_isolation():
     shutil.rmtree(run, ignore_errors=True)
 
 
-def inspector(run, *args):
-    """One MCP Inspector CLI run against the workbench; returns its parsed stdout."""
+def inspector(run, *args, double_dash=False):
+    """One MCP Inspector CLI run against the workbench; returns its parsed stdout.
+    `--config` after the command would be taken by the inspector itself: the path
+    goes by env (the README's first form), or with `double_dash` after a `--` that
+    ends the inspector's own options (its second form)."""
     env = workbench_env(run)
     argv = [INSPECTOR, "--cli"]
     for key in ("IO_RUN", "IO_NPM", "IO_VENV"):
         argv += ["-e", f"{key}={env[key]}"]
-    # `--config` would be taken by the inspector itself, so pass the path by env.
-    argv += ["-e", f"WORKBENCH_CONFIG={write_config(run)}", WB, *args]
+    if double_dash:
+        argv += [*args, "--", WB, "--config", write_config(run)]
+    else:
+        argv += ["-e", f"WORKBENCH_CONFIG={write_config(run)}", WB, *args]
     with log_file("inspector") as errlog:
         done = subprocess.run(argv, cwd=run, stdout=subprocess.PIPE, stderr=errlog, timeout=OPEN_TIMEOUT)
     expect(done.returncode == 0, f"inspector exited {done.returncode}: {done.stdout.decode()[-300:]}")
@@ -420,6 +425,12 @@ async def check_inspector():
     run = new_run_dir()
     async with step("inspector-tools-list"):
         got = await anyio.to_thread.run_sync(inspector, run, "--method", "tools/list")
+        names = [t["name"] for t in got["tools"]]
+        expect(names[:3] == ["open_toolbox", "use_tool", "close_toolbox"], f"tools {names}")
+
+    async with step("inspector-config-after-double-dash"):
+        got = await anyio.to_thread.run_sync(
+            lambda: inspector(run, "--method", "tools/list", double_dash=True))
         names = [t["name"] for t in got["tools"]]
         expect(names[:3] == ["open_toolbox", "use_tool", "close_toolbox"], f"tools {names}")
 

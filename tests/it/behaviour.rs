@@ -368,8 +368,12 @@ fn check_names_a_missing_working_directory() {
     let dir = check_dir("cwd", &config, &[("plain.json", json!({"tools": []}))]);
     let (code, text) = check_output(&dir, false);
     assert_eq!(code, Some(1), "{text}");
+    let looked = dir.join("no-such-dir");
     assert!(
-        text.contains("box/lost: working directory 'no-such-dir' (toolboxes.box.mcpServers.lost.cwd) does not exist"),
+        text.contains(&format!(
+            "box/lost: working directory 'no-such-dir' (toolboxes.box.mcpServers.lost.cwd, which is '{}') does not exist",
+            looked.display()
+        )),
         "{text}"
     );
     let _ = fs::remove_dir_all(&dir);

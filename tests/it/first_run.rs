@@ -50,6 +50,17 @@ fn a_missing_default_config_is_named_with_its_absolute_path() {
         .unwrap()
         .contains("it is the default config path"));
 
+    // Named with --config: the same quality, with its absolute path.
+    let out = run(&dir, &["--config", "nope.json"], &[]);
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(
+        text(&out.stderr),
+        format!(
+            "error: {}: the file does not exist (it is the path given with --config, taken from the working directory)\n",
+            dir.join("nope.json").display()
+        )
+    );
+
     // From WORKBENCH_CONFIG, with ~ taken from HOME.
     let home = dir.display().to_string();
     let out = run(
@@ -114,8 +125,9 @@ fn check_reports_config_warnings_and_keeps_logs_out_of_the_report() {
     fs::write(dir.join("failing.json"), failing.to_string()).unwrap();
     fs::write(dir.join("good.json"), good.to_string()).unwrap();
     let config = json!({"toolboxes": {"box": {"description": "d", "mcpServers": {
-        "bad": {"command": FAKE, "args": ["failing.json"]},
-        "good": {"command": FAKE, "args": ["good.json"], "toolFilter": ["t"]}}}}});
+        "bad": {"command": FAKE, "args": ["failing.json"], "cwd": "."},
+        "good": {"command": FAKE, "args": ["good.json"], "cwd": ".", "toolFilter": ["t"]},
+        "typo": {"command": FAKE, "args": ["good.json"], "cwd": ".", "toolFilters": ["tt"]}}}}});
     fs::write(dir.join("config.json"), config.to_string()).unwrap();
     let warning =
         "toolboxes.box.mcpServers.good.toolFilter: unknown key ignored; did you mean 'toolFilters'?";
@@ -139,6 +151,11 @@ fn check_reports_config_warnings_and_keeps_logs_out_of_the_report() {
     assert_eq!(out.status.code(), Some(1));
     let report: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(report["warnings"][0], warning, "{report:#}");
+    assert_eq!(
+        report["warnings"][1],
+        "toolboxes.box.mcpServers.typo.toolFilters names 'tt', which the server does not have (did you mean 't'?)",
+        "{report:#}"
+    );
     assert_eq!(text(&out.stderr), "");
 
     // RUST_LOG still opens the logs up when asked.
@@ -148,6 +165,57 @@ fn check_reports_config_warnings_and_keeps_logs_out_of_the_report() {
         &[("RUST_LOG", "info")],
     );
     assert!(text(&out.stderr).contains("cannot open database"));
+    assert!(leftover_processes(&dir).is_empty());
+    let _ = fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn check_warns_about_relative_args_without_cwd_where_they_pass_and_where_they_fail() {
+    let dir = scratch("relative-args");
+    let script = json!({"tools": [{"tool": {"name": "t", "inputSchema": {"type": "object"}}}]});
+    fs::write(dir.join("s.json"), script.to_string()).unwrap();
+    let config = json!({"toolboxes": {"box": {"description": "d", "mcpServers": {
+        "fake": {"command": FAKE, "args": ["s.json"]}}}}});
+    fs::write(dir.join("config.json"), config.to_string()).unwrap();
+    let absolute = dir.join("config.json").display().to_string();
+    let warning = |cwd: &Path| {
+        format!(
+            "toolboxes.box.mcpServers.fake.args[0]: 's.json' looks like a relative path, and the \
+             server has no \"cwd\": it is taken from the workbench's working directory ({} here; \
+             GUI hosts start the workbench in '/'), not from the config's folder. Set \"cwd\": \
+             \".\" to take it from the config's folder ({}), or write an absolute path",
+            cwd.join("s.json").display(),
+            dir.display()
+        )
+    };
+
+    // From the config's folder the server starts: the warning says why a host may fail.
+    let out = run(&dir, &["check", "--json", "--config", "config.json"], &[]);
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(out.status.code(), Some(0), "{report:#}");
+    assert_eq!(report["warnings"], json!([warning(&dir)]), "{report:#}");
+
+    // From /, as a GUI host starts it, the same config fails, with the same warning.
+    let out = run(
+        Path::new("/"),
+        &["check", "--json", "--config", &absolute],
+        &[],
+    );
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(out.status.code(), Some(1), "{report:#}");
+    assert_eq!(
+        report["warnings"],
+        json!([warning(Path::new("/"))]),
+        "{report:#}"
+    );
+
+    // Serving, the start-up log says it too.
+    let out = run(&dir, &["--config", "config.json"], &[]);
+    assert!(
+        text(&out.stderr).contains("'s.json' looks like a relative path"),
+        "{}",
+        text(&out.stderr)
+    );
     assert!(leftover_processes(&dir).is_empty());
     let _ = fs::remove_dir_all(&dir);
 }

@@ -285,3 +285,43 @@ fn dynamic_mode_a_reload_changes_the_native_tools_in_one_list_changed() {
     );
     assert_eq!(wb.finish().0, Some(0));
 }
+
+/// A config may start with no toolboxes (a warning, not an error) and get
+/// them by a save while the workbench runs.
+#[test]
+fn an_empty_config_starts_and_takes_toolboxes_added_while_it_runs() {
+    let files = [("k.json", script("k.log"))];
+    let mut wb = Workbench::start("reload-from-empty", json!({"toolboxes": {}}), &files, &[]);
+    let list = wb.request(1, "tools/list", json!({}));
+    let open_schema = &list["result"]["tools"][0]["inputSchema"]["properties"]["toolbox_name"];
+    assert!(open_schema.get("enum").is_none(), "no empty enum: {list}");
+    let mut others = Vec::new();
+    let missing = wb.open(2, "later", &mut others);
+    assert!(is_error(&missing));
+    assert_eq!(
+        text(&missing),
+        "Toolbox 'later' not found in configuration. The configuration has no toolboxes yet"
+    );
+    assert!(
+        wb.log().contains("toolboxes: no toolboxes are defined yet"),
+        "{}",
+        wb.log()
+    );
+
+    save(
+        &wb.dir,
+        &json!({"toolboxes": {"later": {"description": "added", "mcpServers": {"k": fake("k.json")}}}}),
+    );
+    wait_list_changed(&mut wb, &mut others);
+    let list = wb.request(3, "tools/list", json!({}));
+    assert_eq!(toolbox_enum(&list), json!(["later"]));
+    let opened = wb.open(4, "later", &mut others);
+    assert_eq!(
+        opened["result"]["structuredContent"]["servers_connected"], 1,
+        "{opened}"
+    );
+    wb.use_tool(5, "later", "k", "echo", json!({"x": 1}));
+    let called = wb.answer(5, &mut others);
+    assert!(!is_error(&called), "{called}");
+    assert_eq!(wb.finish().0, Some(0));
+}

@@ -119,6 +119,7 @@ fn a_package_ships_the_source_and_no_tests() {
         })
         .collect();
     assert!(stray.is_empty(), "shipped: {stray:#?}");
+    // The source and its documents: tens of files, not the hundreds of the repository.
     assert!(files.len() < 100, "{} files: {files:#?}", files.len());
 }
 
@@ -134,7 +135,13 @@ fn binaries_are_found_through_cargo_not_a_fixed_target_folder() {
         }
     };
     let root = Path::new(ROOT);
-    for file in ["README.md", "ARCHITECTURE.md"] {
+    for file in [
+        "README.md",
+        "ARCHITECTURE.md",
+        "docs/testing.md",
+        "docs/performance.md",
+        "docs/maintaining.md",
+    ] {
         check(root.join(file));
     }
     for dir in [
@@ -187,11 +194,15 @@ fn missing_prerequisites_stop_the_suite_with_one_line() {
     let mut mode = fs::metadata(bin.join("id")).unwrap().permissions();
     std::os::unix::fs::PermissionsExt::set_mode(&mut mode, 0o755);
     fs::set_permissions(bin.join("id"), mode).unwrap();
-    let out = Command::new(Path::new(ROOT).join("scripts/prerequisites"))
-        .env_clear()
-        .env("PATH", &bin)
-        .output()
-        .unwrap();
+    let run = |args: &[&str]| {
+        Command::new(Path::new(ROOT).join("scripts/prerequisites"))
+            .args(args)
+            .env_clear()
+            .env("PATH", &bin)
+            .output()
+            .unwrap()
+    };
+    let (out, linux_only) = (run(&[]), run(&["--no-wine"]));
     let _ = fs::remove_dir_all(&bin);
     assert_eq!(out.status.code(), Some(1));
     assert_eq!(String::from_utf8_lossy(&out.stdout), "");
@@ -200,6 +211,13 @@ fn missing_prerequisites_stop_the_suite_with_one_line() {
         "setup failed: missing nodejs npm python3 python3-venv gcc-mingw-w64-x86-64 wine wine64; \
          install them (on Debian, as root: apt-get install -y nodejs npm python3 python3-venv \
          gcc-mingw-w64-x86-64 wine wine64)\n"
+    );
+    // scripts/test --no-wine asks for neither MinGW nor Wine.
+    assert_eq!(linux_only.status.code(), Some(1));
+    assert_eq!(
+        String::from_utf8_lossy(&linux_only.stderr),
+        "setup failed: missing nodejs npm python3 python3-venv; \
+         install them (on Debian, as root: apt-get install -y nodejs npm python3 python3-venv)\n"
     );
 }
 

@@ -31,7 +31,8 @@
 //!
 //! Expected files write the crate version as `{{VERSION}}`, and may write the
 //! `initialize` instructions as `{{INSTRUCTIONS}}` (see `normalise`), so a new
-//! version or a reworded instruction does not touch every case. A line that
+//! version or a reworded instruction does not touch every case; the case's
+//! own folder, where a message names a path in it, is `{{CASE}}/`. A line that
 //! differs is reported from its first differing byte, with some context.
 
 use crate::harness::{leftover_processes, workbench_in, Workbench};
@@ -335,7 +336,10 @@ fn order_block(block: &mut [String], ids: &[Value]) {
 
 fn compare(expected_file: &Path, actual: &str, problems: &mut Vec<String>) {
     let expected = fs::read_to_string(expected_file).ok();
-    let actual = normalise(actual, expected.as_deref());
+    let case = expected_file
+        .parent()
+        .expect("an expected file is in its case folder");
+    let actual = normalise(&hide_case_folder(actual, case), expected.as_deref());
     if std::env::var_os("UPDATE_TRANSCRIPTS").is_some() {
         fs::write(expected_file, &actual).expect("expected file is writable");
         return;
@@ -371,6 +375,31 @@ fn normalise(actual: &str, expected: Option<&str>) -> String {
     text
 }
 
+/// The case's own folder, which the workbench names when it says where it
+/// looked (a path of the config taken from the config's folder), written as
+/// `{{CASE}}/`: with or without Windows' `\\?\` prefix, as it is written raw
+/// (stderr), in a JSON string, or in JSON inside a JSON string (a tool
+/// result's text), and whichever separator follows it.
+fn hide_case_folder(text: &str, case: &Path) -> String {
+    let verbatim = case.to_string_lossy().into_owned();
+    let plain = verbatim
+        .strip_prefix(r"\\?\")
+        .unwrap_or(&verbatim)
+        .to_string();
+    let mut text = text.to_string();
+    for form in [verbatim.clone(), plain] {
+        // A backslash is 1, 2 or 4 of them, escaped once per level.
+        for backslash in [r"\", r"\\", r"\\\\"] {
+            let folder = form.replace('\\', backslash);
+            for separator in [backslash, "/"] {
+                text = text.replace(&format!("{folder}{separator}"), CASE);
+            }
+        }
+    }
+    text
+}
+
+const CASE: &str = "{{CASE}}/";
 const VERSION: &str = "{{VERSION}}";
 const INSTRUCTIONS_FIELD: &str = "\"instructions\":\"{{INSTRUCTIONS}}\"";
 
