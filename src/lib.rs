@@ -31,7 +31,6 @@ pub(crate) mod result_cap;
 pub mod server;
 pub(crate) mod session;
 pub(crate) mod sha256;
-#[cfg(unix)]
 pub mod share;
 pub(crate) mod suggest;
 pub(crate) mod toolbox;

@@ -98,13 +98,10 @@ fn main() -> ExitCode {
     match command {
         Command::Fleet { .. } => fleet(&config_path.path, loaded.config),
         Command::Check { json, .. } => {
-            #[cfg(unix)]
             let fleet = loaded
                 .config
                 .share_servers
                 .then(|| mcp_workbench::share::fleet_note(&config_path.path));
-            #[cfg(not(unix))]
-            let fleet = None;
             check::run(
                 loaded.config,
                 &loaded.warnings,
@@ -143,7 +140,6 @@ fn main() -> ExitCode {
 /// Serves the host through the config's shared fleet (docs/reference.md
 /// §8); `None` when no fleet can be reached or started (said on stderr), and
 /// the session is to be served alone.
-#[cfg(unix)]
 fn serve_shared(path: &Path) -> Option<ExitCode> {
     let served = mcp_workbench::share::serve_session(path, io::stdin(), Box::new(io::stdout()));
     match served {
@@ -155,14 +151,7 @@ fn serve_shared(path: &Path) -> Option<ExitCode> {
     }
 }
 
-#[cfg(not(unix))]
-fn serve_shared(_path: &Path) -> Option<ExitCode> {
-    log::warn!("shareServers is not supported on this system yet");
-    None
-}
-
 /// `mcp-workbench fleet`: the shared fleet's own process.
-#[cfg(unix)]
 fn fleet(path: &Path, config: config::Config) -> ExitCode {
     match mcp_workbench::share::run_fleet(path, config) {
         Ok(()) => ExitCode::SUCCESS,
@@ -173,21 +162,9 @@ fn fleet(path: &Path, config: config::Config) -> ExitCode {
     }
 }
 
-#[cfg(not(unix))]
-fn fleet(_path: &Path, _config: config::Config) -> ExitCode {
-    eprintln!("error: the shared fleet is not supported on this system yet");
-    ExitCode::from(2)
-}
-
 /// `mcp-workbench status`: exit 1, with one line, when no fleet runs.
 fn status(path: &Path, json: bool) -> ExitCode {
-    #[cfg(unix)]
     let report = mcp_workbench::share::status(path, json);
-    #[cfg(not(unix))]
-    let report: Result<String, String> = {
-        let _ = (path, json);
-        Err("the shared fleet is not supported on this system yet".into())
-    };
     match report {
         Ok(text) => {
             print!("{text}");

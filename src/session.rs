@@ -49,8 +49,6 @@ pub(crate) struct Session {
 }
 
 /// What a shared fleet knows of a session besides its MCP state (§8).
-/// (Shared fleets are Unix-only for now: `share`.)
-#[cfg_attr(not(unix), allow(dead_code))]
 pub(crate) struct Peer {
     /// The front process's pid (what `status` shows).
     pub pid: u32,
@@ -62,7 +60,6 @@ pub(crate) struct Peer {
     variants: Mutex<HashMap<String, Variant>>,
 }
 
-#[cfg_attr(not(unix), allow(dead_code))]
 impl Peer {
     pub(crate) fn new(pid: u32, env: Vars, id: u64, config: &Config) -> Peer {
         let peer = Peer {
@@ -133,7 +130,6 @@ impl Session {
     }
 
     /// A shared fleet's session (§8).
-    #[cfg_attr(not(unix), allow(dead_code))]
     pub(crate) fn attached(config: &Config, outbox: Arc<Outbox>, peer: Peer) -> Session {
         Session {
             peer: Some(peer),
@@ -150,7 +146,6 @@ impl Session {
     }
 
     /// The names of the toolboxes this session holds, in config order.
-    #[cfg_attr(not(unix), allow(dead_code))]
     pub(crate) fn held_names(&self, toolboxes: &Toolboxes) -> Vec<String> {
         let held = lock(&self.held);
         toolboxes

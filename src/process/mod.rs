@@ -30,6 +30,10 @@ mod leaders;
 pub(crate) mod local_unix;
 #[cfg(unix)]
 pub(crate) use local_unix as local;
+#[cfg(windows)]
+pub(crate) mod local_windows;
+#[cfg(windows)]
+pub(crate) use local_windows as local;
 #[cfg(target_os = "linux")]
 mod reaper;
 #[cfg(unix)]
@@ -62,8 +66,7 @@ pub(crate) use sys::{
     command, file_identity, on_reload_signal, on_shutdown_signal, Tree, ALLOWED_ENV, HOME,
 };
 /// The shared fleet's needs (docs/reference.md §8).
-#[cfg(unix)]
-pub(crate) use unix::{rss_kb, spawn_detached};
+pub(crate) use sys::{rss_kb, spawn_detached};
 
 use std::sync::atomic::{AtomicBool, Ordering};
 

@@ -284,6 +284,65 @@ fn resume(pid: u32) -> io::Result<()> {
     }
 }
 
+/// Starts the shared fleet's process (docs/reference.md §8): not a server,
+/// so not in a job of ours; without a console, in a process group of its
+/// own, and out of the job the host may have put the session in, so that it
+/// outlives the session that started it. A job that forbids breakaway
+/// refuses that (access denied): the fleet then starts in it and ends with
+/// that host's job, which the contract allows (its sessions start a new one).
+///
+/// The workbench's own standard handles, inherited from the host, are
+/// inheritable, and Windows would hand every inheritable handle to the
+/// fleet: it would hold the host's pipes open after the session ended. They
+/// are made non-inheritable first (std duplicates a handle it passes on, so
+/// servers that inherit stderr still get it).
+pub(crate) fn spawn_detached(cmd: &mut Command) -> io::Result<Child> {
+    for which in [STD_INPUT_HANDLE, STD_OUTPUT_HANDLE, STD_ERROR_HANDLE] {
+        // SAFETY: GetStdHandle returns a handle of this process or null;
+        // SetHandleInformation only changes its inherit flag (and fails
+        // harmlessly on null or a console pseudo-handle).
+        unsafe {
+            let handle = GetStdHandle(which);
+            if !handle.is_null() && handle != INVALID_HANDLE_VALUE {
+                SetHandleInformation(handle, HANDLE_FLAG_INHERIT, 0);
+            }
+        }
+    }
+    let flags = DETACHED_PROCESS | CREATE_NEW_PROCESS_GROUP;
+    cmd.creation_flags(flags | CREATE_BREAKAWAY_FROM_JOB);
+    #[allow(clippy::disallowed_methods)] // not a server: see above
+    match cmd.spawn() {
+        Err(e) if e.raw_os_error() == Some(ERROR_ACCESS_DENIED) => {
+            log::info!("the session's job forbids breakaway: the fleet ends with this host");
+            cmd.creation_flags(flags);
+            #[allow(clippy::disallowed_methods)] // as above
+            cmd.spawn()
+        }
+        spawned => spawned,
+    }
+}
+
+/// The working set of process `pid` in KiB, if it can be read.
+pub(crate) fn rss_kb(pid: u32) -> Option<u64> {
+    // SAFETY: the process handle is checked, used and closed here; the
+    // counters record is ours and carries its size.
+    unsafe {
+        let process = OpenProcess(PROCESS_QUERY_LIMITED_INFORMATION, FALSE, pid);
+        if process.is_null() {
+            return None;
+        }
+        let process = Handle(process);
+        let mut counters = PROCESS_MEMORY_COUNTERS {
+            cb: std::mem::size_of::<PROCESS_MEMORY_COUNTERS>() as u32,
+            ..PROCESS_MEMORY_COUNTERS::default()
+        };
+        if K32GetProcessMemoryInfo(process.0, &mut counters, counters.cb) == 0 {
+            return None;
+        }
+        Some(counters.WorkingSetSize as u64 / 1024)
+    }
+}
+
 /// None: std offers a file's index only through unstable APIs (size and
 /// modification time still tell a change).
 pub(crate) fn file_identity(_meta: &std::fs::Metadata) -> Option<(u64, u64)> {

@@ -146,7 +146,7 @@ impl Front {
     fn start_fleet(&self) -> io::Result<Child> {
         // A new fleet's log replaces its dead predecessor's.
         let log = std::fs::File::create(&self.endpoint.log)?;
-        let config = std::fs::canonicalize(&self.config)?;
+        let config = plain(std::fs::canonicalize(&self.config)?);
         // Not the host's folder, which differs from session to session.
         let folder = config.parent().unwrap_or(Path::new("/")).to_path_buf();
         let mut cmd = Command::new(std::env::current_exe()?);
@@ -349,6 +349,19 @@ impl Front {
             self.replay.toolboxes.remove(&toolbox);
         }
     }
+}
+
+/// `path` without the `\\?\` that Windows' canonical form puts before a
+/// drive letter: cmd.exe (so `npx.cmd`) cannot run in such a folder, and
+/// processes started there inherit it. The fleet canonicalizes the path
+/// again for its endpoint, which is then the same.
+fn plain(path: PathBuf) -> PathBuf {
+    let drive = path
+        .to_str()
+        .and_then(|text| text.strip_prefix(r"\\?\"))
+        .filter(|rest| rest.as_bytes().get(1) == Some(&b':'))
+        .map(PathBuf::from);
+    drive.unwrap_or(path)
 }
 
 /// The id of the front's own request `what`.

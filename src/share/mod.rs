@@ -9,7 +9,8 @@
 //! session's business, as in a workbench of its own. `endpoint` says where
 //! they meet; `wire` what they say before MCP flows; `status` reports.
 //!
-//! Unix only for now: on Windows a shared config serves each session alone.
+//! The connections are `process::local`'s: Unix sockets, or named pipes on
+//! Windows.
 
 pub(crate) mod daemon;
 mod endpoint;

@@ -1,14 +1,18 @@
 //! Windows only (run under Wine in CI): a server behind a `.cmd` file found
 //! through `PATH` and `PATHEXT`, its arguments quoted safely, the Windows
 //! allow-list of variables, and no process outliving the workbench, whether
-//! it stops on stdin EOF, on Ctrl-Break or Ctrl-C, or is killed.
+//! it stops on stdin EOF, on Ctrl-Break or Ctrl-C, or is killed; the shared
+//! fleet over a named pipe (docs/reference.md §8).
 //!
 //! A process left behind is seen by its heartbeat: the fake server appends a
 //! line to a file every 50 ms while it lives (`heartbeatTo`), so a file that
 //! keeps growing after the workbench is gone names a survivor.
 
-use crate::harness::{command, is_error, system_path, text, Workbench, FAKE};
-use serde_json::json;
+use crate::harness::{
+    case_dir, command, counted, fake, is_error, starts, system_path, text, toolbox, wait_until,
+    workbench_in, Workbench, FAKE,
+};
+use serde_json::{json, Value};
 use std::fs;
 use std::os::windows::process::CommandExt;
 use std::path::{Path, PathBuf};
@@ -187,4 +191,172 @@ fn ctrl_c_stops_every_server_and_exits() {
         .expect("the workbench exits on the event");
     assert_eq!(code, Some(0));
     assert_stopped(&beats_file);
+}
+
+// ------------------------------------------------------------ shared fleet
+
+/// A shared config (fleet lingering 300 ms) whose toolbox `dev` runs the
+/// fake directly, counting its starts in `starts.log` and beating into
+/// `beats.txt`; and a `LOCALAPPDATA` of the case's own, for its fleet's
+/// lock and log (the pipe's name comes from the config's path).
+fn shared_case(name: &str) -> (PathBuf, PathBuf, PathBuf) {
+    let config = json!({
+        "shareServers": true,
+        "shareLingerMs": 300,
+        "toolboxes": {"dev": toolbox(json!({"s": fake("fake.json")}))}
+    });
+    let dir = case_dir(name, &config, &[]);
+    let dir = plain(&dir);
+    let beats = dir.join("beats.txt");
+    let mut script = counted(
+        "starts.log",
+        json!([{"tool": {"name": "echo", "inputSchema": {"type": "object"}}}]),
+    );
+    script["startup"]["heartbeatTo"] = json!(beats);
+    script["startup"]["heartbeatMs"] = json!(50);
+    fs::write(dir.join("fake.json"), script.to_string()).unwrap();
+    let appdata = dir.join("appdata");
+    fs::create_dir(&appdata).unwrap();
+    (dir, appdata, beats)
+}
+
+/// What every shared test's processes need besides the harness's variables
+/// (and the fake as a Windows path).
+fn shared_env(appdata: &Path) -> Vec<(&'static str, String)> {
+    let fake = plain(&fs::canonicalize(FAKE).unwrap());
+    vec![
+        ("FAKE_MCP_SERVER", fake.display().to_string()),
+        ("LOCALAPPDATA", appdata.display().to_string()),
+        (
+            "SYSTEMROOT",
+            std::env::var("SYSTEMROOT").unwrap_or_default(),
+        ),
+    ]
+}
+
+/// A session on the shared config, initialized.
+fn shared_session(dir: &Path, appdata: &Path) -> Workbench {
+    let env = shared_env(appdata);
+    let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    let mut wb = Workbench::spawn_raw(dir.to_path_buf(), command(dir, &env), false);
+    wb.send_line(crate::harness::INITIALIZE);
+    wb.init = wb.recv();
+    wb.send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+    wb
+}
+
+/// `mcp-workbench status --json`: exit code, report, stderr.
+fn shared_status(dir: &Path, appdata: &Path) -> (Option<i32>, Value, String) {
+    let out = workbench_in(dir)
+        .args(["status", "--config", "config.json", "--json"])
+        .envs(shared_env(appdata))
+        .output()
+        .unwrap();
+    let report = serde_json::from_slice(&out.stdout).unwrap_or(Value::Null);
+    (
+        out.status.code(),
+        report,
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// The fleet's log (its stderr, next to its lock).
+fn fleet_log(appdata: &Path) -> String {
+    fs::read_dir(appdata.join("mcp-workbench").join("run"))
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter(|e| e.path().extension().is_some_and(|x| x == "log"))
+        .map(|e| fs::read_to_string(e.path()).unwrap_or_default())
+        .collect()
+}
+
+#[test]
+fn sessions_share_one_server_through_the_fleet_pipe_and_it_ends_after_them() {
+    let (dir, appdata, beats_file) = shared_case("shared");
+    let mut a = shared_session(&dir, &appdata);
+    let mut b = shared_session(&dir, &appdata);
+    for wb in [&mut a, &mut b] {
+        let opened = wb.request(
+            1,
+            "tools/call",
+            json!({"name": "open_toolbox", "arguments": {"toolbox_name": "dev"}}),
+        );
+        assert!(
+            !is_error(&opened),
+            "{opened}\nfleet log:\n{}",
+            fleet_log(&appdata)
+        );
+    }
+    assert_eq!(starts(&dir, "starts.log").len(), 1, "one process for both");
+    assert_beating(&beats_file);
+    // The same id in both sessions: each gets its own answer.
+    a.use_tool(7, "dev", "s", "echo", json!({"said": "a"}));
+    b.use_tool(7, "dev", "s", "echo", json!({"said": "b"}));
+    let (from_a, from_b) = (a.recv(), b.recv());
+    assert_eq!(
+        (&from_a["id"], text(&from_a)),
+        (&json!(7), r#"echo {"said":"a"}"#)
+    );
+    assert_eq!(
+        (&from_b["id"], text(&from_b)),
+        (&json!(7), r#"echo {"said":"b"}"#)
+    );
+
+    let (code, report, stderr) = shared_status(&dir, &appdata);
+    assert_eq!(code, Some(0), "{stderr}");
+    let mut sessions: Vec<u64> = report["sessions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["pid"].as_u64().unwrap())
+        .collect();
+    sessions.sort_unstable();
+    let mut pids = vec![u64::from(a.pid()), u64::from(b.pid())];
+    pids.sort_unstable();
+    assert_eq!(sessions, pids, "{report}");
+    assert_eq!(
+        report["sessions"][0]["toolboxes"],
+        json!(["dev"]),
+        "{report}"
+    );
+    let servers = report["servers"].as_array().unwrap();
+    assert_eq!(servers.len(), 1, "{report}");
+    assert_eq!(servers[0]["pid"], starts(&dir, "starts.log")[0], "{report}");
+    assert_eq!(
+        servers[0]["sessions"].as_array().unwrap().len(),
+        2,
+        "{report}"
+    );
+
+    // A second fleet cannot take the first one's pipe.
+    let second = workbench_in(&dir)
+        .args(["fleet", "--config", "config.json"])
+        .envs(shared_env(&appdata))
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&second.stderr);
+    assert_eq!(second.status.code(), Some(1), "{said}");
+    assert!(said.contains("another process listens at"), "{said}");
+
+    // The sessions end (their stdout closes: the fleet holds no handle of
+    // theirs); the fleet lingers 300 ms, then ends with its server.
+    for mut wb in [a, b] {
+        assert_eq!(
+            wb.end(Duration::from_secs(20)),
+            Some(Some(0)),
+            "{}",
+            wb.log()
+        );
+    }
+    let ended = wait_until(Duration::from_secs(20), || {
+        shared_status(&dir, &appdata).0 == Some(1)
+    });
+    assert!(ended, "the fleet outlived its linger");
+    let (_, _, stderr) = shared_status(&dir, &appdata);
+    assert!(stderr.contains("no shared fleet runs"), "{stderr}");
+    assert_stopped(&beats_file);
+    let log = fleet_log(&appdata);
+    assert!(log.contains("the fleet ends"), "{log}");
+    let _ = fs::remove_dir_all(&dir);
 }
