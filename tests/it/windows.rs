@@ -9,8 +9,8 @@
 //! keeps growing after the workbench is gone names a survivor.
 
 use crate::harness::{
-    case_dir, command, counted, fake, is_error, starts, system_path, text, toolbox, wait_until,
-    workbench_in, Workbench, FAKE,
+    case_dir, command, counted, fake, is_error, starts, system_path, text, tool, toolbox,
+    wait_until, workbench_in, Workbench, FAKE,
 };
 use serde_json::{json, Value};
 use std::fs;
@@ -208,10 +208,9 @@ fn shared_case(name: &str) -> (PathBuf, PathBuf, PathBuf) {
     let dir = case_dir(name, &config, &[]);
     let dir = plain(&dir);
     let beats = dir.join("beats.txt");
-    let mut script = counted(
-        "starts.log",
-        json!([{"tool": {"name": "echo", "inputSchema": {"type": "object"}}}]),
-    );
+    let echo = json!({"tool": {"name": "echo", "inputSchema": {"type": "object"}}});
+    let slow = tool("slow", json!({"delayMs": 30000, "reply": {"content": []}}));
+    let mut script = counted("starts.log", json!([echo, slow]));
     script["startup"]["heartbeatTo"] = json!(beats);
     script["startup"]["heartbeatMs"] = json!(50);
     fs::write(dir.join("fake.json"), script.to_string()).unwrap();
@@ -358,5 +357,62 @@ fn sessions_share_one_server_through_the_fleet_pipe_and_it_ends_after_them() {
     assert_stopped(&beats_file);
     let log = fleet_log(&appdata);
     assert!(log.contains("the fleet ends"), "{log}");
+    let _ = fs::remove_dir_all(&dir);
+}
+
+/// The status report's `pid` (the fleet's) and its first server's pid.
+fn fleet_and_server(dir: &Path, appdata: &Path) -> (u64, u64) {
+    let (code, report, stderr) = shared_status(dir, appdata);
+    assert_eq!(code, Some(0), "{stderr}");
+    (
+        report["pid"].as_u64().unwrap(),
+        report["servers"][0]["pid"].as_u64().unwrap(),
+    )
+}
+
+#[test]
+fn a_killed_fleet_fails_the_call_at_once_takes_its_server_and_the_next_request_starts_another() {
+    let (dir, appdata, beats_file) = shared_case("shared-killed");
+    let mut a = shared_session(&dir, &appdata);
+    a.open_ok(1, "dev");
+    let (fleet, _) = fleet_and_server(&dir, &appdata);
+    a.use_tool(2, "dev", "s", "slow", json!({}));
+    let slow = r#""method":"tools/call","params":{"name":"slow""#;
+    let sent = wait_until(Duration::from_secs(10), || {
+        fleet_log(&appdata).contains(slow)
+    });
+    assert!(sent, "{}", fleet_log(&appdata));
+    // TerminateProcess: no code of the fleet's runs.
+    let killed = std::process::Command::new("taskkill")
+        .args(["/F", "/PID", &fleet.to_string()])
+        .output()
+        .unwrap();
+    assert!(killed.status.success(), "{killed:?}");
+    let started = Instant::now();
+    let answer = a.recv();
+    assert!(
+        started.elapsed() < Duration::from_secs(5),
+        "answered at once"
+    );
+    assert_eq!(answer["id"], 2);
+    assert!(
+        is_error(&answer) && text(&answer).contains("shared fleet"),
+        "{answer}"
+    );
+    assert_stopped(&beats_file);
+    // The session stays up; its next call starts a new fleet, which re-opens
+    // its toolbox first.
+    a.use_tool(3, "dev", "s", "echo", json!({}));
+    let again = a.recv();
+    assert!(!is_error(&again), "{again}");
+    assert_eq!(starts(&dir, "starts.log").len(), 2);
+    let (second, _) = fleet_and_server(&dir, &appdata);
+    assert_ne!(second, fleet);
+    assert_eq!(a.end(Duration::from_secs(20)), Some(Some(0)), "{}", a.log());
+    let ended = wait_until(Duration::from_secs(20), || {
+        shared_status(&dir, &appdata).0 == Some(1)
+    });
+    assert!(ended, "the fleet outlived its linger");
+    assert_stopped(&beats_file);
     let _ = fs::remove_dir_all(&dir);
 }
