@@ -642,3 +642,119 @@ impl Drop for Descriptor {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::thread;
+
+    /// An endpoint of this test process alone.
+    fn endpoint_for(test: &str) -> PathBuf {
+        endpoint(
+            Path::new(""),
+            &format!("test-{}-{test}", std::process::id()),
+        )
+    }
+
+    /// A listener at `name` and a connected pair: (fleet's end, session's end).
+    fn pair(name: &str) -> (Listener, Stream, Stream) {
+        let at = endpoint_for(name);
+        let listener = Listener::bind(&at).unwrap();
+        let client = thread::spawn(move || Stream::connect(&at).unwrap());
+        let server = listener.accept().unwrap();
+        (listener, server, client.join().unwrap())
+    }
+
+    #[test]
+    fn a_read_blocked_on_one_thread_holds_up_no_write_and_shutdown_wakes_it() {
+        let (_listener, server, mut client) = pair("duplex");
+        assert_eq!(server.peer_check(), Ok(()));
+        assert_eq!(client.peer_check(), Ok(()));
+        let mut reading = server.try_clone().unwrap();
+        let reader = thread::spawn(move || {
+            let mut buf = [0u8; 16];
+            let n = reading.read(&mut buf).unwrap();
+            let first = buf[..n].to_vec();
+            // Blocked again until the shutdown below: then the end.
+            let end = reading.read(&mut buf).unwrap();
+            (first, end)
+        });
+        thread::sleep(Duration::from_millis(100));
+        // The fleet's end writes while its other thread waits in a read.
+        let mut writing = server.try_clone().unwrap();
+        writing.write_all(b"to the session\n").unwrap();
+        let mut got = [0u8; 15];
+        client.read_exact(&mut got).unwrap();
+        assert_eq!(&got, b"to the session\n");
+        client.write_all(b"to the fleet").unwrap();
+        thread::sleep(Duration::from_millis(100));
+        server.shutdown();
+        let (first, end) = reader.join().unwrap();
+        assert_eq!(first, b"to the fleet");
+        assert_eq!(end, 0, "a shut connection reads as ended");
+        assert!(
+            writing.write_all(b"more").is_err(),
+            "writes fail after shutdown"
+        );
+        let mut buf = [0u8; 4];
+        assert_eq!(
+            client.read(&mut buf).unwrap(),
+            0,
+            "the session sees the end"
+        );
+    }
+
+    #[test]
+    fn a_read_timeout_ends_a_read_that_gets_nothing() {
+        let (_listener, _server, mut client) = pair("timeout");
+        client
+            .set_read_timeout(Some(Duration::from_millis(100)))
+            .unwrap();
+        let started = Instant::now();
+        let err = client.read(&mut [0u8; 8]).unwrap_err();
+        assert_eq!(err.kind(), io::ErrorKind::TimedOut, "{err}");
+        assert!(started.elapsed() < Duration::from_secs(5));
+    }
+
+    #[test]
+    fn one_listener_per_endpoint_and_a_missing_one_is_not_found() {
+        let at = endpoint_for("twice");
+        let first = Listener::bind(&at).unwrap();
+        let second = Listener::bind(&at).err().expect("the name is taken");
+        assert_eq!(second.kind(), io::ErrorKind::AddrInUse, "{second}");
+        drop(first);
+        let missing = Stream::connect(&endpoint_for("missing")).err().unwrap();
+        assert_eq!(missing.kind(), io::ErrorKind::NotFound, "{missing}");
+    }
+
+    #[test]
+    fn after_remove_no_session_reaches_the_listener() {
+        let at = endpoint_for("remove");
+        let listener = Listener::bind(&at).unwrap();
+        // Its accept thread parks for ever once removed (the process ends).
+        thread::spawn(move || {
+            let _ = listener.accept();
+        });
+        thread::sleep(Duration::from_millis(100));
+        remove(&at);
+        let deadline = Instant::now() + Duration::from_secs(5);
+        loop {
+            match Stream::connect(&at) {
+                Err(e) if e.kind() == io::ErrorKind::NotFound => break,
+                _ => assert!(Instant::now() < deadline, "the pipe still takes sessions"),
+            }
+            thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    #[test]
+    fn endpoints_carry_the_users_sid() {
+        let sid = &current_user().unwrap().sid_string;
+        assert!(sid.starts_with("S-1-"), "{sid}");
+        let at = endpoint(Path::new("ignored"), "fleet-x");
+        assert_eq!(
+            at,
+            PathBuf::from(format!(r"\\.\pipe\mcp-workbench-{sid}-fleet-x"))
+        );
+    }
+}

@@ -482,3 +482,26 @@ fn answer_lost(host: &Outbox, id: &RequestId, call: bool, why: &str) {
     };
     host.send(&line);
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_fleet_gets_paths_without_the_verbatim_prefix_before_a_drive() {
+        let plain_of = |p: &str| plain(PathBuf::from(p));
+        assert_eq!(
+            plain_of(r"\\?\C:\cfg\config.json"),
+            PathBuf::from(r"C:\cfg\config.json")
+        );
+        // A share has no other canonical form: kept.
+        assert_eq!(
+            plain_of(r"\\?\UNC\host\share\c.json"),
+            PathBuf::from(r"\\?\UNC\host\share\c.json")
+        );
+        assert_eq!(
+            plain_of("/home/me/config.json"),
+            PathBuf::from("/home/me/config.json")
+        );
+    }
+}
