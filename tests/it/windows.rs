@@ -327,6 +327,8 @@ fn sessions_share_one_server_through_the_fleet_pipe_and_it_ends_after_them() {
         2,
         "{report}"
     );
+    let rss = servers[0]["rssKb"].as_u64();
+    assert!(rss.is_some_and(|kb| kb > 0), "the working set: {report}");
 
     // A second fleet cannot take the first one's pipe.
     let second = workbench_in(&dir)
