@@ -196,17 +196,30 @@ fn ctrl_c_stops_every_server_and_exits() {
 // ------------------------------------------------------------ shared fleet
 
 /// A shared config (fleet lingering 300 ms) whose toolbox `dev` runs the
-/// fake directly, counting its starts in `starts.log` and beating into
+/// fake, directly or (`wrapped`) through `bin\fake-server.cmd` found on
+/// `PATH`, counting its starts in `starts.log` and beating into
 /// `beats.txt`; and a `LOCALAPPDATA` of the case's own, for its fleet's
 /// lock and log (the pipe's name comes from the config's path).
-fn shared_case(name: &str) -> (PathBuf, PathBuf, PathBuf) {
+fn shared_case(name: &str, wrapped: bool) -> (PathBuf, PathBuf, PathBuf) {
+    let server = if wrapped {
+        json!({"command": "fake-server", "args": ["fake.json"]})
+    } else {
+        fake("fake.json")
+    };
     let config = json!({
         "shareServers": true,
         "shareLingerMs": 300,
-        "toolboxes": {"dev": toolbox(json!({"s": fake("fake.json")}))}
+        "toolboxes": {"dev": toolbox(json!({"s": server}))}
     });
     let dir = case_dir(name, &config, &[]);
     let dir = plain(&dir);
+    fs::create_dir(dir.join("bin")).unwrap();
+    let fake_exe = plain(&fs::canonicalize(FAKE).unwrap());
+    fs::write(
+        dir.join("bin").join("fake-server.cmd"),
+        format!("@echo off\r\n\"{}\" %*\r\n", fake_exe.display()),
+    )
+    .unwrap();
     let beats = dir.join("beats.txt");
     let echo = json!({"tool": {"name": "echo", "inputSchema": {"type": "object"}}});
     let slow = tool("slow", json!({"delayMs": 30000, "reply": {"content": []}}));
@@ -223,8 +236,10 @@ fn shared_case(name: &str) -> (PathBuf, PathBuf, PathBuf) {
 /// (and the fake as a Windows path).
 fn shared_env(appdata: &Path) -> Vec<(&'static str, String)> {
     let fake = plain(&fs::canonicalize(FAKE).unwrap());
+    let bin = appdata.parent().unwrap().join("bin");
     vec![
         ("FAKE_MCP_SERVER", fake.display().to_string()),
+        ("PATH", format!("{};{}", bin.display(), system_path())),
         ("LOCALAPPDATA", appdata.display().to_string()),
         (
             "SYSTEMROOT",
@@ -272,7 +287,7 @@ fn fleet_log(appdata: &Path) -> String {
 
 #[test]
 fn sessions_share_one_server_through_the_fleet_pipe_and_it_ends_after_them() {
-    let (dir, appdata, beats_file) = shared_case("shared");
+    let (dir, appdata, beats_file) = shared_case("shared", false);
     let mut a = shared_session(&dir, &appdata);
     let mut b = shared_session(&dir, &appdata);
     for wb in [&mut a, &mut b] {
@@ -372,9 +387,10 @@ fn fleet_and_server(dir: &Path, appdata: &Path) -> (u64, u64) {
     )
 }
 
+/// The server is a `.cmd` file: cmd.exe runs it in the fleet's folder.
 #[test]
 fn a_killed_fleet_fails_the_call_at_once_takes_its_server_and_the_next_request_starts_another() {
-    let (dir, appdata, beats_file) = shared_case("shared-killed");
+    let (dir, appdata, beats_file) = shared_case("shared-killed", true);
     let mut a = shared_session(&dir, &appdata);
     a.open_ok(1, "dev");
     let (fleet, _) = fleet_and_server(&dir, &appdata);
