@@ -1,6 +1,8 @@
 //! `mcp-workbench check`: the doctor. Starts every enabled server of every
 //! toolbox once, all in parallel, and reports per server: status (ok, failed
-//! with the reason and stderr tail, disabled), start-up time, idle timeout,
+//! with the reason and stderr tail, disabled), the era it speaks (legacy, or
+//! modern through the era bridge) with the protocol version agreed on,
+//! start-up time, idle timeout,
 //! tool count after filters, and the approximate context cost of its tool
 //! schemas (bytes / 4).
 //! Totals per toolbox and for the config; warnings for filters that name no
@@ -64,6 +66,12 @@ struct ServerReport {
     status: Status,
     #[serde(skip_serializing_if = "Option::is_none")]
     reason: Option<String>,
+    /// `legacy` or `modern` (docs/reference.md §7, the era bridge).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    era: Option<&'static str>,
+    /// The protocol version agreed on.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    protocol_version: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     startup_ms: Option<u128>,
     /// `idleTimeoutMs` in effect (the server's or the top level's); 0: never.
@@ -228,6 +236,8 @@ fn examine(config: &Config, launcher: &Launcher) -> Report {
                 name: server.name.clone(),
                 status: Status::Disabled,
                 reason: None,
+                era: None,
+                protocol_version: None,
                 startup_ms: None,
                 idle_timeout_ms: server.idle_timeout.unwrap_or_default().as_millis(),
                 tools: None,
@@ -270,6 +280,8 @@ fn examine(config: &Config, launcher: &Launcher) -> Report {
                         ));
                     }
                     row.status = Status::Ok;
+                    row.era = Some(started.era.name());
+                    row.protocol_version = Some(started.era.version().to_string());
                     row.startup_ms = Some(started.startup.as_millis());
                     row.tools = Some(tools.len());
                     row.bytes = tools.iter().map(|t| t.raw.get().len()).sum::<usize>();
@@ -350,8 +362,8 @@ fn meta_tools_cost(config: &Config) -> Totals {
 }
 
 fn print_text(out: &mut impl Write, report: &Report) -> io::Result<()> {
-    let mut rows: Vec<[String; 7]> = vec![[
-        "TOOLBOX", "SERVER", "STATUS", "START", "IDLE", "TOOLS", "TOKENS",
+    let mut rows: Vec<[String; 8]> = vec![[
+        "TOOLBOX", "SERVER", "STATUS", "ERA", "START", "IDLE", "TOOLS", "TOKENS",
     ]
     .map(String::from)];
     let mut reasons = Vec::new();
@@ -367,6 +379,10 @@ fn print_text(out: &mut impl Write, report: &Report) -> io::Result<()> {
                 toolbox.name.clone(),
                 server.name.clone(),
                 status.to_string(),
+                match (server.era, &server.protocol_version) {
+                    (Some(era), Some(version)) => format!("{era} {version}"),
+                    _ => dash(),
+                },
                 server.startup_ms.map_or_else(dash, |ms| format!("{ms} ms")),
                 idle(server.idle_timeout_ms),
                 server.tools.map_or_else(dash, |n| n.to_string()),
@@ -384,7 +400,7 @@ fn print_text(out: &mut impl Write, report: &Report) -> io::Result<()> {
         rows.push(total_row(&toolbox.name, "(total)", toolbox.total));
     }
     rows.push(total_row("all toolboxes", "", report.total));
-    let widths: Vec<usize> = (0..7)
+    let widths: Vec<usize> = (0..8)
         .map(|c| rows.iter().map(|r| r[c].len()).max().unwrap_or(0))
         .collect();
     for row in &rows {
@@ -394,7 +410,7 @@ fn print_text(out: &mut impl Write, report: &Report) -> io::Result<()> {
             .zip(&widths)
             .enumerate()
             .map(|(c, (cell, &w))| match c {
-                0..=2 => format!("{cell:<w$}"),
+                0..=3 => format!("{cell:<w$}"),
                 _ => format!("{cell:>w$}"),
             })
             .collect();
@@ -443,10 +459,11 @@ fn idle(ms: u128) -> String {
     }
 }
 
-fn total_row(first: &str, second: &str, totals: Totals) -> [String; 7] {
+fn total_row(first: &str, second: &str, totals: Totals) -> [String; 8] {
     [
         first.to_string(),
         second.to_string(),
+        String::new(),
         String::new(),
         String::new(),
         String::new(),

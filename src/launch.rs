@@ -11,12 +11,14 @@
 //! before what the servers left outside their groups is (`process::kill_orphans`).
 
 use crate::config::ServerConfig;
+use crate::downstream::era::{Definition, Era};
 use crate::downstream::{self, Downstream, Spec, Started};
 use crate::expand::{self, Template, Vars};
 use crate::lock;
 use crate::outbox::Outbox;
 use crate::process;
 use crossbeam_channel::Sender;
+use std::collections::HashMap;
 use std::sync::{Arc, Condvar, Mutex, Weak};
 use std::thread;
 use std::time::Instant;
@@ -30,6 +32,9 @@ pub(crate) struct Launcher {
     changes: Option<Sender<Arc<Downstream>>>,
     /// Signalled when shutdown has stopped every child.
     shut_down: Condvar,
+    /// The era each server definition was found to speak, for the rest of
+    /// the run: a restart or a reopen goes straight to it (docs/reference.md §7).
+    eras: Mutex<HashMap<Definition, Era>>,
 }
 
 #[derive(Default)]
@@ -47,6 +52,7 @@ impl Launcher {
             outbox,
             live: Mutex::new(Live::default()),
             log_level: Mutex::new(None),
+            eras: Mutex::new(HashMap::new()),
         }
     }
 
@@ -79,12 +85,18 @@ impl Launcher {
             return Err(problem);
         }
         let changes = self.changes.clone();
-        let started = Downstream::start(spec, Arc::clone(&self.outbox), changes, |conn| {
+        let definition = Definition::of(&spec);
+        let known = lock(&self.eras).get(&definition).cloned();
+        let outbox = Arc::clone(&self.outbox);
+        let started = Downstream::start(spec, outbox, changes, known.as_ref(), |conn| {
             let mut live = lock(&self.live);
             live.conns.retain(|w| w.strong_count() > 0);
             live.conns.push(Arc::downgrade(conn));
             !live.shutting_down
         })?;
+        if known.as_ref() != Some(&started.era) {
+            lock(&self.eras).insert(definition, started.era.clone());
+        }
         if let Some(level) = &*lock(&self.log_level) {
             started.conn.set_log_level(level);
         }

@@ -21,6 +21,8 @@ pub const VERSION: &str = env!("CARGO_PKG_VERSION");
 pub(crate) mod method {
     pub(crate) const INITIALIZE: &str = "initialize";
     pub(crate) const INITIALIZED: &str = "notifications/initialized";
+    /// The modern era's opening (MCP 2026-07-28, server/discover).
+    pub(crate) const DISCOVER: &str = "server/discover";
     pub(crate) const PING: &str = "ping";
     pub(crate) const TOOLS_LIST: &str = "tools/list";
     pub(crate) const TOOLS_CALL: &str = "tools/call";

@@ -138,14 +138,15 @@ impl Downstream {
             (Entry::Wait(tx), reply) => {
                 let _ = tx.send(reply.map(Cow::into_owned).map_err(Failure::Rpc));
             }
-            // Without maxResultChars, one branch: the child's bytes as they are.
-            (Entry::Call(call), Ok(result)) => match self.spec.max_result_chars {
-                None => call.reply.send_raw_result(&call.upstream_id, &result),
-                Some(cap) => match result_cap::apply(&result, cap, &self.label) {
-                    None => call.reply.send_raw_result(&call.upstream_id, &result),
-                    Some(cut) => call.reply.send_raw_result(&call.upstream_id, &cut),
-                },
-            },
+            // Without maxResultChars and in the legacy era, one branch: the
+            // child's bytes as they are.
+            (Entry::Call(call), Ok(result)) => {
+                if self.spec.max_result_chars.is_none() && self.modern.get().is_none() {
+                    call.reply.send_raw_result(&call.upstream_id, &result)
+                } else {
+                    self.on_checked_result(&call, &result)
+                }
+            }
             (Entry::Call(call), Err(e)) => {
                 let text = format!(
                     "Tool '{}' in server '{}' (toolbox '{}') failed with error {}: {}",
@@ -163,6 +164,35 @@ impl Downstream {
         }
         if drained {
             self.stop_drained();
+        }
+    }
+
+    /// A call result that is read before it goes to the host: a modern
+    /// child's passes when it is complete (MCP 2026-07-28: a missing
+    /// `resultType` means complete), but one that asks for input
+    /// (`input_required`) cannot be answered: the workbench declares no client
+    /// capability, so it becomes an `isError` result. Then `maxResultChars`
+    /// may cut it (`result_cap`).
+    fn on_checked_result(&self, call: &pending::Call, result: &RawValue) {
+        if self.modern.get().is_some() {
+            if let Some(kind) = super::era::incomplete(result.get()) {
+                let text = format!(
+                    "Tool '{}' in server '{}' (toolbox '{}') answered with resultType '{kind}': it asks for input, which the workbench cannot give (it declares no client capabilities)",
+                    call.tool, self.spec.server, self.spec.toolbox
+                );
+                return call.reply.send(&jsonrpc::result_line(
+                    &call.upstream_id,
+                    &TextResult::error(&text),
+                ));
+            }
+        }
+        let cut = self
+            .spec
+            .max_result_chars
+            .and_then(|cap| result_cap::apply(result, cap, &self.label));
+        match cut {
+            Some(cut) => call.reply.send_raw_result(&call.upstream_id, &cut),
+            None => call.reply.send_raw_result(&call.upstream_id, result),
         }
     }
 

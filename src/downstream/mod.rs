@@ -14,11 +14,16 @@
 //!   earliest call deadline as the timeout; it runs the stop sequence too;
 //! - `incoming.rs`, what a stdout line means: a response (forwarded results go
 //!   straight to the host from the child's thread), a ping, progress, a log
-//!   message, a list change.
+//!   message, a list change;
+//! - `handshake.rs`, the opening: `initialize`, or the modern era's
+//!   `server/discover` for a server that refuses it, then `tools/list`;
+//! - `era.rs`, which era a server speaks and the modern era's `_meta`, with no IO.
 //!
 //! This file is the connection: the API the rest of the workbench calls, from
 //! any thread, and the state it shares with the child's thread.
 
+pub(crate) mod era;
+mod handshake;
 mod incoming;
 mod input;
 mod lines;
@@ -31,9 +36,8 @@ pub(crate) use pump::STOP_GRACE;
 
 use crate::jsonrpc::{self, ErrorObject, RequestId};
 use crate::lock;
-use crate::mcp::{
-    self, method, InitializeResult, ListToolsResult, TextResult, ToolEntry, ToolHead,
-};
+use crate::mcp::{method, TextResult, ToolEntry};
+use era::{Era, Modern};
 use crate::outbox::Outbox;
 use crate::process::{self, Stdin, Tree, Waker, Watch};
 use crate::{framing, trace};
@@ -48,7 +52,7 @@ use std::collections::{BTreeMap, VecDeque};
 use std::io;
 use std::process::Stdio;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Condvar, Mutex, Weak};
+use std::sync::{Arc, Condvar, Mutex, OnceLock, Weak};
 use std::thread::{self, JoinHandle, ThreadId};
 use std::time::{Duration, Instant};
 
@@ -160,6 +164,12 @@ pub(crate) struct Downstream {
     last_change: Mutex<Instant>,
     /// Whether the child declared the `logging` capability.
     logging: AtomicBool,
+    /// Set once the child turned out to speak the modern era (2026-07-28):
+    /// every request then carries the era's `_meta`. Unset: legacy.
+    modern: OnceLock<Modern>,
+    /// The host's log level, which a modern child gets in each request's
+    /// `_meta` (the modern era has no `logging/setLevel`).
+    modern_log_level: Mutex<Option<String>>,
     /// Told (without blocking) when the child says its tools changed.
     changes: Option<Sender<Arc<Downstream>>>,
     /// This connection, for the change reports (set once at spawn).
@@ -182,6 +192,8 @@ pub(crate) struct Started {
     pub tools: Vec<ToolEntry>,
     /// From spawn to the end of the tool listing.
     pub startup: Duration,
+    /// The era the server speaks, and the revision agreed on.
+    pub era: Era,
 }
 
 impl Downstream {
@@ -190,10 +202,13 @@ impl Downstream {
     /// background: the caller gets the answer at the deadline, not after the
     /// stop sequence. `admit` sees the connection right after the spawn;
     /// returning false stops it again (the workbench is shutting down).
+    /// `known` is the era this server definition was found to speak earlier
+    /// in the run, if it was: the opening goes straight to it.
     pub(crate) fn start(
         spec: Spec,
         outbox: Arc<Outbox>,
         changes: Option<Sender<Arc<Downstream>>>,
+        known: Option<&Era>,
         admit: impl FnOnce(&Arc<Downstream>) -> bool,
     ) -> Result<Started, String> {
         let began = Instant::now();
@@ -203,11 +218,12 @@ impl Downstream {
             conn.stop("");
             return Err("the workbench is shutting down".to_string());
         }
-        match conn.handshake(deadline) {
-            Ok(tools) => Ok(Started {
+        match conn.handshake(known, deadline) {
+            Ok((era, tools)) => Ok(Started {
                 conn,
                 tools,
                 startup: began.elapsed(),
+                era,
             }),
             Err(failure) => {
                 let reason = conn.describe(&failure, "starting");
@@ -306,6 +322,8 @@ impl Downstream {
             tools_changed: AtomicBool::new(false),
             last_change: Mutex::new(Instant::now()),
             logging: AtomicBool::new(false),
+            modern: OnceLock::new(),
+            modern_log_level: Mutex::new(None),
             changes,
             me: me.clone(),
             spec,
@@ -330,61 +348,9 @@ impl Downstream {
         Ok((owner, watch, Stdin::new(stdin)?, waker))
     }
 
-    fn handshake(&self, deadline: Instant) -> Result<Vec<ToolEntry>, Failure> {
-        let params = json!({
-            "protocolVersion": mcp::LATEST_VERSION,
-            "capabilities": {},
-            "clientInfo": {"name": mcp::NAME, "version": mcp::VERSION},
-        });
-        let raw = self.request(method::INITIALIZE, &params, deadline)?;
-        let init: InitializeResult = serde_json::from_str(raw.get())
-            .map_err(|e| Failure::Down(format!("sent an invalid initialize result: {e}")))?;
-        if !mcp::SUPPORTED_VERSIONS.contains(&init.protocol_version.as_str()) {
-            return Err(Failure::Down(format!(
-                "answered with protocol version '{}', which the workbench does not support (supported: {})",
-                init.protocol_version,
-                mcp::SUPPORTED_VERSIONS.join(", ")
-            )));
-        }
-        self.logging
-            .store(init.capabilities.logging.is_some(), Ordering::Relaxed);
-        self.notify(method::INITIALIZED);
-        self.list_tools(deadline)
-    }
-
-    /// All pages of `tools/list`, following `nextCursor`.
-    pub(crate) fn list_tools(&self, deadline: Instant) -> Result<Vec<ToolEntry>, Failure> {
-        self.tools_changed.store(false, Ordering::Relaxed);
-        let mut tools = Vec::new();
-        let mut cursor: Option<String> = None;
-        let mut seen = std::collections::HashSet::new();
-        loop {
-            let params = match &cursor {
-                Some(c) => json!({ "cursor": c }),
-                None => json!({}),
-            };
-            let raw = self.request(method::TOOLS_LIST, &params, deadline)?;
-            let page: ListToolsResult = serde_json::from_str(raw.get())
-                .map_err(|e| Failure::Down(format!("sent an invalid tools/list result: {e}")))?;
-            for tool in page.tools {
-                match serde_json::from_str::<ToolHead>(tool.get()) {
-                    Ok(head) => tools.push(ToolEntry {
-                        name: head.name,
-                        raw: tool,
-                    }),
-                    Err(e) => log::warn!("[{}] skipping a tool without a name: {e}", self.label),
-                }
-            }
-            match page.next_cursor {
-                Some(next) if !seen.insert(next.clone()) => {
-                    return Err(Failure::Down(format!(
-                        "repeated the tools/list cursor {next:?}"
-                    )))
-                }
-                Some(next) => cursor = Some(next),
-                None => return Ok(tools),
-            }
-        }
+    /// The host's log level for a modern child's requests.
+    fn modern_log_level(&self) -> Option<String> {
+        lock(&self.modern_log_level).clone()
     }
 
     /// When the child last said its tools changed.
@@ -471,7 +437,13 @@ impl Downstream {
             }
             id
         };
-        let meta = if has_token {
+        let meta = if let Some(modern) = self.modern.get() {
+            let mut meta = modern.meta(meta, self.modern_log_level().as_deref());
+            if has_token {
+                meta.insert("progressToken".into(), Value::from(id));
+            }
+            Some(Cow::Owned(meta))
+        } else if has_token {
             let mut meta = meta.clone();
             meta.insert("progressToken".into(), Value::from(id));
             Some(Cow::Owned(meta))
@@ -500,9 +472,14 @@ impl Downstream {
         })
     }
 
-    /// Passes the host's `logging/setLevel` on, if the child supports logging.
+    /// Passes the host's `logging/setLevel` on, if the child supports logging
+    /// (a modern child gets it in each request's `_meta` from now on).
     pub(crate) fn set_log_level(&self, level: &str) {
         if !self.logging.load(Ordering::Relaxed) {
+            return;
+        }
+        if self.modern.get().is_some() {
+            *lock(&self.modern_log_level) = Some(level.to_string());
             return;
         }
         let Ok(id) = lock(&self.shared).pending.register(Entry::Discard) else {
