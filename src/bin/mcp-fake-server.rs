@@ -33,8 +33,21 @@
 //!                            stallStdin true: stop reading stdin for good (no answer)
 //!                            listChangedEveryMs n: from now on, a
 //!                            notifications/tools/list_changed every n ms
+//!                            meta true: the text is the call's `_meta` (compact JSON, or null)
 //! inbox                      responses, notifications (not initialized) and requests
 //!                            of unknown methods received
+//! receivedTo                 "file": every request and notification received is
+//!                            appended to it as one compact line
+//! legacyVersions             [..]: `initialize` offering another version is refused
+//!                            with {supported: legacyVersions + modernVersions, requested}
+//!                            (code -32022 when modernVersions is set, else -32602);
+//!                            [] refuses every `initialize`
+//! modernVersions             [..]: serves MCP 2026-07-28 requests (whose `_meta` names a
+//!                            protocolVersion): `server/discover`; a version not listed gets
+//!                            -32022 {supported, requested}; a claim without
+//!                            clientCapabilities gets -32602; results get resultType
+//!                            (ttlMs, cacheScope for lists). With legacyVersions [], a
+//!                            request without the claim gets -32602 too.
 //! ```
 //!
 //! Lines in `stdout`/`afterInitialized` lists are written verbatim when they are
@@ -75,6 +88,9 @@ struct Script {
     ignore_stdin_eof: bool,
     ignore_sigterm: bool,
     tools: Vec<Tool>,
+    received_to: Option<String>,
+    legacy_versions: Option<Vec<String>>,
+    modern_versions: Option<Vec<String>>,
 }
 
 #[derive(Deserialize, Default)]
@@ -121,6 +137,7 @@ struct Action {
     add_tools: Vec<Raw>,
     stall_stdin: bool,
     list_changed_every_ms: u64,
+    meta: bool,
 }
 
 enum InitMode {
@@ -137,6 +154,18 @@ struct Fake {
     inbox: Mutex<Vec<String>>,
     /// Tool definitions added by `addTools` actions (minified), listed last.
     added: Mutex<Vec<String>>,
+    /// An `initialize` was accepted (with `legacyVersions`).
+    legacy_session: std::sync::atomic::AtomicBool,
+}
+
+/// How a request meets the modern era (`modernVersions`).
+enum Gate {
+    /// Served as a legacy request.
+    Legacy,
+    /// Served as a modern request.
+    Modern,
+    /// Answered with this error.
+    Refuse(String),
 }
 
 fn compact_raw(raw: &RawValue) -> String {
@@ -184,9 +213,10 @@ fn check_action(a: &Action) -> Result<(), String> {
         a.text_bytes.is_some(),
         a.no_reply,
         a.reply_hex.is_some(),
+        a.meta,
     ];
     if answers.iter().filter(|&&x| x).count() > 1 {
-        return Err("more than one of reply/error/env/inbox/textBytes/noReply/replyHex".into());
+        return Err("more than one of reply/error/env/inbox/textBytes/noReply/replyHex/meta".into());
     }
     match a.reply_hex.as_deref().map(from_hex) {
         Some(None) => Err("\"replyHex\" must be pairs of hex digits".into()),
@@ -212,6 +242,7 @@ fn load(path: &str) -> Result<Fake, String> {
         init,
         inbox,
         added: Mutex::default(),
+        legacy_session: Default::default(),
     })
 }
 
@@ -294,6 +325,69 @@ impl Fake {
         self.inbox.lock().unwrap_or_else(|e| e.into_inner())
     }
 
+    /// Appends a received line to `receivedTo`.
+    fn record(&self, line: &str) {
+        let Some(file) = &self.script.received_to else {
+            return;
+        };
+        let appended = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(file)
+            .and_then(|mut f| writeln!(f, "{}", compact(line)));
+        if let Err(e) = appended {
+            eprintln!("fake: cannot append to {file}: {e}");
+        }
+    }
+
+    /// Whether a request is served in the modern era (its `_meta` names a
+    /// protocol version), in the legacy era, or refused.
+    fn modern_gate(&self, method: &str, params: &str) -> Gate {
+        const VERSION: &str = "io.modelcontextprotocol/protocolVersion";
+        const CAPABILITIES: &str = "io.modelcontextprotocol/clientCapabilities";
+        let Some(modern) = &self.script.modern_versions else {
+            return Gate::Legacy;
+        };
+        let params: Value = serde_json::from_str(params).unwrap_or(Value::Null);
+        let meta = params.get("_meta");
+        let Some(claim) = meta.and_then(|m| m.get(VERSION)) else {
+            let modern_only = self.script.legacy_versions.as_ref().is_some_and(Vec::is_empty);
+            let legacy = self.legacy_session.load(std::sync::atomic::Ordering::SeqCst);
+            if modern_only && !legacy && method != "initialize" && method != "ping" {
+                return Gate::Refuse(rpc_error(-32602, "Request is missing the required _meta envelope"));
+            }
+            return Gate::Legacy;
+        };
+        if !modern.iter().any(|v| claim == v.as_str()) {
+            let error = serde_json::json!({"code": -32022, "message": "Unsupported protocol version",
+                "data": {"supported": modern, "requested": claim}});
+            return Gate::Refuse(error.to_string());
+        }
+        if meta.and_then(|m| m.get(CAPABILITIES)).is_none() {
+            return Gate::Refuse(rpc_error(-32602, &format!("Request is missing {CAPABILITIES}")));
+        }
+        Gate::Modern
+    }
+
+    fn discover(&self, id: &str) {
+        let s = &self.script;
+        let caps = s
+            .capabilities
+            .as_deref()
+            .map_or(DEFAULT_CAPABILITIES.into(), compact_raw);
+        let info = s
+            .server_info
+            .as_deref()
+            .map_or(DEFAULT_SERVER_INFO.into(), compact_raw);
+        let versions = serde_json::to_string(&s.modern_versions).unwrap_or_default();
+        send(result_line(
+            id,
+            &format!(
+                r#"{{"supportedVersions":{versions},"capabilities":{caps},"resultType":"complete","ttlMs":0,"cacheScope":"private","_meta":{{"io.modelcontextprotocol/serverInfo":{info}}}}}"#
+            ),
+        ));
+    }
+
     fn run_startup(&self) {
         let s = &self.script.startup;
         if let Some(file) = &s.append_pid_to {
@@ -347,6 +441,17 @@ impl Fake {
             Err(e) => return eprintln!("fake: ignoring non-JSON-RPC line ({e}): {line}"),
         };
         let params = msg.params.as_deref().map_or("null", RawValue::get);
+        if msg.method.is_some() {
+            self.record(line);
+        }
+        let modern = match (&msg.method, &msg.id) {
+            (Some(method), Some(id)) => match self.modern_gate(method, params) {
+                Gate::Legacy => false,
+                Gate::Modern => true,
+                Gate::Refuse(error) => return send(error_line(&compact(id.get()), &error)),
+            },
+            _ => false,
+        };
         match (msg.method.as_deref(), msg.id) {
             (None, Some(_)) => self.inbox().push(compact(line)),
             (None, None) => eprintln!("fake: ignoring message without method or id: {line}"),
@@ -359,10 +464,11 @@ impl Fake {
             (Some(method), Some(id)) => {
                 let id = compact(id.get());
                 match method {
-                    "initialize" => self.initialize(&id, params),
+                    "initialize" if !modern => self.initialize(&id, params),
                     "ping" => send(result_line(&id, "{}")),
-                    "tools/list" => self.list_tools(&id, params),
-                    "tools/call" => self.call_tool(id, params),
+                    "server/discover" if modern => self.discover(&id),
+                    "tools/list" => self.list_tools(&id, params, modern),
+                    "tools/call" => self.call_tool(id, params, modern),
                     _ => {
                         self.inbox().push(compact(line));
                         send(error_line(&id, &rpc_error(-32601, "Method not found")))
@@ -374,6 +480,22 @@ impl Fake {
 
     fn initialize(&self, id: &str, params: &str) {
         sleep_ms(self.script.initialize_delay_ms);
+        if let Some(legacy) = &self.script.legacy_versions {
+            let requested = serde_json::from_str::<Value>(params)
+                .ok()
+                .and_then(|p| p.get("protocolVersion").cloned())
+                .unwrap_or(Value::Null);
+            if !legacy.iter().any(|v| requested == v.as_str()) {
+                let modern = self.script.modern_versions.clone().unwrap_or_default();
+                let code = if modern.is_empty() { -32602 } else { -32022 };
+                let supported: Vec<&String> = legacy.iter().chain(&modern).collect();
+                let error = serde_json::json!({"code": code, "message": "Unsupported protocol version",
+                    "data": {"supported": supported, "requested": requested}});
+                return send(error_line(id, &error.to_string()));
+            }
+            self.legacy_session
+                .store(true, std::sync::atomic::Ordering::SeqCst);
+        }
         match &self.init {
             InitMode::Ignore => {}
             InitMode::Exit => {
@@ -406,7 +528,7 @@ impl Fake {
         }
     }
 
-    fn list_tools(&self, id: &str, params: &str) {
+    fn list_tools(&self, id: &str, params: &str, modern: bool) {
         let mut tools: Vec<String> = self
             .script
             .tools
@@ -436,11 +558,14 @@ impl Fake {
         if end < tools.len() {
             result.push_str(&format!(r#","nextCursor":"{end}""#));
         }
+        if modern {
+            result.push_str(r#","resultType":"complete","ttlMs":0,"cacheScope":"private""#);
+        }
         result.push('}');
         send(result_line(id, &result));
     }
 
-    fn call_tool(&'static self, id: String, params: &str) {
+    fn call_tool(&'static self, id: String, params: &str, modern: bool) {
         #[derive(Deserialize)]
         struct CallParams {
             name: String,
@@ -453,6 +578,10 @@ impl Fake {
             #[serde(rename = "progressToken")]
             progress_token: Option<Raw>,
         }
+        let meta_text = serde_json::from_str::<Value>(params)
+            .ok()
+            .and_then(|p| p.get("_meta").map(Value::to_string))
+            .unwrap_or_else(|| "null".into());
         let call: CallParams = match serde_json::from_str(params) {
             Ok(c) => c,
             Err(e) => {
@@ -490,13 +619,23 @@ impl Fake {
         // Delayed calls get their own thread so they do not hold up other requests;
         // the others run inline, which keeps the order of replies deterministic.
         if tool.action.delay_ms > 0 || tool.action.progress_interval_ms > 0 {
-            thread::spawn(move || self.run_action(tool, &id, &args, token.as_deref()));
+            thread::spawn(move || {
+                self.run_action(tool, &id, &args, token.as_deref(), &meta_text, modern)
+            });
         } else {
-            self.run_action(tool, &id, &args, token.as_deref());
+            self.run_action(tool, &id, &args, token.as_deref(), &meta_text, modern);
         }
     }
 
-    fn run_action(&self, tool: &Tool, id: &str, args: &str, token: Option<&str>) {
+    fn run_action(
+        &self,
+        tool: &Tool,
+        id: &str,
+        args: &str,
+        token: Option<&str>,
+        meta: &str,
+        modern: bool,
+    ) {
         let a = &tool.action;
         sleep_ms(a.delay_ms);
         if !a.add_tools.is_empty() {
@@ -546,8 +685,11 @@ impl Fake {
             let head = format!(r#"{{"jsonrpc":"2.0","id":{id},"result":"#);
             return send_bytes([head.as_bytes(), &result, b"}"].concat());
         }
-        let result = if let Some(reply) = &a.reply {
-            compact_raw(reply)
+        if let Some(reply) = &a.reply {
+            return send(result_line(id, &compact_raw(reply)));
+        }
+        let result = if a.meta {
+            text_result(meta)
         } else if let Some(env) = &a.env {
             text_result(&env_text(env))
         } else if a.inbox {
@@ -563,6 +705,14 @@ impl Fake {
         } else {
             let name = tool.name.as_deref().unwrap_or("");
             text_result(&format!("{name} {args}"))
+        };
+        let result = if modern {
+            format!(
+                r#"{},"resultType":"complete"}}"#,
+                result.strip_suffix('}').unwrap_or(&result)
+            )
+        } else {
+            result
         };
         send(result_line(id, &result));
     }
