@@ -14,6 +14,7 @@
 mod harness;
 
 mod behaviour;
+mod bridge;
 mod faults;
 mod first_run;
 mod hostile;
