@@ -101,11 +101,11 @@ def new_run_dir():
     return run
 
 
-def write_config(run, mode="proxy"):
-    with open(os.path.join(HERE, "workbench-config.json")) as f:
+def write_config(run, mode="proxy", name="workbench-config.json"):
+    with open(os.path.join(HERE, name)) as f:
         config = json.load(f)
     config["mode"] = mode
-    path = os.path.join(run, "workbench-config.json")
+    path = os.path.join(run, name)
     with open(path, "w") as f:
         json.dump(config, f, indent=2)
     return path
@@ -115,12 +115,12 @@ def workbench_env(run):
     """The workbench's environment: the allow-list (all six set), the config's
     references, and a secret that must not reach any child."""
     env = {k: os.environ.get(k, f"interop-{k.lower()}") for k in ALLOW_LIST}
-    env.update(IO_RUN=run, IO_NPM=NPM, IO_VENV=VENV, IO_SECRET="must-not-leak", RUST_LOG="info")
+    env.update(IO_RUN=run, IO_NPM=NPM, IO_ROOT=ROOT, IO_VENV=VENV, IO_SECRET="must-not-leak", RUST_LOG="info")
     return env
 
 
-def workbench_params(run, mode="proxy"):
-    return StdioServerParameters(command=WB, args=["--config", write_config(run, mode)],
+def workbench_params(run, mode="proxy", name="workbench-config.json"):
+    return StdioServerParameters(command=WB, args=["--config", write_config(run, mode, name)],
                                  env=workbench_env(run), cwd=run)
 
 
@@ -130,10 +130,10 @@ def log_file(name):
 
 
 @contextlib.asynccontextmanager
-async def sdk_session(name, run, mode="proxy"):
+async def sdk_session(name, run, mode="proxy", config="workbench-config.json"):
     """The official SDK's legacy path: stdio_client + ClientSession.initialize()."""
     with log_file(name) as errlog:
-        async with stdio_client(workbench_params(run, mode), errlog=errlog) as (read, write):
+        async with stdio_client(workbench_params(run, mode, config), errlog=errlog) as (read, write):
             async with ClientSession(read, write, read_timeout_seconds=OPEN_TIMEOUT) as session:
                 session.init_result = await session.initialize()
                 yield session
@@ -559,10 +559,123 @@ async def check_shutdown():
     shutil.rmtree(run, ignore_errors=True)
 
 
+MODERN_TOOLS = ["echo", "add", "count", "wait", "aborted"]
+
+
+async def check_era_bridge():
+    """A modern-only server (the TypeScript SDK v2 with legacy: 'reject', MCP 2026-07-28) refuses
+    initialize; a legacy-only host (the Python SDK's ClientSession, which sends only initialize)
+    reaches it through the workbench, in one toolbox with a legacy-only server (server-memory)."""
+    run = new_run_dir()
+    config = "bridge-config.json"
+
+    async with step("bridge-modern-only-refuses-legacy"):
+        # The server itself, without the workbench: initialize gets -32022 naming 2026-07-28 only.
+        def direct():
+            argv = ["node", os.path.join(HERE, "modern-only-server.mjs"), NPM]
+            with log_file("bridge-direct") as log:
+                raw = RawClient(argv, workbench_env(run), run, log)
+                try:
+                    raw.send({"id": 1, "method": "initialize", "params": {
+                        "protocolVersion": "2025-11-25", "capabilities": {},
+                        "clientInfo": {"name": "interop-raw", "version": "0"}}})
+                    answer = json.loads(raw.lines.get(timeout=OPEN_TIMEOUT))
+                finally:
+                    raw.close()
+            error = answer.get("error") or {}
+            expect(error.get("code") == -32022 and error.get("data", {}).get("supported") == ["2026-07-28"],
+                   f"initialize answered {answer}")
+        await anyio.to_thread.run_sync(direct)
+
+    async with sdk_session("bridge-sdk", run, config=config) as session:
+        opened = {}
+        async with step("bridge-open-mixed-toolbox"):
+            expect(session.init_result.protocol_version == "2025-11-25", "the host side is legacy")
+            opened = await open_toolbox(session, "bridge")
+            expect(opened["servers_connected"] == 2, f"{opened}")
+            for server, want in (("modern", MODERN_TOOLS), ("memory", EXPECTED_TOOLS["memory"])):
+                got = [t["name"] for t in opened["tools"] if t["source_server"] == server]
+                expect(sorted(got) == sorted(want), f"{server} tools: {got}")
+
+        async with step("bridge-modern-call"):
+            result = await use_tool(session, "bridge", "modern", "echo", {"text": "through the bridge"})
+            expect(text_of(result) == "modern echo: through the bridge", f"echo gave {text_of(result)!r}")
+
+        async with step("bridge-modern-structured-content"):
+            result = await use_tool(session, "bridge", "modern", "add", {"a": 2, "b": 3})
+            schema = next(t["outputSchema"] for t in opened["tools"] if t["name"] == "add")
+            jsonschema.validate(result.structured_content, schema)
+            expect(result.structured_content == {"sum": 5}, f"{result.structured_content}")
+
+        async with step("bridge-modern-progress"):
+            progress = []
+
+            async def on_progress(value, total, message):
+                progress.append((value, total))
+
+            result = await use_tool(session, "bridge", "modern", "count", {"n": 3}, progress_callback=on_progress)
+            expect(progress == [(1, 3), (2, 3), (3, 3)], f"progress seen: {progress}")
+            expect(text_of(result) == "counted to 3", f"{text_of(result)!r}")
+
+        async with step("bridge-modern-error-shape"):
+            result = await use_tool(session, "bridge", "modern", "no-such-tool", {}, ok=False)
+            expect(result.is_error, f"unknown tool: {text_of(result)}")
+
+        async with step("bridge-legacy-in-same-toolbox"):
+            entity = {"name": "Bob", "entityType": "person", "observations": ["crosses bridges"]}
+            await use_tool(session, "bridge", "memory", "create_entities", {"entities": [entity]})
+            result = await use_tool(session, "bridge", "memory", "open_nodes", {"names": ["Bob"]})
+            got = result.structured_content["entities"]
+            expect(got == [{"type": "entity", **entity}] or got == [entity], f"open_nodes gave {got}")
+
+    async with step("bridge-modern-cancel"):
+        # A legacy host's notifications/cancelled reaches the modern server (its call is aborted),
+        # and no answer to the cancelled call comes back.
+        def cancel():
+            with log_file("bridge-raw") as log:
+                wb = RawClient([WB, "--config", write_config(run, name=config)], workbench_env(run), run, log)
+                try:
+                    wb.handshake()
+                    wb.request("tools/call", {"name": "open_toolbox", "arguments": {"toolbox_name": "bridge"}})
+                    wb.send({"id": "w-1", "method": "tools/call", "params": {"name": "use_tool", "arguments": {
+                        "tool": {"toolbox": "bridge", "server": "modern", "tool": "wait"}, "arguments": {}}}})
+                    time.sleep(0.5)
+                    wb.send({"method": "notifications/cancelled", "params": {"requestId": "w-1"}})
+                    deadline = time.monotonic() + 10
+                    text = ""
+                    while time.monotonic() < deadline and text != "aborted: 1":
+                        _, answer = wb.request("tools/call", {"name": "use_tool", "arguments": {
+                            "tool": {"toolbox": "bridge", "server": "modern", "tool": "aborted"}, "arguments": {}}})
+                        text = answer["result"]["content"][0]["text"]
+                        time.sleep(0.1)
+                    expect(text == "aborted: 1", f"the modern server saw no cancel: {text}")
+                    wb.request("ping")
+                    late = [line for line in list(wb.lines.queue) if line and '"w-1"' in line]
+                    expect(not late, f"an answer to the cancelled call: {late}")
+                finally:
+                    wb.close()
+        await anyio.to_thread.run_sync(cancel)
+
+    async with step("bridge-check-shows-era"):
+        def check():
+            out = subprocess.run([WB, "check", "--config", write_config(run, name=config), "--json"],
+                                 env=workbench_env(run), cwd=run, capture_output=True, timeout=OPEN_TIMEOUT)
+            report = json.loads(out.stdout)
+            servers = {s["name"]: s for s in report["toolboxes"][0]["servers"]}
+            expect(out.returncode == 0, f"check exited {out.returncode}: {servers}")
+            eras = {name: (s.get("era"), s.get("protocol_version")) for name, s in servers.items()}
+            expect(eras == {"modern": ("modern", "2026-07-28"), "memory": ("legacy", "2025-11-25")}, f"{eras}")
+        await anyio.to_thread.run_sync(check)
+    shutil.rmtree(run, ignore_errors=True)
+
+
 async def main():
     started = time.monotonic()
-    for check in (check_sdk_and_real_servers, check_auto_mode, check_inspector, check_isolation,
-                  check_exact_passthrough, check_dynamic_validation, check_shutdown):
+    checks = (check_sdk_and_real_servers, check_auto_mode, check_inspector, check_isolation,
+              check_exact_passthrough, check_dynamic_validation, check_shutdown, check_era_bridge)
+    # IO_CHECKS=check_era_bridge,... runs only those (while working on one area).
+    only = [name for name in os.environ.get("IO_CHECKS", "").split(",") if name]
+    for check in (c for c in checks if not only or c.__name__ in only):
         try:
             await check()
         except Exception as e:  # noqa: BLE001 - a check that could not even start
