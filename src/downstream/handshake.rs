@@ -63,7 +63,15 @@ impl Downstream {
                         self.label,
                         supported.join(", ")
                     );
-                    return self.discover(version, deadline);
+                    return self.discover(version, deadline).map_err(|failure| match failure {
+                        Failure::Rpc(e) => Failure::Down(format!(
+                            "refused initialize (it supports {}), then answered server/discover with error {}: {}",
+                            supported.join(", "),
+                            e.code,
+                            e.text()
+                        )),
+                        other => other,
+                    });
                 }
                 Next::Fail(why) => return Err(Failure::Down(why)),
             }
