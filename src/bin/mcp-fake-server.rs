@@ -216,7 +216,9 @@ fn check_action(a: &Action) -> Result<(), String> {
         a.meta,
     ];
     if answers.iter().filter(|&&x| x).count() > 1 {
-        return Err("more than one of reply/error/env/inbox/textBytes/noReply/replyHex/meta".into());
+        return Err(
+            "more than one of reply/error/env/inbox/textBytes/noReply/replyHex/meta".into(),
+        );
     }
     match a.reply_hex.as_deref().map(from_hex) {
         Some(None) => Err("\"replyHex\" must be pairs of hex digits".into()),
@@ -351,10 +353,19 @@ impl Fake {
         let params: Value = serde_json::from_str(params).unwrap_or(Value::Null);
         let meta = params.get("_meta");
         let Some(claim) = meta.and_then(|m| m.get(VERSION)) else {
-            let modern_only = self.script.legacy_versions.as_ref().is_some_and(Vec::is_empty);
-            let legacy = self.legacy_session.load(std::sync::atomic::Ordering::SeqCst);
+            let modern_only = self
+                .script
+                .legacy_versions
+                .as_ref()
+                .is_some_and(Vec::is_empty);
+            let legacy = self
+                .legacy_session
+                .load(std::sync::atomic::Ordering::SeqCst);
             if modern_only && !legacy && method != "initialize" && method != "ping" {
-                return Gate::Refuse(rpc_error(-32602, "Request is missing the required _meta envelope"));
+                return Gate::Refuse(rpc_error(
+                    -32602,
+                    "Request is missing the required _meta envelope",
+                ));
             }
             return Gate::Legacy;
         };
@@ -364,7 +375,10 @@ impl Fake {
             return Gate::Refuse(error.to_string());
         }
         if meta.and_then(|m| m.get(CAPABILITIES)).is_none() {
-            return Gate::Refuse(rpc_error(-32602, &format!("Request is missing {CAPABILITIES}")));
+            return Gate::Refuse(rpc_error(
+                -32602,
+                &format!("Request is missing {CAPABILITIES}"),
+            ));
         }
         Gate::Modern
     }

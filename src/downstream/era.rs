@@ -179,7 +179,11 @@ impl Modern {
     /// A request's `_meta`: `own` (a host's `_meta`, a progress token) with the
     /// era's entries, which win over a host's keys of the same name, and the
     /// log level the host asked for, if any.
-    pub(crate) fn meta(&self, own: &Map<String, Value>, log_level: Option<&str>) -> Map<String, Value> {
+    pub(crate) fn meta(
+        &self,
+        own: &Map<String, Value>,
+        log_level: Option<&str>,
+    ) -> Map<String, Value> {
         let mut meta = own.clone();
         for (k, v) in &self.entries {
             meta.insert(k.clone(), v.clone());
@@ -258,7 +262,10 @@ mod tests {
         // object: the error is not a version refusal.
         let e = refusal(-32602, Some(r#"{"supported":[1,"2025-06-18"]}"#));
         assert_eq!(supported_versions(&e), Some(strings(&["2025-06-18"])));
-        assert_eq!(supported_versions(&refusal(-32602, Some(r#"{"x":1}"#))), None);
+        assert_eq!(
+            supported_versions(&refusal(-32602, Some(r#"{"x":1}"#))),
+            None
+        );
         assert_eq!(supported_versions(&refusal(-32602, Some("[1]"))), None);
         assert_eq!(supported_versions(&refusal(-32022, None)), None);
     }
@@ -345,7 +352,10 @@ mod tests {
     #[test]
     fn result_types() {
         assert_eq!(incomplete(r#"{"content":[]}"#), None);
-        assert_eq!(incomplete(r#"{"content":[],"resultType":"complete"}"#), None);
+        assert_eq!(
+            incomplete(r#"{"content":[],"resultType":"complete"}"#),
+            None
+        );
         assert_eq!(
             incomplete(r#"{"resultType":"input_required","inputRequests":{}}"#),
             Some("input_required".into())
@@ -372,7 +382,13 @@ mod tests {
             call_timeout: std::time::Duration::from_secs(1),
             max_call_timeout: std::time::Duration::from_secs(1),
         };
-        assert_eq!(Definition::of(&spec(&["a.js"])), Definition::of(&spec(&["a.js"])));
-        assert_ne!(Definition::of(&spec(&["a.js"])), Definition::of(&spec(&["b.js"])));
+        assert_eq!(
+            Definition::of(&spec(&["a.js"])),
+            Definition::of(&spec(&["a.js"]))
+        );
+        assert_ne!(
+            Definition::of(&spec(&["a.js"])),
+            Definition::of(&spec(&["b.js"]))
+        );
     }
 }

@@ -90,17 +90,31 @@ fn a_modern_only_server_gets_the_eras_meta_and_a_restart_skips_initialize() {
     let sent: Value = serde_json::from_str(text(&answer)).unwrap();
     assert_eq!(sent["progressToken"], json!(4), "{answer}");
     assert_eq!(sent["traceparent"], "00-abc-01");
-    assert_eq!(sent["io.modelcontextprotocol/protocolVersion"], "2026-07-28");
-    assert_eq!(sent["io.modelcontextprotocol/clientCapabilities"], json!({}));
-    assert_eq!(sent["io.modelcontextprotocol/clientInfo"]["name"], "mcp-workbench");
-    assert_eq!(answer["result"]["resultType"], "complete", "passed unchanged");
+    assert_eq!(
+        sent["io.modelcontextprotocol/protocolVersion"],
+        "2026-07-28"
+    );
+    assert_eq!(
+        sent["io.modelcontextprotocol/clientCapabilities"],
+        json!({})
+    );
+    assert_eq!(
+        sent["io.modelcontextprotocol/clientInfo"]["name"],
+        "mcp-workbench"
+    );
+    assert_eq!(
+        answer["result"]["resultType"], "complete",
+        "passed unchanged"
+    );
     // The legacy server of the same toolbox: its call carries no _meta at all.
     wb.use_tool(3, "box", "legacy", "echo", json!({"b": 2}));
     let answer = wb.answer(3, &mut Vec::new());
     assert_eq!(text(&answer), r#"echo {"b":2}"#);
     assert_eq!(
         raw_lines(&dir, "legacy.log", "tools/call"),
-        [r#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"echo","arguments":{"b":2}}}"#]
+        [
+            r#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"echo","arguments":{"b":2}}}"#
+        ]
     );
     // The modern server crashes; the next call restarts it, in the era kept
     // for its definition: no initialize this time.
@@ -109,7 +123,13 @@ fn a_modern_only_server_gets_the_eras_meta_and_a_restart_skips_initialize() {
     wb.use_tool(5, "box", "modern", "meta", json!({}));
     let answer = wb.answer(5, &mut Vec::new());
     assert!(!is_error(&answer), "{answer}");
-    assert_eq!(fs::read_to_string(dir.join("modern.pids")).unwrap().lines().count(), 2);
+    assert_eq!(
+        fs::read_to_string(dir.join("modern.pids"))
+            .unwrap()
+            .lines()
+            .count(),
+        2
+    );
     assert_eq!(
         methods(&received(&dir, "modern.log")),
         [
@@ -210,8 +230,19 @@ fn check_shows_each_servers_era() {
             .take(5)
             .collect::<Vec<_>>()
     };
-    assert_eq!(row("modern"), ["box", "modern", "ok", "modern", "2026-07-28"], "{text}");
-    assert_eq!(row("legacy"), ["box", "legacy", "ok", "legacy", "2025-06-18"], "{text}");
-    assert!(text.contains("box/alien: refused every protocol version"), "{text}");
+    assert_eq!(
+        row("modern"),
+        ["box", "modern", "ok", "modern", "2026-07-28"],
+        "{text}"
+    );
+    assert_eq!(
+        row("legacy"),
+        ["box", "legacy", "ok", "legacy", "2025-06-18"],
+        "{text}"
+    );
+    assert!(
+        text.contains("box/alien: refused every protocol version"),
+        "{text}"
+    );
     let _ = fs::remove_dir_all(&dir);
 }
