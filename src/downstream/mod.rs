@@ -167,6 +167,8 @@ pub(crate) struct Downstream {
     /// Set once the child turned out to speak the modern era (2026-07-28):
     /// every request then carries the era's `_meta`. Unset: legacy.
     modern: OnceLock<Modern>,
+    /// The era and version agreed on, once the handshake is done.
+    era: OnceLock<Era>,
     /// The host's log level, which a modern child gets in each request's
     /// `_meta` (the modern era has no `logging/setLevel`).
     modern_log_level: Mutex<Option<String>>,
@@ -220,10 +222,10 @@ impl Downstream {
         }
         match conn.handshake(known, deadline) {
             Ok((era, tools)) => Ok(Started {
+                era: conn.era.get_or_init(|| era).clone(),
                 conn,
                 tools,
                 startup: began.elapsed(),
-                era,
             }),
             Err(failure) => {
                 let reason = conn.describe(&failure, "starting");
@@ -323,6 +325,7 @@ impl Downstream {
             last_change: Mutex::new(Instant::now()),
             logging: AtomicBool::new(false),
             modern: OnceLock::new(),
+            era: OnceLock::new(),
             modern_log_level: Mutex::new(None),
             changes,
             me: me.clone(),
@@ -346,6 +349,11 @@ impl Downstream {
         } = Owner::spawn(cmd)?;
         let (watch, waker) = Watch::new(owner.tree().pid(), stdout, stderr)?;
         Ok((owner, watch, Stdin::new(stdin)?, waker))
+    }
+
+    /// The era the child speaks, once its handshake is done.
+    pub(crate) fn era(&self) -> Option<&Era> {
+        self.era.get()
     }
 
     /// The host's log level for a modern child's requests.

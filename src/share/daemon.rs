@@ -224,9 +224,15 @@ impl Daemon {
                 .filter_map(|s| s.peer.as_ref().map(|p| p.pid))
                 .collect();
             for (config, state) in toolbox.config.servers.iter().zip(&open.servers) {
-                let (state, pid) = match state {
-                    ServerState::Running(r) => ("running", Some(r.conn.pid())),
-                    ServerState::Asleep(_) => ("asleep", None),
+                let (state, pid, era) = match state {
+                    ServerState::Running(r) => {
+                        let era = r
+                            .conn
+                            .era()
+                            .map(|e| format!("{} {}", e.name(), e.version()));
+                        ("running", Some(r.conn.pid()), era)
+                    }
+                    ServerState::Asleep(_) => ("asleep", None, None),
                     _ => continue,
                 };
                 servers.push(ServerStatus {
@@ -234,6 +240,7 @@ impl Daemon {
                     server: config.name.clone(),
                     pid,
                     state: state.into(),
+                    era,
                     rss_kb: pid.and_then(process::rss_kb),
                     sessions: holders.clone(),
                 });

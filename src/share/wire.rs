@@ -57,6 +57,10 @@ pub(crate) struct ServerStatus {
     pub pid: Option<u32>,
     /// `running` or `asleep`.
     pub state: String,
+    /// A running server's era and protocol version: `legacy 2025-11-25`,
+    /// `modern 2026-07-28` (docs/reference.md §7.1.1).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub era: Option<String>,
     pub rss_kb: Option<u64>,
     /// The pids of the sessions holding its toolbox.
     pub sessions: Vec<u32>,
@@ -90,10 +94,13 @@ impl Status {
         for s in &self.servers {
             let sessions: Vec<String> = s.sessions.iter().map(u32::to_string).collect();
             out += &format!(
-                "  {}/{} {} pid {} rss {} held by sessions [{}]\n",
+                "  {}/{} {}{} pid {} rss {} held by sessions [{}]\n",
                 s.toolbox,
                 s.server,
                 s.state,
+                s.era
+                    .as_deref()
+                    .map_or(String::new(), |era| format!(" ({era})")),
                 s.pid.map_or("-".into(), |p| p.to_string()),
                 s.rss_kb.map_or("-".into(), |kb| format!("{kb} KiB")),
                 sessions.join(", ")

@@ -317,6 +317,46 @@ fn the_fleet_lingers_after_its_last_session_and_its_servers_stop_with_their_hold
 }
 
 #[test]
+fn status_shows_each_running_servers_era() {
+    // Toolbox `dev`: `s` (the legacy fake) and `m`, a modern-only fake
+    // reached through the era bridge (docs/reference.md §7.1.1).
+    let mut config = shared_config(fake("fake.json"), json!({}));
+    config["toolboxes"]["dev"]["mcpServers"]["m"] = fake("modern.json");
+    let (dir, run) = case("shared-era", &config);
+    let modern = json!({"legacyVersions": [], "modernVersions": ["2026-07-28"],
+        "tools": [tool("echo", json!({}))]});
+    fs::write(dir.join("modern.json"), modern.to_string()).unwrap();
+    let mut a = session(&dir, &run, &[]);
+    a.open_ok(1, "dev");
+    a.use_tool(2, "dev", "m", "echo", json!({"x": 1}));
+    assert_eq!(text(&a.recv()), r#"echo {"x":1}"#);
+    let report = status_until(&dir, &run, |r| {
+        r["servers"].as_array().is_some_and(|s| s.len() == 2)
+    });
+    let era = |name: &str| {
+        report["servers"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|s| s["server"] == name)
+            .map(|s| s["era"].clone())
+    };
+    assert_eq!(era("s"), Some(json!("legacy 2025-11-25")), "{report}");
+    assert_eq!(era("m"), Some(json!("modern 2026-07-28")), "{report}");
+    let out = workbench_in(&dir)
+        .args(["status", "--config", "config.json"])
+        .env("XDG_RUNTIME_DIR", &run)
+        .output()
+        .unwrap();
+    let human = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        human.contains("dev/m running (modern 2026-07-28) pid "),
+        "{human}"
+    );
+    end_all(&dir, &run, vec![a]);
+}
+
+#[test]
 fn status_without_a_fleet_exits_1_with_one_line() {
     let (dir, run) = case(
         "shared-no-fleet",
