@@ -35,15 +35,20 @@ pub(crate) mod key {
 /// The era a server speaks, with the revision agreed on.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum Era {
-    Legacy(String),
-    Modern(String),
+    /// `initialize` offering `offered` (our latest, or the older version a
+    /// refusal named) was answered with `version`.
+    Legacy {
+        offered: &'static str,
+        version: String,
+    },
+    Modern(&'static str),
 }
 
 impl Era {
     /// `legacy` or `modern`.
     pub(crate) fn name(&self) -> &'static str {
         match self {
-            Era::Legacy(_) => "legacy",
+            Era::Legacy { .. } => "legacy",
             Era::Modern(_) => "modern",
         }
     }
@@ -51,7 +56,8 @@ impl Era {
     /// The revision agreed on.
     pub(crate) fn version(&self) -> &str {
         match self {
-            Era::Legacy(v) | Era::Modern(v) => v,
+            Era::Legacy { version, .. } => version,
+            Era::Modern(version) => version,
         }
     }
 }

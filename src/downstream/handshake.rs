@@ -18,14 +18,8 @@ impl Downstream {
         deadline: Instant,
     ) -> Result<(Era, Vec<ToolEntry>), Failure> {
         let era = match known {
-            Some(Era::Modern(v)) => match era::MODERN_VERSIONS.iter().find(|m| *m == v) {
-                Some(v) => self.discover(v, deadline)?,
-                None => self.open(mcp::LATEST_VERSION, deadline)?,
-            },
-            Some(Era::Legacy(v)) => match mcp::SUPPORTED_VERSIONS.iter().find(|m| *m == v) {
-                Some(v) => self.open(v, deadline)?,
-                None => self.open(mcp::LATEST_VERSION, deadline)?,
-            },
+            Some(Era::Modern(version)) => self.discover(version, deadline)?,
+            Some(Era::Legacy { offered, .. }) => self.open(offered, deadline)?,
             None => self.open(mcp::LATEST_VERSION, deadline)?,
         };
         let tools = self.list_tools(deadline)?;
@@ -40,7 +34,7 @@ impl Downstream {
         let mut retried = false;
         loop {
             let error = match self.initialize(offered, deadline) {
-                Ok(version) => return Ok(Era::Legacy(version)),
+                Ok(version) => return Ok(Era::Legacy { offered, version }),
                 Err(Failure::Rpc(error)) => error,
                 Err(other) => return Err(other),
             };
@@ -152,7 +146,7 @@ impl Downstream {
             .store(discovered.capabilities.logging.is_some(), Ordering::Relaxed);
         let version = modern.version();
         let _ = self.modern.set(modern);
-        Ok(Era::Modern(version.to_string()))
+        Ok(Era::Modern(version))
     }
 
     /// All pages of `tools/list`, following `nextCursor`.

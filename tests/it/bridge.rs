@@ -151,8 +151,17 @@ fn an_older_legacy_version_is_retried_once_and_kept() {
     let older = json!({
         "legacyVersions": ["2025-03-26"], "receivedTo": "older.log",
         "tools": [tool("echo", json!({})), tool("crash", json!({"exit": 3}))]});
-    let config = json!({"toolboxes": {"box": toolbox(json!({"older": fake("older.json")}))}});
-    let mut wb = Workbench::start("bridge-retry", config, &[("older.json", older)], &[]);
+    let counter = json!({
+        "protocolVersion": "2024-11-05", "receivedTo": "counter.log",
+        "tools": [tool("echo", json!({})), tool("crash", json!({"exit": 3}))]});
+    let config = json!({"toolboxes": {"box": toolbox(json!({
+        "older": fake("older.json"), "counter": fake("counter.json")}))}});
+    let mut wb = Workbench::start(
+        "bridge-retry",
+        config,
+        &[("older.json", older), ("counter.json", counter)],
+        &[],
+    );
     wb.open_ok(1, "box");
     wb.use_tool(2, "box", "older", "crash", json!({}));
     assert!(is_error(&wb.answer(2, &mut Vec::new())));
@@ -171,6 +180,17 @@ fn an_older_legacy_version_is_retried_once_and_kept() {
     assert!(raw_lines(&dir, "older.log", "tools/call")
         .iter()
         .all(|l| !l.contains("_meta")));
+    // A counter-offer is no refusal: a restart offers 2025-11-25 again.
+    wb.use_tool(4, "box", "counter", "crash", json!({}));
+    assert!(is_error(&wb.answer(4, &mut Vec::new())));
+    wb.use_tool(5, "box", "counter", "echo", json!({}));
+    assert_eq!(text(&wb.answer(5, &mut Vec::new())), "echo {}");
+    let offered: Vec<Value> = received(&dir, "counter.log")
+        .iter()
+        .filter(|l| l["method"] == "initialize")
+        .map(|l| l["params"]["protocolVersion"].clone())
+        .collect();
+    assert_eq!(offered, ["2025-11-25", "2025-11-25"]);
     wb.finish_clean(std::time::Duration::from_secs(20));
 }
 
