@@ -592,10 +592,6 @@ impl Fake {
             #[serde(rename = "progressToken")]
             progress_token: Option<Raw>,
         }
-        let meta_text = serde_json::from_str::<Value>(params)
-            .ok()
-            .and_then(|p| p.get("_meta").map(Value::to_string))
-            .unwrap_or_else(|| "null".into());
         let call: CallParams = match serde_json::from_str(params) {
             Ok(c) => c,
             Err(e) => {
@@ -626,6 +622,15 @@ impl Fake {
             return send(error_line(&id, &rpc_error(-32602, &message)));
         };
         let args = call.arguments.as_deref().map_or("{}".into(), compact_raw);
+        // Read only for the `meta` action: the other calls cost what they did.
+        let meta_text = if tool.action.meta {
+            serde_json::from_str::<Value>(params)
+                .ok()
+                .and_then(|p| p.get("_meta").map(Value::to_string))
+                .unwrap_or_else(|| "null".into())
+        } else {
+            String::new()
+        };
         let token = call
             .meta
             .and_then(|m| m.progress_token)
