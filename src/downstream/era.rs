@@ -182,29 +182,52 @@ impl Modern {
         self.version
     }
 
-    /// A request's `_meta`: `own` (a host's `_meta`, a progress token) with the
-    /// era's entries, which win over a host's keys of the same name, and the
-    /// log level the host asked for, if any.
-    pub(crate) fn meta(
-        &self,
-        own: &Map<String, Value>,
-        log_level: Option<&str>,
-    ) -> Map<String, Value> {
-        let mut meta = own.clone();
-        for (k, v) in &self.entries {
-            meta.insert(k.clone(), v.clone());
-        }
+    /// `params` (an object) with the era's `_meta` added.
+    pub(crate) fn params(&self, mut params: Map<String, Value>, log_level: Option<&str>) -> Value {
+        let mut meta = self.entries.clone();
         if let Some(level) = log_level {
             meta.insert(key::LOG_LEVEL.into(), json!(level));
         }
-        meta
-    }
-
-    /// `params` (an object) with the era's `_meta` added.
-    pub(crate) fn params(&self, mut params: Map<String, Value>, log_level: Option<&str>) -> Value {
-        let meta = self.meta(&Map::new(), log_level);
         params.insert("_meta".into(), Value::Object(meta));
         Value::Object(params)
+    }
+}
+
+/// A modern call's `_meta`, written without copying the host's: the host's
+/// keys (trace context and the like), the call's own progress token, the
+/// era's entries, the log level. The era's keys win over a host's of the same
+/// name, and no key is written twice.
+pub(crate) struct CallMeta<'a> {
+    /// The host's `_meta`, without its progress token.
+    pub host: &'a Map<String, Value>,
+    /// The token the child gets for the host's (the call's own id).
+    pub progress_token: Option<i64>,
+    pub modern: &'a Modern,
+    pub log_level: Option<&'a str>,
+}
+
+impl serde::Serialize for CallMeta<'_> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let ours = |k: &str| {
+            self.modern.entries.contains_key(k)
+                || (k == "progressToken" && self.progress_token.is_some())
+                || (k == key::LOG_LEVEL && self.log_level.is_some())
+        };
+        let mut map = serializer.serialize_map(None)?;
+        for (k, v) in self.host.iter().filter(|(k, _)| !ours(k)) {
+            map.serialize_entry(k, v)?;
+        }
+        if let Some(token) = self.progress_token {
+            map.serialize_entry("progressToken", &token)?;
+        }
+        for (k, v) in &self.modern.entries {
+            map.serialize_entry(k, v)?;
+        }
+        if let Some(level) = self.log_level {
+            map.serialize_entry(key::LOG_LEVEL, level)?;
+        }
+        map.end()
     }
 }
 
@@ -342,17 +365,41 @@ mod tests {
                 mcp::VERSION
             )
         );
-        // A host's keys stay (trace context, a token); the era's keys win.
-        let mut own = Map::new();
-        own.insert("traceparent".into(), json!("00-abc-01"));
-        own.insert("progressToken".into(), json!(7));
-        own.insert(key::PROTOCOL_VERSION.into(), json!("1999-01-01"));
-        let meta = modern.meta(&own, Some("debug"));
-        assert_eq!(meta["traceparent"], json!("00-abc-01"));
-        assert_eq!(meta["progressToken"], json!(7));
-        assert_eq!(meta[key::PROTOCOL_VERSION], json!("2026-07-28"));
-        assert_eq!(meta[key::LOG_LEVEL], json!("debug"));
-        assert_eq!(meta.len(), 6);
+        // A call: a host's keys stay (trace context), the call's token and
+        // the era's keys win, each key once.
+        let mut host = Map::new();
+        host.insert("traceparent".into(), json!("00-abc-01"));
+        host.insert("progressToken".into(), json!("host's"));
+        host.insert(key::PROTOCOL_VERSION.into(), json!("1999-01-01"));
+        host.insert(key::LOG_LEVEL.into(), json!("error"));
+        let meta = CallMeta {
+            host: &host,
+            progress_token: Some(7),
+            modern: &modern,
+            log_level: Some("debug"),
+        };
+        assert_eq!(
+            serde_json::to_string(&meta).unwrap(),
+            format!(
+                r#"{{"traceparent":"00-abc-01","progressToken":7,"io.modelcontextprotocol/clientCapabilities":{{}},"io.modelcontextprotocol/clientInfo":{{"name":"mcp-workbench","version":"{}"}},"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/logLevel":"debug"}}"#,
+                mcp::VERSION
+            )
+        );
+        // Without a token or a level, the host's keys of those names stay.
+        let meta = CallMeta {
+            host: &host,
+            progress_token: None,
+            modern: &modern,
+            log_level: None,
+        };
+        let text = serde_json::to_string(&meta).unwrap();
+        assert!(
+            text.starts_with(
+                r#"{"io.modelcontextprotocol/logLevel":"error","progressToken":"host's","traceparent""#
+            ),
+            "{text}"
+        );
+        assert_eq!(text.matches("protocolVersion").count(), 1, "{text}");
     }
 
     #[test]

@@ -118,13 +118,14 @@ pub(crate) enum Refused {
     Busy(String),
 }
 
-/// The `tools/call` params sent to a child.
+/// The `tools/call` params sent to a child; `M` is the `_meta`: the host's
+/// map (legacy), or `era::CallMeta` (modern).
 #[derive(serde::Serialize)]
-struct CallParams<'a> {
+struct CallParams<'a, M = Cow<'a, Map<String, Value>>> {
     name: &'a str,
     arguments: &'a RawValue,
     #[serde(rename = "_meta", skip_serializing_if = "Option::is_none")]
-    meta: Option<Cow<'a, Map<String, Value>>>,
+    meta: Option<M>,
 }
 
 /// Where the child is in its life, as the other threads see it.
@@ -445,25 +446,34 @@ impl Downstream {
             }
             id
         };
-        let meta = if let Some(modern) = self.modern.get() {
-            let mut meta = modern.meta(meta, self.modern_log_level().as_deref());
-            if has_token {
-                meta.insert("progressToken".into(), Value::from(id));
-            }
-            Some(Cow::Owned(meta))
-        } else if has_token {
-            let mut meta = meta.clone();
-            meta.insert("progressToken".into(), Value::from(id));
-            Some(Cow::Owned(meta))
+        let line = if let Some(modern) = self.modern.get() {
+            let log_level = lock(&self.modern_log_level);
+            let params = CallParams {
+                name: tool,
+                arguments,
+                meta: Some(era::CallMeta {
+                    host: meta,
+                    progress_token: has_token.then_some(id),
+                    modern,
+                    log_level: log_level.as_deref(),
+                }),
+            };
+            jsonrpc::request_line(&RequestId::Int(id), method::TOOLS_CALL, &params)
         } else {
-            (!meta.is_empty()).then_some(Cow::Borrowed(meta))
+            let meta = if has_token {
+                let mut meta = meta.clone();
+                meta.insert("progressToken".into(), Value::from(id));
+                Some(Cow::Owned(meta))
+            } else {
+                (!meta.is_empty()).then_some(Cow::Borrowed(meta))
+            };
+            let params = CallParams {
+                name: tool,
+                arguments,
+                meta,
+            };
+            jsonrpc::request_line(&RequestId::Int(id), method::TOOLS_CALL, &params)
         };
-        let params = CallParams {
-            name: tool,
-            arguments,
-            meta,
-        };
-        let line = jsonrpc::request_line(&RequestId::Int(id), method::TOOLS_CALL, &params);
         let Err(e) = self.write(line) else {
             return Ok(());
         };
