@@ -434,6 +434,7 @@ mod tests {
             startup_timeout: std::time::Duration::from_secs(1),
             call_timeout: std::time::Duration::from_secs(1),
             max_call_timeout: std::time::Duration::from_secs(1),
+            max_result_chars: None,
         };
         assert_eq!(
             Definition::of(&spec(&["a.js"])),
