@@ -266,3 +266,33 @@ fn check_shows_each_servers_era() {
     );
     let _ = fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn a_modern_result_is_cut_by_max_result_chars_like_any_other() {
+    let modern = json!({"legacyVersions": [], "modernVersions": ["2026-07-28"],
+        "tools": [tool("long", json!({"textBytes": 5000})), tool("short", json!({"textBytes": 10}))]});
+    let mut server = fake("modern.json");
+    server["maxResultChars"] = json!(1000);
+    let config = json!({"toolboxes": {"box": toolbox(json!({"modern": server}))}});
+    // The folder `start` makes again for the session: its cache takes the cut's file.
+    let dir = crate::harness::scratch("bridge-cap");
+    let cache = dir.join("cache").to_string_lossy().into_owned();
+    let home = dir.join("home").to_string_lossy().into_owned();
+    let env = [("XDG_CACHE_HOME", cache.as_str()), ("HOME", home.as_str())];
+    let mut wb = Workbench::start("bridge-cap", config, &[("modern.json", modern)], &env);
+    wb.open_ok(1, "box");
+    wb.use_tool(2, "box", "modern", "long", json!({}));
+    let answer = wb.answer(2, &mut Vec::new());
+    let text = text(&answer);
+    assert!(!is_error(&answer), "{answer}");
+    assert!(
+        text.len() < 2000 && text.contains("xxx"),
+        "not cut: {} characters",
+        text.len()
+    );
+    wb.use_tool(3, "box", "modern", "short", json!({}));
+    let answer = wb.answer(3, &mut Vec::new());
+    assert_eq!(answer["result"]["content"][0]["text"], "x".repeat(10));
+    assert_eq!(answer["result"]["resultType"], "complete", "{answer}");
+    wb.finish_clean(std::time::Duration::from_secs(20));
+}
