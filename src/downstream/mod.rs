@@ -352,7 +352,8 @@ impl Downstream {
         Ok((owner, watch, Stdin::new(stdin)?, waker))
     }
 
-    /// The era the child speaks, once its handshake is done.
+    /// The era the child speaks, once its handshake is done (for `status`).
+    #[cfg_attr(not(unix), allow(dead_code))] // status: shared fleets are Unix-only for now
     pub(crate) fn era(&self) -> Option<&Era> {
         self.era.get()
     }
