@@ -353,7 +353,6 @@ impl Downstream {
     }
 
     /// The era the child speaks, once its handshake is done (for `status`).
-    #[cfg_attr(not(unix), allow(dead_code))] // status: shared fleets are Unix-only for now
     pub(crate) fn era(&self) -> Option<&Era> {
         self.era.get()
     }
