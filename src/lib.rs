@@ -21,6 +21,7 @@ pub(crate) mod meta_tools;
 pub(crate) mod naming;
 pub(crate) mod open_result;
 pub(crate) mod ordered_json;
+pub mod rank;
 pub(crate) mod outbox;
 pub mod params;
 pub(crate) mod pins;

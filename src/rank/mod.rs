@@ -1,0 +1,285 @@
+//! The relevance model behind `find_tools` (docs/reference.md §5): BM25F
+//! over a tool's fields, with words stemmed (`words`) and a table of concepts
+//! (`concepts`) that lets a question meet a tool in other words.
+//!
+//! No IO, no clock: a pure function of the documents and the query. Ties
+//! keep the documents' order (the config's), so results are deterministic.
+//!
+//! Each document has fields of different weight: the tool's name (split
+//! into words), its title, its description, its parameters (names and
+//! descriptions), and the context (toolbox and server names and
+//! descriptions), which is weakest. A field's term frequency is normalised
+//! by its length (BM25's `b`), the weighted sum saturates once (`k1`), and
+//! each query term counts by its inverse document frequency. A concept token
+//! counts `CONCEPT_WEIGHT` of a word.
+
+mod concepts;
+mod words;
+
+use std::collections::HashMap;
+
+/// The fields of a tool, strongest first.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Field {
+    Name = 0,
+    Title = 1,
+    Description = 2,
+    Parameters = 3,
+    Context = 4,
+}
+
+const FIELDS: usize = 5;
+/// Weight of a match in each field.
+const WEIGHT: [f64; FIELDS] = [3.0, 2.0, 1.0, 0.5, 0.3];
+/// BM25's length normalisation per field.
+const B: [f64; FIELDS] = [0.3, 0.3, 0.75, 0.75, 0.5];
+/// BM25's saturation.
+const K1: f64 = 1.2;
+/// What a concept match counts for, against a word match.
+const CONCEPT_WEIGHT: f64 = 0.5;
+
+/// The text of one document, field by field.
+#[derive(Debug, Default, Clone)]
+pub struct Document {
+    pub fields: Vec<(Field, String)>,
+}
+
+impl Document {
+    pub fn with(mut self, field: Field, text: &str) -> Document {
+        if !text.is_empty() {
+            self.fields.push((field, text.to_string()));
+        }
+        self
+    }
+}
+
+/// A term: a stemmed word, or a concept (`Concept`).
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+enum Term {
+    Word(String),
+    Concept(u16),
+}
+
+/// The terms of `text`: its stemmed words (stop words dropped), then the
+/// concepts of its words and of its two-word phrases.
+fn terms(text: &str) -> Vec<Term> {
+    let stems: Vec<(String, bool)> = words::split(text)
+        .into_iter()
+        .filter(|w| w.chars().count() > 1 || w.chars().all(|c| c.is_ascii_digit()))
+        .map(|w| (words::stem(&w), words::is_stop_word(&w)))
+        .collect();
+    let mut out = Vec::new();
+    for (i, (stem, stop)) in stems.iter().enumerate() {
+        if let Some((next, _)) = stems.get(i + 1) {
+            out.extend(concepts::of_phrase(stem, next).iter().map(|&c| Term::Concept(c)));
+        }
+        if *stop {
+            continue;
+        }
+        out.extend(concepts::of_word(stem).iter().map(|&c| Term::Concept(c)));
+        out.push(Term::Word(stem.clone()));
+    }
+    out
+}
+
+/// A searchable set of documents, built once and searched many times.
+pub struct Index {
+    docs: usize,
+    /// Per field, the mean length of the documents that have it.
+    mean_length: [f64; FIELDS],
+    /// Per document and field: its length in terms.
+    lengths: Vec<[u32; FIELDS]>,
+    /// Term → (document, per field: occurrences).
+    postings: HashMap<Term, Vec<(u32, [u16; FIELDS])>>,
+}
+
+/// A document found by a search: its index and its score.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Hit {
+    pub doc: usize,
+    pub score: f64,
+}
+
+impl Index {
+    pub fn new(documents: &[Document]) -> Index {
+        let mut lengths = Vec::with_capacity(documents.len());
+        let mut postings: HashMap<Term, Vec<(u32, [u16; FIELDS])>> = HashMap::new();
+        let (mut total, mut having) = ([0f64; FIELDS], [0f64; FIELDS]);
+        for (doc, document) in documents.iter().enumerate() {
+            let doc = u32::try_from(doc).unwrap_or(u32::MAX);
+            let mut counts: HashMap<Term, [u16; FIELDS]> = HashMap::new();
+            let mut length = [0u32; FIELDS];
+            for (field, text) in &document.fields {
+                let f = *field as usize;
+                for term in terms(text) {
+                    let slot = &mut counts.entry(term).or_default()[f];
+                    *slot = slot.saturating_add(1);
+                    length[f] += 1;
+                }
+            }
+            for f in 0..FIELDS {
+                if length[f] > 0 {
+                    total[f] += f64::from(length[f]);
+                    having[f] += 1.0;
+                }
+            }
+            lengths.push(length);
+            let mut counts: Vec<_> = counts.into_iter().collect();
+            counts.sort_by(|a, b| a.0.cmp(&b.0));
+            for (term, tf) in counts {
+                postings.entry(term).or_default().push((doc, tf));
+            }
+        }
+        let mut mean_length = [1.0; FIELDS];
+        for f in 0..FIELDS {
+            if having[f] > 0.0 {
+                mean_length[f] = (total[f] / having[f]).max(1.0);
+            }
+        }
+        Index {
+            docs: documents.len(),
+            mean_length,
+            lengths,
+            postings,
+        }
+    }
+
+    pub fn len(&self) -> usize {
+        self.docs
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.docs == 0
+    }
+
+    /// The best `limit` documents for `query`, best first; equal scores in
+    /// document order. Documents that match no term are not returned.
+    pub fn search(&self, query: &str, limit: usize) -> Vec<Hit> {
+        let mut weights: Vec<(Term, f64)> = Vec::new();
+        for term in terms(query) {
+            let weight = match term {
+                Term::Word(_) => 1.0,
+                Term::Concept(_) => CONCEPT_WEIGHT,
+            };
+            match weights.iter_mut().find(|(t, _)| *t == term) {
+                Some((_, w)) => *w = w.max(weight),
+                None => weights.push((term, weight)),
+            }
+        }
+        let mut scores = vec![0f64; self.docs];
+        let n = self.docs as f64;
+        for (term, weight) in &weights {
+            let Some(list) = self.postings.get(term) else {
+                continue;
+            };
+            let df = list.len() as f64;
+            let idf = (1.0 + (n - df + 0.5) / (df + 0.5)).ln();
+            for (doc, tf) in list {
+                let length = &self.lengths[*doc as usize];
+                let mut weighted = 0.0;
+                for f in 0..FIELDS {
+                    if tf[f] > 0 {
+                        let norm = 1.0 - B[f] + B[f] * f64::from(length[f]) / self.mean_length[f];
+                        weighted += WEIGHT[f] * f64::from(tf[f]) / norm;
+                    }
+                }
+                scores[*doc as usize] += weight * idf * weighted * (K1 + 1.0) / (K1 + weighted);
+            }
+        }
+        let mut hits: Vec<Hit> = scores
+            .into_iter()
+            .enumerate()
+            .filter(|(_, s)| *s > 0.0)
+            .map(|(doc, score)| Hit { doc, score })
+            .collect();
+        hits.sort_by(|a, b| b.score.total_cmp(&a.score).then(a.doc.cmp(&b.doc)));
+        hits.truncate(limit);
+        hits
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tool(name: &str, description: &str) -> Document {
+        Document::default()
+            .with(Field::Name, name)
+            .with(Field::Description, description)
+    }
+
+    fn names<'a>(docs: &'a [Document], hits: &[Hit]) -> Vec<&'a str> {
+        hits.iter()
+            .map(|h| docs[h.doc].fields[0].1.as_str())
+            .collect()
+    }
+
+    fn corpus() -> Vec<Document> {
+        vec![
+            tool("read_file", "Read the complete contents of a file from the file system."),
+            tool("list_directory", "Get a detailed listing of all files and directories in a specified path."),
+            tool("create_directory", "Create a new directory or ensure a directory exists."),
+            tool("browser_take_screenshot", "Take a screenshot of the current page."),
+            tool("browser_navigate", "Navigate to a URL"),
+            tool("delete_entities", "Delete multiple entities and their associated relations from the knowledge graph"),
+            tool("create_entities", "Create multiple new entities in the knowledge graph"),
+            tool("get_current_time", "Get current time in a specific timezones"),
+        ]
+    }
+
+    #[test]
+    fn the_tools_own_words_find_it_first() {
+        let docs = corpus();
+        let index = Index::new(&docs);
+        assert_eq!(names(&docs, &index.search("read a file", 1)), ["read_file"]);
+        assert_eq!(names(&docs, &index.search("readFile", 1)), ["read_file"]);
+        assert_eq!(names(&docs, &index.search("current time", 1)), ["get_current_time"]);
+    }
+
+    #[test]
+    fn other_words_meet_through_concepts_and_stems() {
+        let docs = corpus();
+        let index = Index::new(&docs);
+        let first = |q: &str| names(&docs, &index.search(q, 1))[0];
+        assert_eq!(first("make a new folder"), "create_directory");
+        assert_eq!(first("capture a picture of the screen"), "browser_take_screenshot");
+        assert_eq!(first("visit a website"), "browser_navigate");
+        assert_eq!(first("forget what you remember about Alice"), "delete_entities");
+    }
+
+    #[test]
+    fn ties_keep_document_order_and_nothing_matches_nothing() {
+        let docs = vec![tool("a_one", "same words"), tool("b_two", "same words")];
+        let index = Index::new(&docs);
+        let hits = index.search("same", 5);
+        assert_eq!(hits.len(), 2);
+        assert_eq!(hits[0].score, hits[1].score);
+        assert_eq!((hits[0].doc, hits[1].doc), (0, 1));
+        assert!(index.search("unrelated", 5).is_empty());
+        assert!(index.search("the of and", 5).is_empty());
+        assert!(Index::new(&[]).search("x", 5).is_empty());
+    }
+
+    #[test]
+    fn limit_cuts_and_scores_descend() {
+        let docs = corpus();
+        let index = Index::new(&docs);
+        let hits = index.search("create directory file entities", 3);
+        assert_eq!(hits.len(), 3);
+        assert!(hits.windows(2).all(|w| w[0].score >= w[1].score));
+    }
+
+    #[test]
+    fn a_name_match_outweighs_a_context_match() {
+        let docs = vec![
+            Document::default()
+                .with(Field::Name, "list_items")
+                .with(Field::Context, "weather toolbox"),
+            Document::default()
+                .with(Field::Name, "get_weather")
+                .with(Field::Context, "misc"),
+        ];
+        let index = Index::new(&docs);
+        assert_eq!(index.search("weather", 2)[0].doc, 1);
+    }
+}

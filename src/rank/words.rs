@@ -1,0 +1,139 @@
+//! Words for ranking: text cut into lowercase words (`snake_case`,
+//! `camelCase`, `kebab-case` and `HTTPServer` split), common English words
+//! dropped, and a light suffix stemmer so that `files`, `listing` and
+//! `created` meet `file`, `list` and `create`.
+//!
+//! No IO. The stemmer is deliberately small: it only has to map the forms a
+//! tool's description and a person's question use onto one key, the same way
+//! on both sides; it never has to produce a real word.
+
+/// Words that carry no meaning for finding a tool.
+const STOP_WORDS: &[&str] = &[
+    "a", "about", "all", "an", "and", "any", "are", "as", "at", "be", "by", "can", "could", "do",
+    "does", "for", "from", "give", "has", "have", "how", "i", "if", "in", "into", "is", "it",
+    "its", "let", "me", "my", "need", "of", "on", "or", "our", "please", "should", "so", "some",
+    "that", "the", "their", "them", "then", "there", "these", "this", "those", "to", "tool",
+    "tools", "use", "using", "want", "was", "we", "what", "when", "where", "which", "who", "will",
+    "with", "would", "you", "your",
+];
+
+/// The words of `text`, lowercase, in order, stop words included (see
+/// `is_stop_word`). Letters and digits make words; everything else
+/// separates them, and so do case changes (`readFile`, `HTTPServer`).
+pub(crate) fn split(text: &str) -> Vec<String> {
+    let mut words = Vec::new();
+    for run in text.split(|c: char| !c.is_alphanumeric()) {
+        let chars: Vec<char> = run.chars().collect();
+        let mut start = 0;
+        for i in 1..chars.len() {
+            let (before, here) = (chars[i - 1], chars[i]);
+            let next_lower = chars.get(i + 1).is_some_and(|c| c.is_lowercase());
+            let boundary = (before.is_lowercase() && here.is_uppercase())
+                || (before.is_uppercase() && here.is_uppercase() && next_lower);
+            if boundary {
+                words.push(chars[start..i].iter().collect::<String>().to_lowercase());
+                start = i;
+            }
+        }
+        if start < chars.len() {
+            words.push(chars[start..].iter().collect::<String>().to_lowercase());
+        }
+    }
+    words
+}
+
+pub(crate) fn is_stop_word(word: &str) -> bool {
+    STOP_WORDS.binary_search(&word).is_ok()
+}
+
+fn has_vowel(text: &str) -> bool {
+    text.chars().any(|c| "aeiouy".contains(c))
+}
+
+/// The stem of a lowercase word: plural `s`, `-ing`, `-ed`, `-tion` / `-sion`
+/// and a final `e` removed, with a doubled final consonant undone.
+pub(crate) fn stem(word: &str) -> String {
+    if word.chars().count() <= 3 || !word.is_ascii() {
+        return word.to_string();
+    }
+    let mut w = word.to_string();
+    if let Some(base) = w.strip_suffix("ies").filter(|b| b.len() >= 2) {
+        w = format!("{base}y");
+    } else if w.ends_with("sses") {
+        w.truncate(w.len() - 2);
+    } else if w.ends_with('s') && !(w.ends_with("ss") || w.ends_with("us") || w.ends_with("is")) {
+        w.pop();
+    }
+    for suffix in ["ing", "ed"] {
+        if let Some(base) = w.strip_suffix(suffix) {
+            if base.len() >= 3 && has_vowel(base) {
+                let mut base = base.to_string();
+                let bytes = base.as_bytes();
+                let n = bytes.len();
+                if bytes[n - 1] == bytes[n - 2] && !b"lsz".contains(&bytes[n - 1]) {
+                    base.pop();
+                }
+                w = base;
+            }
+            break;
+        }
+    }
+    if let Some(base) = w.strip_suffix("ion") {
+        if base.len() >= 4 && (base.ends_with('t') || base.ends_with('s')) {
+            w = base.to_string();
+        }
+    }
+    if w.len() >= 4 && w.ends_with('e') {
+        w.pop();
+    }
+    w
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_split_into_words() {
+        assert_eq!(split("read_file"), ["read", "file"]);
+        assert_eq!(split("getUserProfile"), ["get", "user", "profile"]);
+        assert_eq!(split("browser-take-screenshot"), ["browser", "take", "screenshot"]);
+        assert_eq!(split("HTTPServer v2"), ["http", "server", "v2"]);
+        assert_eq!(split("List: the (files)!"), ["list", "the", "files"]);
+        assert!(split("  --  ").is_empty());
+    }
+
+    #[test]
+    fn stop_words_are_sorted_and_found() {
+        let mut sorted = STOP_WORDS.to_vec();
+        sorted.sort_unstable();
+        assert_eq!(sorted, STOP_WORDS, "binary_search needs the list sorted");
+        assert!(is_stop_word("the"));
+        assert!(!is_stop_word("file"));
+    }
+
+    #[test]
+    fn forms_of_a_word_share_a_stem() {
+        for group in [
+            &["file", "files"][..],
+            &["list", "lists", "listing", "listed"],
+            &["create", "creates", "created", "creating", "creation"],
+            &["delete", "deleted", "deletion", "deletes"],
+            &["directory", "directories"],
+            &["query", "queries"],
+            &["run", "running", "runs"],
+            &["write", "writing", "writes"],
+            &["navigate", "navigation", "navigating"],
+        ] {
+            let stems: Vec<String> = group.iter().map(|w| stem(w)).collect();
+            assert!(
+                stems.iter().all(|s| s == &stems[0]),
+                "{group:?} gave {stems:?}"
+            );
+        }
+        assert_eq!(stem("string"), "string");
+        assert_eq!(stem("class"), "class");
+        assert_eq!(stem("status"), "status");
+        assert_eq!(stem("git"), "git");
+    }
+}
