@@ -16,6 +16,7 @@
 //! SIGHUP stops every child at once and ends `check` without a report, with
 //! the shell's code for that signal: 128 + its number (143, 130, 129).
 
+use crate::catalog::Catalog;
 use crate::config::{Config, ConfigError, Mode, Problem};
 use crate::launch::{self, Launcher};
 use crate::meta_tools;
@@ -25,6 +26,7 @@ use crate::process;
 use crate::visible::visible;
 use serde::Serialize;
 use std::io::{self, Write};
+use std::path::Path;
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicI32, Ordering};
 use std::sync::Arc;
@@ -148,15 +150,19 @@ pub fn run(
     config_warnings: &[Problem],
     shared_fleet: Option<String>,
     json: bool,
+    path: &Path,
     out: &mut impl Write,
 ) -> ExitCode {
+    // What check lists goes into the tool catalog too (docs/reference.md §9).
+    let catalog = Catalog::default();
+    catalog.attach(path);
     // Children of `check` talk to no host: their forwarded output has nowhere to go.
     let launcher = Arc::new(Launcher::new(
         Arc::new(Outbox::new(Box::new(io::sink()))),
         None,
     ));
     let interrupt = Interrupt::watch(&launcher);
-    let mut report = examine(&config, &launcher);
+    let mut report = examine(&config, &launcher, &catalog);
     // After a signal the watcher stops the servers; a second `shutdown` here
     // would count as a second trigger and cut their grace periods short.
     if let Some(code) = interrupt.finish() {
@@ -225,7 +231,7 @@ impl Interrupt {
     }
 }
 
-fn examine(config: &Config, launcher: &Launcher) -> Report {
+fn examine(config: &Config, launcher: &Launcher, catalog: &Catalog) -> Report {
     let mut warnings = Vec::new();
     let mut specs = Vec::new();
     let mut toolboxes: Vec<ToolboxReport> = Vec::new();
@@ -270,6 +276,7 @@ fn examine(config: &Config, launcher: &Launcher) -> Report {
             }
             match results.next() {
                 Some(Ok(started)) => {
+                    catalog.remember(&[(&toolbox.name, server, None, &started.tools)]);
                     // What the model would see; pins are the serving workbench's.
                     let seen = visible(started.tools, server, None);
                     let (tools, unknown) = (seen.tools, seen.unknown_filters);
@@ -334,6 +341,7 @@ fn examine(config: &Config, launcher: &Launcher) -> Report {
             ));
         }
     }
+    catalog.save();
     let mut total = Totals::default();
     for toolbox in &toolboxes {
         total.add_bytes(toolbox.total.tools, toolbox.total.bytes);

@@ -19,6 +19,9 @@ Usage:
   mcp-workbench status [--config PATH] [--json]
       the shared fleet of that config (\"shareServers\": true): its sessions and
       servers; exits 1 when none runs
+  mcp-workbench index [--config PATH]
+      start every server once and list its tools into the tool catalog that
+      find_tools searches (in your cache folder); one line per server
   mcp-workbench pins [--config PATH] [list | approve TOOLBOX[/SERVER[/TOOL]]]
       with \"pinTools\": true, list the pinned tool definitions (approved, changed,
       new), or show what changed and approve it
@@ -33,7 +36,7 @@ Exit codes: 0 clean shutdown, 1 runtime failure, 2 usage or config error.
 
 /// The one line printed with a usage error, before the hint to `--help`.
 pub const USAGE_LINE: &str =
-    "usage: mcp-workbench [--config PATH] [--trace FILE] | mcp-workbench check|status [--config PATH] [--json]";
+    "usage: mcp-workbench [--config PATH] [--trace FILE] | mcp-workbench check|status [--config PATH] [--json] | mcp-workbench index [--config PATH]";
 
 /// The default config file, in the working directory.
 pub const DEFAULT_CONFIG: &str = "workbench-config.json";
@@ -63,6 +66,9 @@ pub enum Command {
     Check {
         config: ConfigPath,
         json: bool,
+    },
+    Index {
+        config: ConfigPath,
     },
     Status {
         config: ConfigPath,
@@ -116,7 +122,7 @@ pub fn parse(
             ("-h" | "--help", None) => return Ok(Command::Help),
             ("-V" | "--version", None) => return Ok(Command::Version),
             (w, None) if word == Some("pins") && !w.starts_with('-') => pins.push(w.to_string()),
-            (w @ ("check" | "status" | "fleet" | "pins"), None) => {
+            (w @ ("check" | "index" | "status" | "fleet" | "pins"), None) => {
                 let w = WORDS
                     .iter()
                     .copied()
@@ -179,13 +185,15 @@ pub fn parse(
         }),
         (Some("status"), None) => Ok(Command::Status { config, json }),
         (Some("fleet"), None) => Ok(Command::Fleet { config }),
+        (Some("index"), None) => Ok(Command::Index { config }),
         (Some(_), None) => Ok(Command::Check { config, json }),
         (None, trace) => Ok(Command::Serve { config, trace }),
     }
 }
 
 /// The command words (`fleet` is the shared fleet's own, not in the usage).
-const WORDS: &[&str] = &["check", "status", "pins", "fleet"];
+/// The command words; the first four are the ones people type.
+const WORDS: &[&str] = &["check", "index", "status", "pins", "fleet"];
 
 /// The words after `pins`.
 fn pins_action(words: Vec<String>) -> Result<PinsAction, String> {
@@ -219,7 +227,7 @@ fn unexpected(text: &str, flag: &str) -> String {
     let (what, known) = if text.starts_with('-') {
         ("unknown option", FLAGS)
     } else {
-        ("unexpected argument", &WORDS[..3])
+        ("unexpected argument", &WORDS[..4])
     };
     match suggest::closest(flag, known) {
         Some(close) => format!("{what} '{text}'; did you mean '{close}'?"),
@@ -302,6 +310,30 @@ mod tests {
             })
         );
         assert_eq!(parse_str(&["--version"]), Ok(Command::Version));
+        assert_eq!(
+            parse_str(&["--config", "c.json", "index"]),
+            Ok(Command::Index {
+                config: flag("c.json")
+            })
+        );
+        for (args, problem) in [
+            (
+                &["index", "check"][..],
+                "index and check cannot be combined",
+            ),
+            (&["index", "--json"], "--json applies to check and status"),
+            (
+                &["index", "--trace", "t"],
+                "--trace applies to serving, not to index",
+            ),
+            (&["index", "index"], "index was given twice"),
+            (
+                &["indx"],
+                "unexpected argument 'indx'; did you mean 'index'?",
+            ),
+        ] {
+            assert_eq!(parse_str(args), Err(problem.to_string()), "{args:?}");
+        }
         assert_eq!(parse_str(&["check", "--help"]), Ok(Command::Help));
         assert_eq!(
             parse_str(&[]),

@@ -5,6 +5,7 @@
 //! share it; `main.rs` is only argument handling and exit codes.
 
 pub(crate) mod batch;
+pub(crate) mod catalog;
 pub mod check;
 pub mod cli;
 pub mod config;
@@ -14,6 +15,7 @@ pub(crate) mod expand;
 pub(crate) mod fleet;
 pub(crate) mod forward;
 pub mod framing;
+pub mod index;
 pub mod jsonrpc;
 pub(crate) mod launch;
 pub mod mcp;
@@ -21,12 +23,12 @@ pub(crate) mod meta_tools;
 pub(crate) mod naming;
 pub(crate) mod open_result;
 pub(crate) mod ordered_json;
-pub mod rank;
 pub(crate) mod outbox;
 pub mod params;
 pub(crate) mod pins;
 pub mod pins_command;
 pub mod process;
+pub mod rank;
 pub mod relative_args;
 pub(crate) mod result_cap;
 pub mod server;

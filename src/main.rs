@@ -7,7 +7,7 @@
 
 use mcp_workbench::cli::{self, Command, ConfigPath, ConfigSource};
 use mcp_workbench::config::{self, ConfigError, Problem};
-use mcp_workbench::{check, mcp, pins_command, relative_args, server::Server};
+use mcp_workbench::{check, index, mcp, pins_command, relative_args, server::Server};
 use std::io;
 use std::path::Path;
 use std::process::ExitCode;
@@ -41,6 +41,9 @@ fn main() -> ExitCode {
         Command::Check { config, .. } => (config.clone(), "error"),
         Command::Status { config, json } => return status(&config.path, *json),
         Command::Fleet { config } => (config.clone(), "info"),
+        // One line per server says what happened; warnings (a catalog that
+        // cannot be written) still show.
+        Command::Index { config } => (config.clone(), "warn"),
         Command::Pins { config, .. } => (config.clone(), "error"),
     };
     env_logger::Builder::from_env(env_logger::Env::default().default_filter_or(default_level))
@@ -107,8 +110,15 @@ fn main() -> ExitCode {
                 &loaded.warnings,
                 fleet,
                 json,
+                &config_path.path,
                 &mut io::stdout(),
             )
+        }
+        Command::Index { .. } => {
+            for warning in &loaded.warnings {
+                log::warn!("{}: {warning}", config_path.path.display());
+            }
+            index::run(&loaded.config, &config_path.path, &mut io::stdout())
         }
         Command::Serve { trace, .. } => {
             for warning in &loaded.warnings {
@@ -122,6 +132,7 @@ fn main() -> ExitCode {
             }
             let server = Server::new(loaded.config, Box::new(io::stdout()));
             server.watch_signals();
+            server.keep_catalog(&config_path.path);
             server.watch_config(config_path.path.clone());
             match server.run(io::stdin().lock()) {
                 Ok(()) => ExitCode::SUCCESS,

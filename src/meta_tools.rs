@@ -15,6 +15,7 @@ use serde_json::{json, Value};
 pub(crate) const OPEN_TOOLBOX: &str = "open_toolbox";
 pub(crate) const USE_TOOL: &str = "use_tool";
 pub(crate) const CLOSE_TOOLBOX: &str = "close_toolbox";
+pub(crate) const FIND_TOOLS: &str = "find_tools";
 
 /// A finished meta-tool call: the `CallToolResult` to send.
 pub(crate) struct Outcome {
@@ -54,7 +55,7 @@ impl Outcome {
     }
 }
 
-/// The `tools/list` result: the three meta-tools, naming `toolboxes`.
+/// The `tools/list` result: the four meta-tools, naming `toolboxes`.
 /// `outputSchema` only for versions that know `structuredContent`.
 pub(crate) fn tools_list(toolboxes: &[&ToolboxConfig], structured: bool) -> Value {
     let names: Vec<&str> = toolboxes.iter().map(|t| t.name.as_str()).collect();
@@ -77,7 +78,8 @@ pub(crate) fn tools_list(toolboxes: &[&ToolboxConfig], structured: bool) -> Valu
             "Open a toolbox: start its MCP servers and list their tools (name, description, \
              inputSchema, toolbox_name, source_server). Then call use_tool to run one. \
              If the tools come without inputSchema, call it again with \"tools\" naming \
-             the ones you need. Toolboxes: {}.",
+             the ones you need. To reach one tool without opening a whole toolbox, use \
+             find_tools. Toolboxes: {}.",
             if toolboxes.is_empty() {
                 "none configured yet".to_string()
             } else {
@@ -118,17 +120,19 @@ pub(crate) fn tools_list(toolboxes: &[&ToolboxConfig], structured: bool) -> Valu
     let name_field = |what: &str| json!({"type": "string", "minLength": 1, "description": what});
     let use_tool = json!({
         "name": USE_TOOL,
-        "description": "Call a tool of an open toolbox. Identify it exactly as open_toolbox \
-            listed it: tool.toolbox is its toolbox_name, tool.server its source_server, \
-            tool.tool its name. Pass the tool's input in arguments.",
+        "description": "Call a tool of any configured toolbox. Identify it exactly as \
+            find_tools or open_toolbox gave it: tool.toolbox is its toolbox (toolbox_name), \
+            tool.server its server (source_server), tool.tool its name. The toolbox need not \
+            be open: a server that is not running starts on first use. Pass the tool's input \
+            in arguments.",
         "inputSchema": {
             "type": "object",
             "properties": {
                 "tool": {
                     "type": "object",
                     "properties": {
-                        "toolbox": name_field("The toolbox_name of the tool"),
-                        "server": name_field("The source_server of the tool"),
+                        "toolbox": name_field("The toolbox of the tool (toolbox_name)"),
+                        "server": name_field("The server of the tool (source_server)"),
                         "tool": name_field("The name of the tool"),
                     },
                     "required": ["toolbox", "server", "tool"],
@@ -153,18 +157,53 @@ pub(crate) fn tools_list(toolboxes: &[&ToolboxConfig], structured: bool) -> Valu
             "additionalProperties": false,
         },
     });
-    json!({ "tools": [open, use_tool, close] })
+    let mut find = json!({
+        "name": FIND_TOOLS,
+        "description": "Search the tools of every toolbox, open or not, for what you want to \
+            do, in your own words (for example \"take a screenshot of a web page\"). Use it \
+            when the tool you need is not in an open toolbox, or you do not know which toolbox \
+            holds it. Each match comes with toolbox, server, tool, description and inputSchema: \
+            call it with use_tool right away, no open_toolbox needed. Starts no server. \
+            Toolboxes whose tools are not known yet are listed in not_indexed: open them by \
+            their description.",
+        "inputSchema": {
+            "type": "object",
+            "properties": {
+                "query": {"type": "string", "minLength": 1,
+                    "description": "What you want to do, in a few words"},
+                "limit": {"type": "integer", "minimum": 1, "maximum": 50,
+                    "description": "How many tools to return (default 8)"},
+            },
+            "required": ["query"],
+            "additionalProperties": false,
+        },
+    });
+    if structured {
+        find["outputSchema"] = json!({
+            "type": "object",
+            "properties": {
+                "query": {"type": "string"},
+                "tools": {"type": "array", "items": {"type": "object"}},
+                "not_indexed": {"type": "array", "items": {"type": "object"}},
+            },
+            "required": ["query", "tools"],
+        });
+    }
+    json!({ "tools": [open, use_tool, find, close] })
 }
 
 /// The `instructions` of the `initialize` result: what the workbench is, every
 /// toolbox, and an example call whose shape is exactly what `use_tool` accepts.
 pub(crate) fn instructions(toolboxes: &[&ToolboxConfig]) -> String {
     let mut text = String::from(
-        "This server is a workbench of MCP toolboxes. A toolbox groups MCP servers; \
-         its tools can be used once it is open.\n\
-         1. open_toolbox starts a toolbox's servers and lists their tools.\n\
-         2. use_tool calls one of them by its toolbox, server and tool name.\n\
-         3. close_toolbox stops the toolbox's servers when you are done.\n\nToolboxes:\n",
+        "This server is a workbench of MCP toolboxes. A toolbox groups MCP servers.\n\
+         1. find_tools searches the tools of every toolbox, open or not, for what you want \
+         to do: use it when the tool you need is not in an open toolbox, or you do not know \
+         which toolbox holds it.\n\
+         2. use_tool calls a tool by its toolbox, server and tool name, as find_tools or \
+         open_toolbox gave them; in a toolbox that is not open it starts just that server.\n\
+         3. open_toolbox starts all of a toolbox's servers and lists their tools.\n\
+         4. close_toolbox stops the toolbox's servers when you are done.\n\nToolboxes:\n",
     );
     if toolboxes.is_empty() {
         text.push_str("- none yet: the config has no toolboxes (they can be added while the workbench runs)\n");
@@ -191,9 +230,9 @@ pub(crate) fn instructions(toolboxes: &[&ToolboxConfig]) -> String {
     if let Some((toolbox, server)) = example {
         let (toolbox, server) = (json!(toolbox), json!(server));
         text.push_str(&format!(
-            "\nExample: open_toolbox {{\"toolbox_name\":{toolbox}}}\n\
+            "\nExample: find_tools {{\"query\":\"<what you want to do>\"}}\n\
              then use_tool {{\"tool\":{{\"toolbox\":{toolbox},\"server\":{server},\
-             \"tool\":\"<name from open_toolbox>\"}},\"arguments\":{{}}}}\n\
+             \"tool\":\"<name from find_tools>\"}},\"arguments\":{{}}}}\n\
              (with a real tool name and its arguments)"
         ));
     }

@@ -93,6 +93,59 @@ pub fn open_toolbox(args: &Map<String, Value>) -> Result<(String, Option<Vec<Str
     finish(problems, name.map(|name| (name, tools)))
 }
 
+/// The arguments of `find_tools`: `query`, and `limit` (1 to `max_limit`,
+/// `default_limit` when absent). `limit` is its raw JSON value: the outline
+/// keeps no numbers.
+pub fn find_tools(
+    args: &Map<String, Value>,
+    limit: Option<&RawValue>,
+    default_limit: usize,
+    max_limit: usize,
+) -> Result<(String, usize), String> {
+    let mut problems = Vec::new();
+    let query = match args.get("query") {
+        None => {
+            problems.push("query: Required".to_string());
+            None
+        }
+        Some(Value::String(s)) if s.trim().is_empty() => {
+            problems.push("query cannot be empty".to_string());
+            None
+        }
+        Some(Value::String(s)) if s.chars().count() > MAX_QUERY => {
+            problems.push(format!("query: {}", too_long(MAX_QUERY)));
+            None
+        }
+        Some(Value::String(s)) => Some(s.clone()),
+        Some(other) => {
+            problems.push(format!("query: {}", expected("string", other)));
+            None
+        }
+    };
+    let limit = match limit.map(|raw| serde_json::from_str::<Value>(raw.get())) {
+        None | Some(Ok(Value::Null)) => default_limit,
+        Some(Ok(Value::Number(n))) => match n.as_u64() {
+            Some(n) if (1..=max_limit as u64).contains(&n) => n as usize,
+            _ => {
+                problems.push(format!(
+                    "limit: Expected an integer from 1 to {max_limit}, received {n}"
+                ));
+                default_limit
+            }
+        },
+        Some(Ok(other)) => {
+            problems.push(format!("limit: {}", expected("number", &other)));
+            default_limit
+        }
+        Some(Err(_)) => {
+            problems.push("limit: Expected number".to_string());
+            default_limit
+        }
+    };
+    unknown_keys(args, &["query", "limit"], "", &mut problems);
+    finish(problems, query.map(|query| (query, limit)))
+}
+
 fn toolbox_name_field(args: &Map<String, Value>, problems: &mut Vec<String>) -> Option<String> {
     match args.get("toolbox_name") {
         None => {
@@ -299,6 +352,9 @@ const MAX_NAME: usize = 64;
 /// allow twice that from servers that ignore the advice.
 const MAX_TOOL_NAME: usize = 256;
 
+/// The longest `find_tools` query, in characters.
+const MAX_QUERY: usize = 1000;
+
 fn too_long(max: usize) -> String {
     format!("String must contain at most {max} character(s)")
 }
@@ -331,6 +387,63 @@ mod tests {
         match v {
             Value::Object(m) => m,
             _ => panic!("not an object"),
+        }
+    }
+
+    #[test]
+    fn find_tools_messages() {
+        let raw = |text: &str| RawValue::from_string(text.to_string()).unwrap();
+        let find = |args: Value, limit: Option<&str>| {
+            let limit = limit.map(raw);
+            find_tools(&map(args), limit.as_deref(), 8, 50)
+        };
+        assert_eq!(
+            find(json!({"query": "read a file"}), None),
+            Ok(("read a file".to_string(), 8))
+        );
+        assert_eq!(
+            find(json!({"query": "x", "limit": 0}), Some("50")),
+            Ok(("x".into(), 50))
+        );
+        assert_eq!(
+            find(json!({"query": "x"}), Some("null")),
+            Ok(("x".into(), 8))
+        );
+        let cases = [
+            (
+                json!({"query": "  "}),
+                None,
+                "Invalid parameters: query cannot be empty",
+            ),
+            (json!({}), None, "Invalid parameters: query: Required"),
+            (
+                json!({"query": 1}),
+                None,
+                "Invalid parameters: query: Expected string, received number",
+            ),
+            (
+                json!({"query": "x", "limit": 0}),
+                Some("0"),
+                "Invalid parameters: limit: Expected an integer from 1 to 50, received 0",
+            ),
+            (
+                json!({"query": "x", "limit": 0}),
+                Some("2.5"),
+                "Invalid parameters: limit: Expected an integer from 1 to 50, received 2.5",
+            ),
+            (
+                json!({"query": "x", "limit": ""}),
+                Some("\"3\""),
+                "Invalid parameters: limit: Expected number, received string",
+            ),
+            (
+                json!({"query": "x", "top": 1}),
+                None,
+                "Invalid parameters: Unrecognized key: 'top'",
+            ),
+        ];
+        for (args, limit, message) in cases {
+            assert_eq!(find(args, limit), Err(message.to_string()));
         }
     }
 

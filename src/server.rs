@@ -16,6 +16,7 @@
 //! and tool arguments are forwarded as the host's bytes, never parsed.
 
 use crate::batch::Slot;
+use crate::catalog;
 use crate::config::{Config, Mode};
 use crate::fleet::queues::Op;
 use crate::fleet::{lifecycle, main_loop, Fleet, SessionLink};
@@ -87,6 +88,12 @@ impl Server {
     /// on SIGUSR1 (`reload`).
     pub fn watch_config(&self, path: PathBuf) {
         self.fleet.watch_config(path, self.config.clone());
+    }
+
+    /// Keeps the tool catalog of config file `path` in the user's cache
+    /// folder (docs/reference.md §9), read now and written at every listing.
+    pub fn keep_catalog(&self, path: &std::path::Path) {
+        self.fleet.catalog.attach(path);
     }
 
     /// Serves until EOF on `input`, then stops every child; a shared
@@ -365,6 +372,7 @@ impl Server {
             meta_tools::USE_TOOL,
             meta_tools::OPEN_TOOLBOX,
             meta_tools::CLOSE_TOOLBOX,
+            meta_tools::FIND_TOOLS,
         ]
         .contains(&name.as_str());
         let args = match arguments.filter(|_| meta_tool).map(Members::read) {
@@ -424,6 +432,13 @@ impl Server {
                     },
                 };
                 lifecycle::submit(&self.fleet, &found.slot, op);
+            }
+            meta_tools::FIND_TOOLS => {
+                let toolboxes = self.fleet.registry.current();
+                let env = self.session.peer.as_ref().map(|peer| &peer.env);
+                let outcome =
+                    catalog::view::find_tools(&self.fleet.catalog, &toolboxes, &args, env);
+                self.send_outcome(&id, &outcome);
             }
             other => match self.session.native().lookup(other) {
                 // A native tool (dynamic mode) is use_tool with its identifier.
@@ -486,7 +501,23 @@ impl Server {
         };
         match forward::forward(&self.fleet.registry, call) {
             Ok(()) => {}
-            Err(Unsent::Start(call)) => lifecycle::restart_for(&self.fleet, *call),
+            Err(Unsent::Start(call)) => {
+                // In a shared fleet, a toolbox this session never opened has
+                // no copy of its own yet: made now, expanded with the
+                // session's environment (docs/reference.md §5.2, §8).
+                if let Some(peer) = &self.session.peer {
+                    let registry = &self.fleet.registry;
+                    let name = &call.tool_id.toolbox;
+                    if registry
+                        .current()
+                        .find_variant(name, call.variant)
+                        .is_none()
+                    {
+                        registry.add_variant(name, call.variant, &peer.env);
+                    }
+                }
+                lifecycle::restart_for(&self.fleet, *call)
+            }
             Err(Unsent::Fail(id, text)) => self.send_outcome(&id, &Outcome::error(text)),
         }
     }

@@ -82,9 +82,11 @@ pub(crate) enum ServerState {
     /// Stopped after `idleTimeoutMs` without a call: `open_toolbox` answers
     /// from this last listing, and the next call starts it again.
     Asleep(Arc<RunningServer>),
-    /// Its definition changed in a reloaded config (or it was added): it
-    /// starts at its next use. The old process, if any, finishes its calls in
-    /// flight and stops; its listing serves dynamic mode's names meanwhile.
+    /// Its definition changed in a reloaded config (or it was added), or its
+    /// toolbox was opened by a call to another of its servers: it starts at
+    /// its next use (`None`: it never ran). The old process, if any, finishes
+    /// its calls in flight and stops; its listing serves dynamic mode's names
+    /// meanwhile.
     Reconfigured(Option<Arc<RunningServer>>),
     /// Start-up failed; the text is the reason.
     Failed(String),
@@ -255,19 +257,27 @@ impl Registry {
     /// `use_tool` error text (docs/reference.md §5.2).
     pub(crate) fn resolve(&self, id: &ToolId, variant: Variant) -> Result<Route, String> {
         let all = self.current();
-        let toolbox =
-            all.find_variant(&id.toolbox, variant)
-                .ok_or_else(|| match all.find(&id.toolbox) {
-                    Some(_) => not_open(&id.toolbox),
-                    None => format!("Toolbox '{}' not found", id.toolbox),
-                })?;
-        let open = toolbox.open.as_ref().ok_or_else(|| not_open(&id.toolbox))?;
+        // A configured toolbox that is not open, or whose copy for this
+        // session is not made yet: the call starts just the named server
+        // (docs/reference.md §5), in this session's copy.
+        let copy = all.find_variant(&id.toolbox, variant);
+        let toolbox = match copy {
+            Some(toolbox) => toolbox,
+            None => all
+                .find(&id.toolbox)
+                .ok_or_else(|| format!("Toolbox '{}' not found", id.toolbox))?,
+        };
         let index = toolbox
             .config
             .servers
             .iter()
             .position(|s| s.name == id.server)
             .ok_or_else(|| unknown_server(&toolbox.config, id))?;
+        let open = match (copy, &toolbox.open) {
+            (Some(_), Some(open)) => open,
+            _ if toolbox.config.servers[index].disabled => return Err(disabled(id)),
+            _ => return Ok(Route::Start),
+        };
 
         match &open.servers[index] {
             ServerState::Running(r) | ServerState::Asleep(r) if !r.has_tool(&id.tool) => {
@@ -281,10 +291,7 @@ impl Registry {
                  open_toolbox with toolbox_name '{}' to try again): {why}",
                 id.tool, id.server, id.toolbox, id.toolbox
             )),
-            ServerState::Disabled => Err(format!(
-                "Server '{}' in toolbox '{}' is disabled in the configuration",
-                id.server, id.toolbox
-            )),
+            ServerState::Disabled => Err(disabled(id)),
         }
     }
 
@@ -497,6 +504,24 @@ impl Toolbox {
 }
 
 impl OpenToolbox {
+    /// A toolbox opened by a call rather than by `open_toolbox`: none of its
+    /// servers started yet; each starts at its first use, or all at the next
+    /// `open_toolbox` (docs/reference.md §5, `use_tool`).
+    pub(crate) fn unstarted(config: &ToolboxConfig) -> OpenToolbox {
+        let servers = config
+            .servers
+            .iter()
+            .map(|s| {
+                if s.disabled {
+                    ServerState::Disabled
+                } else {
+                    ServerState::Reconfigured(None)
+                }
+            })
+            .collect();
+        OpenToolbox { servers }
+    }
+
     /// The connections of its servers that still have a process, or had one:
     /// what closing the toolbox stops (stopping a stopped one costs nothing).
     pub(crate) fn conns(&self) -> Vec<Arc<Downstream>> {
@@ -570,10 +595,11 @@ fn unknown_server(config: &ToolboxConfig, id: &ToolId) -> String {
     )
 }
 
-/// The `use_tool` error for a configured toolbox that is not open.
-pub(crate) fn not_open(toolbox: &str) -> String {
+/// The `use_tool` error for a server the config disables.
+fn disabled(id: &ToolId) -> String {
     format!(
-        "Toolbox '{toolbox}' is not open; call open_toolbox with toolbox_name '{toolbox}' first"
+        "Server '{}' in toolbox '{}' is disabled in the configuration",
+        id.server, id.toolbox
     )
 }
 
@@ -654,6 +680,40 @@ mod tests {
                 "reconfigured"
             ]
         );
+    }
+
+    #[test]
+    fn a_call_to_a_toolbox_not_open_waits_for_a_start_of_its_server() {
+        let registry = Registry::new(&one_toolbox(
+            r#"{"on": {"command": "a"}, "off": {"command": "b", "disabled": true}}"#,
+        ));
+        let id = |server: &str| ToolId {
+            toolbox: "t".into(),
+            server: server.into(),
+            tool: "x".into(),
+        };
+        assert!(matches!(
+            registry.resolve(&id("on"), BASE),
+            Ok(Route::Start)
+        ));
+        let off = registry.resolve(&id("off"), BASE).err().unwrap();
+        assert_eq!(
+            off,
+            "Server 'off' in toolbox 't' is disabled in the configuration"
+        );
+        let unknown = registry.resolve(&id("nope"), BASE).err().unwrap();
+        assert!(
+            unknown.starts_with("Server 'nope' not found in toolbox 't'"),
+            "{unknown}"
+        );
+        // A shared fleet's session whose copy is not made yet: a start too,
+        // never the base copy's connection.
+        assert!(matches!(registry.resolve(&id("on"), 7), Ok(Route::Start)));
+        let open = OpenToolbox::unstarted(&registry.current().find("t").unwrap().config);
+        assert!(matches!(
+            open.servers.as_slice(),
+            [ServerState::Reconfigured(None), ServerState::Disabled]
+        ));
     }
 
     #[test]

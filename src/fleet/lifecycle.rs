@@ -25,6 +25,7 @@ use super::queues::{Op, Reload};
 use super::Fleet;
 use crate::config::ServerConfig;
 use crate::downstream::{Downstream, Refused, Spec, Started};
+use crate::expand::Vars;
 use crate::forward::{self, ForwardedCall};
 use crate::launch;
 use crate::meta_tools::{self, Outcome};
@@ -165,6 +166,7 @@ fn open_toolbox(fleet: &Arc<Fleet>, slot: &Arc<Slot>, reply: &Arc<Outbox>) -> Ou
     let config = &*toolbox.config;
     let name = &config.name;
     let previous = toolbox.open;
+    let env = toolbox.env.as_deref();
 
     // Keep healthy and sleeping servers; (re)start the rest. Resolve all env
     // first: an unset variable fails the open and changes nothing.
@@ -205,17 +207,18 @@ fn open_toolbox(fleet: &Arc<Fleet>, slot: &Arc<Slot>, reply: &Arc<Outbox>) -> Ou
         ));
     }
     let restarted = previous.is_some() && !specs.is_empty();
+    let started_any = !specs.is_empty();
     let mut started = start_servers(fleet, slot, dead, specs).into_iter();
 
     let mut states = Vec::new();
     for (server, kept) in config.servers.iter().zip(keep) {
         let state = match kept {
-            Some(ServerState::Running(running)) => relisted(fleet, name, &running, server),
+            Some(ServerState::Running(running)) => relisted(fleet, (name, env), &running, server),
             Some(kept) => kept,
             None if server.disabled => ServerState::Disabled,
             None => match started.next() {
                 Some(result) => {
-                    let state = started_state(fleet, name, result, server);
+                    let state = started_state(fleet, (name, env), server, result);
                     watch_idle(fleet, slot, server, &state);
                     state
                 }
@@ -223,6 +226,9 @@ fn open_toolbox(fleet: &Arc<Fleet>, slot: &Arc<Slot>, reply: &Arc<Outbox>) -> Ou
             },
         };
         states.push(state);
+    }
+    if started_any {
+        fleet.catalog.save();
     }
     let open = OpenToolbox { servers: states };
     let outcome = meta_tools::describe_open(config, &open, notes);
@@ -255,14 +261,17 @@ fn open_toolbox(fleet: &Arc<Fleet>, slot: &Arc<Slot>, reply: &Arc<Outbox>) -> Ou
     }
 }
 
+/// The state of a server that was started, its listing put in the catalog
+/// (in memory: the caller saves it, once for all the servers it started).
 fn started_state(
     fleet: &Fleet,
-    toolbox: &str,
-    result: Result<Started, String>,
+    (toolbox, env): (&str, Option<&Vars>),
     server: &ServerConfig,
+    result: Result<Started, String>,
 ) -> ServerState {
     match result {
         Ok(s) => {
+            fleet.catalog.remember(&[(toolbox, server, env, &s.tools)]);
             let pins = fleet.pins_for(toolbox, server, &s.tools);
             RunningServer::state(s.conn, s.tools, server, pins.as_deref())
         }
@@ -320,7 +329,8 @@ fn restart_then_forward(
     server: &str,
     calls: Vec<ForwardedCall>,
 ) {
-    let restarted = restart_server(fleet, slot, server);
+    let replies: Vec<&Arc<Outbox>> = calls.iter().map(|c| &c.reply).collect();
+    let restarted = restart_server(fleet, slot, server, &replies);
     for call in calls {
         let Some(session) = fleet.session_of(&call.reply) else {
             continue; // its session left
@@ -375,12 +385,18 @@ fn restart_server(
     fleet: &Arc<Fleet>,
     slot: &Arc<Slot>,
     server: &str,
+    callers: &[&Arc<Outbox>],
 ) -> Result<Arc<RunningServer>, String> {
     let toolbox =
         configured(fleet, slot).ok_or_else(|| format!("Toolbox '{}' not found", slot.name))?;
     let name = &toolbox.config.name;
     // The toolbox may have been closed, or the server restarted, meanwhile.
-    let previous = toolbox.open.ok_or_else(|| toolbox::not_open(name))?;
+    // A toolbox that is not open opens with this call, starting only this
+    // server, and the callers' sessions hold it (docs/reference.md §5, `use_tool`).
+    let opening = toolbox.open.is_none();
+    let previous = toolbox
+        .open
+        .unwrap_or_else(|| Arc::new(OpenToolbox::unstarted(&toolbox.config)));
     let index = toolbox
         .config
         .servers
@@ -395,7 +411,8 @@ fn restart_server(
             Arc::clone(&r.conn),
         ),
         ServerState::Asleep(_) => Cause::Woken("it was asleep"),
-        ServerState::Reconfigured(_) => Cause::Woken("its configuration changed"),
+        ServerState::Reconfigured(Some(_)) => Cause::Woken("its configuration changed"),
+        ServerState::Reconfigured(None) => Cause::Woken("it had not started yet"),
         ServerState::Failed(_) | ServerState::Disabled => {
             return Err(format!(
                 "Server '{server}' in toolbox '{name}' is not running"
@@ -411,12 +428,22 @@ fn restart_server(
     let result = start_servers(fleet, slot, dead, vec![spec])
         .pop()
         .unwrap_or_else(|| Err("no start result".into()));
-    let state = started_state(fleet, name, result, config);
-    let mut open = (*previous).clone();
-    open.servers[index] = state.clone();
-    fleet.registry.install(slot, open);
-    watch_idle(fleet, slot, config, &state);
-    fleet.tools_changed();
+    let state = started_state(fleet, (name, toolbox.env.as_deref()), config, result);
+    fleet.catalog.save();
+    // A toolbox that a call would have opened stays closed if its server
+    // failed to start: the next call tries again.
+    if !(opening && matches!(state, ServerState::Failed(_))) {
+        let mut open = (*previous).clone();
+        open.servers[index] = state.clone();
+        fleet.registry.install(slot, open);
+        if opening {
+            for session in callers.iter().filter_map(|reply| fleet.session_of(reply)) {
+                session.hold(slot, true);
+            }
+        }
+        watch_idle(fleet, slot, config, &state);
+        fleet.tools_changed();
+    }
     match (state, cause) {
         (ServerState::Running(r), Cause::Died(why, _)) => {
             log::warn!("[{name}/{server}] had stopped ({why}); restarted for a call");
@@ -556,7 +583,7 @@ fn apply_reload(fleet: &Fleet, slot: &Slot, change: Reload) {
 /// A kept server, listed again if it said its tools changed.
 fn relisted(
     fleet: &Fleet,
-    toolbox: &str,
+    toolbox: (&str, Option<&Vars>),
     running: &Arc<RunningServer>,
     server: &ServerConfig,
 ) -> ServerState {
@@ -569,16 +596,17 @@ fn relisted(
         .unwrap_or_else(|| ServerState::Running(Arc::clone(running)))
 }
 
-/// `conn`'s tools listed again, as `server`'s model may see them; `None`
-/// (logged) when the listing fails.
+/// `conn`'s tools listed again (into the catalog) and filtered for
+/// `server`; `None` (logged) when the listing fails.
 fn list_again(
     fleet: &Fleet,
-    toolbox: &str,
+    (toolbox, env): (&str, Option<&Vars>),
     conn: &Arc<Downstream>,
     server: &ServerConfig,
 ) -> Option<ServerState> {
     match conn.list_tools(Instant::now() + server.startup_timeout) {
         Ok(tools) => {
+            fleet.catalog.record(&[(toolbox, server, env, &tools)]);
             let pins = fleet.pins_for(toolbox, server, &tools);
             Some(RunningServer::state(
                 Arc::clone(conn),
@@ -602,7 +630,8 @@ pub(crate) fn relist(fleet: &Fleet, conn: &Arc<Downstream>) {
     let Some((slot, server)) = fleet.registry.find_conn(conn) else {
         return; // closed or restarted meanwhile
     };
-    let Some(state) = list_again(fleet, &slot.name, conn, &server) else {
+    let env = fleet.registry.toolbox(&slot).and_then(|t| t.env);
+    let Some(state) = list_again(fleet, (&slot.name, env.as_deref()), conn, &server) else {
         return;
     };
     if fleet.registry.replace_running(&slot, conn, |_| state) {

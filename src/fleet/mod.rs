@@ -17,6 +17,7 @@ pub(crate) mod queues;
 pub(crate) mod reload;
 pub(crate) mod timers;
 
+use crate::catalog::Catalog;
 use crate::config::{Config, ServerConfig, ToolboxConfig};
 use crate::jsonrpc::RequestId;
 use crate::launch::Launcher;
@@ -59,13 +60,16 @@ pub(crate) trait SessionLink: Send + Sync {
 }
 
 /// The state the fleet's threads share: the registry, the launcher, the
-/// lifecycle queues, the loop's channel and the sessions served.
+/// lifecycle queues, the tool catalog, the loop's channel and the sessions served.
 pub(crate) struct Fleet {
     pub registry: Registry,
     pub launcher: Launcher,
     pub queues: Queues,
     /// With `pinTools`: the config's pins (docs/reference.md §10).
     pub pins: Option<Pins>,
+    /// Every listing seen, per server definition: what `find_tools` searches.
+    /// One per process, shared by every session it serves.
+    pub catalog: Catalog,
     /// The fleet loop's events.
     events: Sender<Event>,
     /// The sessions served: one, or every session of a shared fleet (§8).
@@ -81,6 +85,7 @@ impl Fleet {
             launcher,
             queues: Queues::default(),
             pins: open_pins(config),
+            catalog: Catalog::default(),
             events,
             sessions: Mutex::new(Vec::new()),
         }

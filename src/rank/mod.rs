@@ -30,13 +30,16 @@ pub enum Field {
 
 const FIELDS: usize = 5;
 /// Weight of a match in each field.
-const WEIGHT: [f64; FIELDS] = [3.0, 2.0, 1.0, 0.5, 0.3];
+const WEIGHT: [f64; FIELDS] = [3.0, 2.0, 1.0, 0.5, 0.6];
 /// BM25's length normalisation per field.
 const B: [f64; FIELDS] = [0.3, 0.3, 0.75, 0.75, 0.5];
 /// BM25's saturation.
 const K1: f64 = 1.2;
 /// What a concept match counts for, against a word match.
-const CONCEPT_WEIGHT: f64 = 0.5;
+const CONCEPT_WEIGHT: f64 = 0.7;
+/// What a light verb of a query (`show`, `get`) counts for: people put
+/// them in front of what they want, and tool names start with them.
+const LIGHT_WEIGHT: f64 = 0.4;
 
 /// The text of one document, field by field.
 #[derive(Debug, Default, Clone)]
@@ -53,8 +56,39 @@ impl Document {
     }
 }
 
+/// The document of one tool: its name, title and description, the names and
+/// descriptions of its parameters (the `properties` of `input_schema`, JSON
+/// text), and `context` (toolbox and server names and descriptions).
+pub fn tool_document(
+    name: &str,
+    title: Option<&str>,
+    description: Option<&str>,
+    input_schema: &str,
+    context: &[&str],
+) -> Document {
+    let mut parameters = String::new();
+    if let Ok(schema) = serde_json::from_str::<serde_json::Value>(input_schema) {
+        if let Some(properties) = schema.get("properties").and_then(|p| p.as_object()) {
+            for (key, property) in properties {
+                parameters.push_str(key);
+                parameters.push(' ');
+                if let Some(text) = property.get("description").and_then(|d| d.as_str()) {
+                    parameters.push_str(text);
+                    parameters.push(' ');
+                }
+            }
+        }
+    }
+    Document::default()
+        .with(Field::Name, name)
+        .with(Field::Title, title.unwrap_or_default())
+        .with(Field::Description, description.unwrap_or_default())
+        .with(Field::Parameters, &parameters)
+        .with(Field::Context, &context.join(" "))
+}
+
 /// A term: a stemmed word, or a concept (`Concept`).
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 enum Term {
     Word(String),
     Concept(u16),
@@ -71,7 +105,11 @@ fn terms(text: &str) -> Vec<Term> {
     let mut out = Vec::new();
     for (i, (stem, stop)) in stems.iter().enumerate() {
         if let Some((next, _)) = stems.get(i + 1) {
-            out.extend(concepts::of_phrase(stem, next).iter().map(|&c| Term::Concept(c)));
+            out.extend(
+                concepts::of_phrase(stem, next)
+                    .iter()
+                    .map(|&c| Term::Concept(c)),
+            );
         }
         if *stop {
             continue;
@@ -124,8 +162,8 @@ impl Index {
                 }
             }
             lengths.push(length);
-            let mut counts: Vec<_> = counts.into_iter().collect();
-            counts.sort_by(|a, b| a.0.cmp(&b.0));
+            // Each term's postings stay in document order whatever order
+            // the terms come in.
             for (term, tf) in counts {
                 postings.entry(term).or_default().push((doc, tf));
             }
@@ -157,7 +195,8 @@ impl Index {
     pub fn search(&self, query: &str, limit: usize) -> Vec<Hit> {
         let mut weights: Vec<(Term, f64)> = Vec::new();
         for term in terms(query) {
-            let weight = match term {
+            let weight = match &term {
+                Term::Word(w) if words::is_light_verb(w) => LIGHT_WEIGHT,
                 Term::Word(_) => 1.0,
                 Term::Concept(_) => CONCEPT_WEIGHT,
             };
@@ -192,7 +231,8 @@ impl Index {
             .filter(|(_, s)| *s > 0.0)
             .map(|(doc, score)| Hit { doc, score })
             .collect();
-        hits.sort_by(|a, b| b.score.total_cmp(&a.score).then(a.doc.cmp(&b.doc)));
+        // A total order (score, then document): unstable sorting is deterministic.
+        hits.sort_unstable_by(|a, b| b.score.total_cmp(&a.score).then(a.doc.cmp(&b.doc)));
         hits.truncate(limit);
         hits
     }
@@ -216,14 +256,35 @@ mod tests {
 
     fn corpus() -> Vec<Document> {
         vec![
-            tool("read_file", "Read the complete contents of a file from the file system."),
-            tool("list_directory", "Get a detailed listing of all files and directories in a specified path."),
-            tool("create_directory", "Create a new directory or ensure a directory exists."),
-            tool("browser_take_screenshot", "Take a screenshot of the current page."),
+            tool(
+                "read_file",
+                "Read the complete contents of a file from the file system.",
+            ),
+            tool(
+                "list_directory",
+                "Get a detailed listing of all files and directories in a specified path.",
+            ),
+            tool(
+                "create_directory",
+                "Create a new directory or ensure a directory exists.",
+            ),
+            tool(
+                "browser_take_screenshot",
+                "Take a screenshot of the current page.",
+            ),
             tool("browser_navigate", "Navigate to a URL"),
-            tool("delete_entities", "Delete multiple entities and their associated relations from the knowledge graph"),
-            tool("create_entities", "Create multiple new entities in the knowledge graph"),
-            tool("get_current_time", "Get current time in a specific timezones"),
+            tool(
+                "delete_entities",
+                "Delete multiple entities and their associated relations from the knowledge graph",
+            ),
+            tool(
+                "create_entities",
+                "Create multiple new entities in the knowledge graph",
+            ),
+            tool(
+                "get_current_time",
+                "Get current time in a specific timezones",
+            ),
         ]
     }
 
@@ -233,7 +294,10 @@ mod tests {
         let index = Index::new(&docs);
         assert_eq!(names(&docs, &index.search("read a file", 1)), ["read_file"]);
         assert_eq!(names(&docs, &index.search("readFile", 1)), ["read_file"]);
-        assert_eq!(names(&docs, &index.search("current time", 1)), ["get_current_time"]);
+        assert_eq!(
+            names(&docs, &index.search("current time", 1)),
+            ["get_current_time"]
+        );
     }
 
     #[test]
@@ -242,9 +306,15 @@ mod tests {
         let index = Index::new(&docs);
         let first = |q: &str| names(&docs, &index.search(q, 1))[0];
         assert_eq!(first("make a new folder"), "create_directory");
-        assert_eq!(first("capture a picture of the screen"), "browser_take_screenshot");
+        assert_eq!(
+            first("capture a picture of the screen"),
+            "browser_take_screenshot"
+        );
         assert_eq!(first("visit a website"), "browser_navigate");
-        assert_eq!(first("forget what you remember about Alice"), "delete_entities");
+        assert_eq!(
+            first("forget what you remember about Alice"),
+            "delete_entities"
+        );
     }
 
     #[test]

@@ -42,6 +42,16 @@ pub(crate) fn split(text: &str) -> Vec<String> {
     words
 }
 
+/// Verbs that say little of what a person wants (stemmed): a query's
+/// `show me`, `get the`, `make a` weigh less than its nouns.
+const LIGHT_VERBS: &[&str] = &[
+    "do", "get", "giv", "go", "help", "keep", "mak", "see", "show", "tak", "tell",
+];
+
+pub(crate) fn is_light_verb(stem: &str) -> bool {
+    LIGHT_VERBS.contains(&stem)
+}
+
 pub(crate) fn is_stop_word(word: &str) -> bool {
     STOP_WORDS.binary_search(&word).is_ok()
 }
@@ -97,7 +107,10 @@ mod tests {
     fn names_split_into_words() {
         assert_eq!(split("read_file"), ["read", "file"]);
         assert_eq!(split("getUserProfile"), ["get", "user", "profile"]);
-        assert_eq!(split("browser-take-screenshot"), ["browser", "take", "screenshot"]);
+        assert_eq!(
+            split("browser-take-screenshot"),
+            ["browser", "take", "screenshot"]
+        );
         assert_eq!(split("HTTPServer v2"), ["http", "server", "v2"]);
         assert_eq!(split("List: the (files)!"), ["list", "the", "files"]);
         assert!(split("  --  ").is_empty());

@@ -15,6 +15,7 @@ mod harness;
 
 mod behaviour;
 mod bridge;
+mod catalog;
 mod faults;
 mod first_run;
 mod hostile;

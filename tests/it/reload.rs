@@ -271,7 +271,13 @@ fn dynamic_mode_a_reload_changes_the_native_tools_in_one_list_changed() {
         .collect();
     assert_eq!(
         names,
-        ["open_toolbox", "use_tool", "close_toolbox", "a__s1_echo"]
+        [
+            "open_toolbox",
+            "use_tool",
+            "find_tools",
+            "close_toolbox",
+            "a__s1_echo"
+        ]
     );
     assert_eq!(toolbox_enum(&list), json!(["a", "c"]));
     assert!(gone(starts(&wb.dir, "s2.log")[0]));

@@ -547,3 +547,40 @@ fn each_session_sees_native_tools_of_the_toolboxes_it_opened_and_every_reload() 
     }
     end_all(&dir, &run, vec![a, b]);
 }
+
+#[test]
+fn use_tool_without_open_makes_the_sessions_own_copy_and_holds_it() {
+    let mut server = fake("fake.json");
+    server["env"] = json!({"MARKER": "${MARK}"});
+    let (dir, run) = case("shared-use-unopened", &shared_config(server, json!({})));
+    let mut a = session(&dir, &run, &[("MARK", "one")]);
+    let mut b = session(&dir, &run, &[("MARK", "two")]);
+    a.use_tool(1, "dev", "s", "echo", json!({}));
+    assert_eq!(text(&a.recv()), "MARKER=one");
+    // b's expansion differs: its call starts its own copy, never a's process.
+    b.use_tool(1, "dev", "s", "echo", json!({}));
+    assert_eq!(text(&b.recv()), "MARKER=two");
+    assert_eq!(starts(&dir, "starts.log").len(), 2, "one per expansion");
+    // Each session holds the toolbox its call opened.
+    let report = status_until(&dir, &run, |r| {
+        r["sessions"].as_array().is_some_and(|s| s.len() == 2)
+            && r["servers"].as_array().is_some_and(|s| s.len() == 2)
+    });
+    for session in report["sessions"].as_array().unwrap() {
+        assert_eq!(session["toolboxes"], json!(["dev"]), "{report}");
+    }
+    // The one catalog of the fleet, searched with each session's expansion.
+    for wb in [&mut a, &mut b] {
+        wb.call(2, "find_tools", json!({"query": "echo"}));
+        let found = wb.recv()["result"]["structuredContent"].clone();
+        assert_eq!(found["tools"][0]["tool"], "echo", "{found}");
+        assert!(found.get("not_indexed").is_none(), "{found}");
+    }
+    // a leaves: its hold goes, and with it its copy's server.
+    a.end(Duration::from_secs(10));
+    let report = status_until(&dir, &run, |r| {
+        r["servers"].as_array().is_some_and(|s| s.len() == 1)
+    });
+    assert_eq!(report["servers"].as_array().unwrap().len(), 1, "{report}");
+    end_all(&dir, &run, vec![a, b]);
+}

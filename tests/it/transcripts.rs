@@ -29,6 +29,9 @@
 //! expected files (`TRANSCRIPT=NAME` runs only the cases whose folder name
 //! contains NAME).
 //!
+//! Each case gets an empty cache folder of its own (`XDG_CACHE_HOME`,
+//! `LOCALAPPDATA`): the tool catalog starts empty and is removed afterwards.
+//!
 //! Expected files write the crate version as `{{VERSION}}`, and may write the
 //! `initialize` instructions as `{{INSTRUCTIONS}}` (see `normalise`), so a new
 //! version or a reworded instruction does not touch every case; the case's
@@ -109,20 +112,39 @@ fn transcripts() {
 
 fn run_case(dir: &Path) -> Result<(), String> {
     let dir = dir.canonicalize().map_err(|e| e.to_string())?;
+    // A fresh, empty cache folder (the tool catalog) for each case, so no
+    // case sees another's listings, nor writes outside the temp folder.
+    let name = dir.file_name().unwrap_or_default().to_string_lossy();
+    let cache = std::env::temp_dir().join(format!(
+        "mcp-workbench-transcript-cache-{}-{name}",
+        std::process::id()
+    ));
+    let _ = fs::remove_dir_all(&cache);
+    let result = run_case_with_cache(&dir, &cache);
+    let _ = fs::remove_dir_all(&cache);
+    result
+}
+
+fn run_case_with_cache(dir: &Path, cache: &Path) -> Result<(), String> {
+    let dir = dir.to_path_buf();
     let stderr_expected = dir.join("expected-stderr.txt");
     let args: Vec<String> = match fs::read_to_string(dir.join("args")) {
         Ok(text) => text.lines().map(str::to_string).collect(),
         Err(_) => vec!["--config".into(), "config.json".into()],
     };
     let mut cmd = workbench_in(&dir);
-    cmd.args(&args).env("HOME", "/nonexistent-home").env(
-        "RUST_LOG",
-        if stderr_expected.exists() {
-            "off"
-        } else {
-            "debug"
-        },
-    );
+    cmd.args(&args)
+        .env("HOME", "/nonexistent-home")
+        .env("XDG_CACHE_HOME", cache)
+        .env("LOCALAPPDATA", cache)
+        .env(
+            "RUST_LOG",
+            if stderr_expected.exists() {
+                "off"
+            } else {
+                "debug"
+            },
+        );
     if let Ok(env) = fs::read_to_string(dir.join("env")) {
         for line in env.lines().filter(|l| !l.trim().is_empty()) {
             let (k, v) = line

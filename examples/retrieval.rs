@@ -1,0 +1,271 @@
+//! The retrieval benchmark of `find_tools` (run by `scripts/retrieval-bench`):
+//! the tools of real servers (`testdata/retrieval/catalog.json`, grouped into
+//! toolboxes by `toolboxes.json`) searched with the queries of
+//! `queries.json`, each marked with the tools that answer it.
+//!
+//! Prints recall@1, recall@5 and MRR for the workbench's ranker (`rank`, fed
+//! exactly as `find_tools` feeds it) and for a plain BM25 over name and
+//! description (the baseline), for queries in the tools' own words and for
+//! paraphrases; then the time to build and search a catalog of about 1,000
+//! tools. Not a test: nothing here passes or fails.
+
+// A measuring tool: it reports on stdout (clippy.toml).
+#![allow(clippy::print_stdout)]
+
+use mcp_workbench::rank::{self, Index};
+use serde_json::Value;
+use std::collections::HashMap;
+use std::path::Path;
+use std::time::Instant;
+
+struct Tool {
+    id: String,
+    name: String,
+    description: String,
+    document: rank::Document,
+}
+
+fn load(path: &Path) -> Value {
+    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    serde_json::from_str(&text).expect("JSON")
+}
+
+/// The tools of the catalog, as `find_tools` would index them.
+fn tools(root: &Path, copies: usize) -> Vec<Tool> {
+    let catalog = load(&root.join("catalog.json"));
+    let toolboxes = load(&root.join("toolboxes.json"));
+    let mut toolbox_of = HashMap::new();
+    for (name, toolbox) in toolboxes.as_object().expect("toolboxes") {
+        for server in toolbox["servers"].as_array().expect("servers") {
+            let description = toolbox["description"].as_str().unwrap_or_default();
+            toolbox_of.insert(
+                server.as_str().unwrap_or_default().to_string(),
+                (name.clone(), description.to_string()),
+            );
+        }
+    }
+    let mut out = Vec::new();
+    for copy in 0..copies {
+        for server in catalog["servers"].as_array().expect("servers") {
+            let server_name = server["name"].as_str().unwrap_or_default();
+            let (toolbox, toolbox_description) = &toolbox_of[server_name];
+            let shown_server = if copy == 0 {
+                server_name.to_string()
+            } else {
+                format!("{server_name}{copy}")
+            };
+            for tool in server["tools"].as_array().expect("tools") {
+                let name = tool["name"].as_str().unwrap_or_default();
+                let description = tool["description"].as_str().unwrap_or_default();
+                let schema = tool
+                    .get("inputSchema")
+                    .map(Value::to_string)
+                    .unwrap_or_default();
+                let context = [
+                    toolbox.as_str(),
+                    toolbox_description.as_str(),
+                    shown_server.as_str(),
+                ];
+                out.push(Tool {
+                    id: format!("{shown_server}/{name}"),
+                    name: name.to_string(),
+                    description: description.to_string(),
+                    document: rank::tool_document(
+                        name,
+                        tool["title"].as_str(),
+                        Some(description),
+                        &schema,
+                        &context,
+                    ),
+                });
+            }
+        }
+    }
+    out
+}
+
+/// Plain BM25 over name and description: lowercase words split at anything
+/// that is not a letter or digit, no stemming, no stop words, no concepts.
+struct Baseline {
+    docs: Vec<Vec<String>>,
+    df: HashMap<String, usize>,
+    mean: f64,
+}
+
+fn plain_words(text: &str) -> Vec<String> {
+    text.split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .map(str::to_lowercase)
+        .collect()
+}
+
+impl Baseline {
+    fn new(tools: &[Tool]) -> Baseline {
+        let docs: Vec<Vec<String>> = tools
+            .iter()
+            .map(|t| plain_words(&format!("{} {}", t.name, t.description)))
+            .collect();
+        let mut df = HashMap::new();
+        for doc in &docs {
+            let mut seen: Vec<&String> = doc.iter().collect();
+            seen.sort();
+            seen.dedup();
+            for w in seen {
+                *df.entry(w.clone()).or_insert(0) += 1;
+            }
+        }
+        let mean = docs.iter().map(Vec::len).sum::<usize>() as f64 / docs.len().max(1) as f64;
+        Baseline { docs, df, mean }
+    }
+
+    fn search(&self, query: &str) -> Vec<usize> {
+        let (k1, b, n) = (1.2, 0.75, self.docs.len() as f64);
+        let mut terms = plain_words(query);
+        terms.sort();
+        terms.dedup();
+        let mut scored: Vec<(usize, f64)> = self
+            .docs
+            .iter()
+            .enumerate()
+            .map(|(i, doc)| {
+                let score = terms
+                    .iter()
+                    .map(|t| {
+                        let tf = doc.iter().filter(|w| *w == t).count() as f64;
+                        let df = *self.df.get(t).unwrap_or(&0) as f64;
+                        if tf == 0.0 {
+                            return 0.0;
+                        }
+                        let idf = (1.0 + (n - df + 0.5) / (df + 0.5)).ln();
+                        idf * tf * (k1 + 1.0)
+                            / (tf + k1 * (1.0 - b + b * doc.len() as f64 / self.mean))
+                    })
+                    .sum::<f64>();
+                (i, score)
+            })
+            .filter(|(_, s)| *s > 0.0)
+            .collect();
+        scored.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+        scored.into_iter().map(|(i, _)| i).collect()
+    }
+}
+
+#[derive(Default)]
+struct Score {
+    n: usize,
+    at1: usize,
+    at5: usize,
+    rr: f64,
+}
+
+impl Score {
+    fn add(&mut self, ranked: &[String], relevant: &[String]) {
+        self.n += 1;
+        if let Some(rank) = ranked.iter().take(50).position(|id| relevant.contains(id)) {
+            self.at1 += usize::from(rank == 0);
+            self.at5 += usize::from(rank < 5);
+            self.rr += 1.0 / (rank as f64 + 1.0);
+        }
+    }
+
+    fn show(&self) -> String {
+        let n = self.n.max(1) as f64;
+        format!(
+            "{:>3} queries  recall@1 {:.2}  recall@5 {:.2}  MRR {:.2}",
+            self.n,
+            self.at1 as f64 / n,
+            self.at5 as f64 / n,
+            self.rr / n
+        )
+    }
+}
+
+fn main() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/retrieval");
+    let verbose = std::env::args().any(|a| a == "-v");
+    let tools = tools(&root, 1);
+    let queries = load(&root.join("queries.json"));
+    let queries = queries.as_array().expect("queries");
+    let documents: Vec<rank::Document> = tools.iter().map(|t| t.document.clone()).collect();
+    let index = Index::new(&documents);
+    let baseline = Baseline::new(&tools);
+    let mut scores: HashMap<(&str, &str), Score> = HashMap::new();
+    for query in queries {
+        let text = query["query"].as_str().unwrap_or_default();
+        let kind = query["kind"].as_str().unwrap_or_default();
+        let relevant: Vec<String> = query["relevant"]
+            .as_array()
+            .expect("relevant")
+            .iter()
+            .map(|r| r.as_str().unwrap_or_default().to_string())
+            .collect();
+        let ours: Vec<String> = index
+            .search(text, 50)
+            .iter()
+            .map(|h| tools[h.doc].id.clone())
+            .collect();
+        let theirs: Vec<String> = baseline
+            .search(text)
+            .iter()
+            .map(|&i| tools[i].id.clone())
+            .collect();
+        for (ranker, ranked) in [("find_tools", &ours), ("plain BM25", &theirs)] {
+            scores
+                .entry((ranker, kind))
+                .or_default()
+                .add(ranked, &relevant);
+            scores
+                .entry((ranker, "all"))
+                .or_default()
+                .add(ranked, &relevant);
+        }
+        if verbose && !ours.iter().take(5).any(|id| relevant.contains(id)) {
+            println!(
+                "miss [{kind}] {text:?}: want {relevant:?}, got {:?}",
+                &ours[..ours.len().min(3)]
+            );
+        }
+    }
+    println!(
+        "catalog: {} tools of real servers; {} queries",
+        tools.len(),
+        queries.len()
+    );
+    for ranker in ["find_tools", "plain BM25"] {
+        for kind in ["own", "paraphrase", "all"] {
+            let label = match kind {
+                "own" => "tools' own words",
+                "paraphrase" => "paraphrases",
+                _ => "all",
+            };
+            println!(
+                "{ranker:<11} {label:<17} {}",
+                scores[&(ranker, kind)].show()
+            );
+        }
+    }
+
+    // About 1,000 tools: the catalog six times over, as six sets of servers.
+    let big = self::tools(&root, 6);
+    let documents: Vec<rank::Document> = big.iter().map(|t| t.document.clone()).collect();
+    let started = Instant::now();
+    let index = Index::new(&documents);
+    let build = started.elapsed();
+    let rounds = 20;
+    let started = Instant::now();
+    let mut found = 0;
+    for _ in 0..rounds {
+        for query in queries {
+            found += index
+                .search(query["query"].as_str().unwrap_or_default(), 8)
+                .len();
+        }
+    }
+    let per_search = started.elapsed() / (rounds * queries.len()) as u32;
+    println!(
+        "{} tools: index built in {:.2} ms, one search (limit 8) takes {:.1} us on average ({found} results)",
+        big.len(),
+        build.as_secs_f64() * 1e3,
+        per_search.as_secs_f64() * 1e6
+    );
+}

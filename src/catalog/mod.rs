@@ -1,0 +1,259 @@
+//! The tool catalog (docs/reference.md §9): every listing the workbench got
+//! (open, re-list, wake, `check`, `index`), per server definition, kept in
+//! memory and in a file in the user's cache folder, so that `find_tools`
+//! searches toolboxes that were never opened in this session, without
+//! starting a server.
+//!
+//! The catalog belongs to the fleet: one per process, shared by every
+//! session the process serves. Listings are stored as the server sent them
+//! (before `toolFilters`); what the model may see of them is decided in one
+//! place, `view::visible_tools`, when a search runs.
+//!
+//! Locks: `listings` is held only to read or swap a snapshot; `file` orders
+//! the writes (on toolbox workers, never on the main thread). A write merges
+//! what another process wrote meanwhile, so two workbenches of one config
+//! lose nothing of each other's listings for long.
+
+mod file;
+pub(crate) mod key;
+pub(crate) mod view;
+
+use crate::config::ServerConfig;
+use crate::expand::Vars;
+use crate::lock;
+use crate::mcp::ToolEntry;
+use serde::{Deserialize, Serialize};
+use serde_json::value::RawValue;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+/// Listings older than this are dropped when the file is written.
+const KEEP: Duration = Duration::from_secs(90 * 24 * 3600);
+
+/// One tool as a listing had it: what `find_tools` searches and returns.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub(crate) struct CatalogTool {
+    pub name: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    #[serde(rename = "inputSchema", default = "empty_schema")]
+    pub input_schema: Box<RawValue>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub annotations: Option<Box<RawValue>>,
+}
+
+fn empty_schema() -> Box<RawValue> {
+    RawValue::from_string("{\"type\":\"object\"}".into()).expect("valid JSON")
+}
+
+impl CatalogTool {
+    /// The catalog's copy of a listed tool; a tool whose fields have
+    /// unexpected types keeps its name.
+    fn of(entry: &ToolEntry) -> CatalogTool {
+        serde_json::from_str(entry.raw.get()).unwrap_or_else(|_| CatalogTool {
+            name: entry.name.clone(),
+            title: None,
+            description: None,
+            input_schema: empty_schema(),
+            annotations: None,
+        })
+    }
+}
+
+/// One server definition's tools, as last listed.
+#[derive(Debug, Serialize, Deserialize)]
+pub(crate) struct Listing {
+    /// `key::of` the definition.
+    pub key: String,
+    /// Where it was last listed (for people reading the file).
+    pub toolbox: String,
+    pub server: String,
+    /// Milliseconds since the Unix epoch.
+    #[serde(rename = "listedAt")]
+    pub listed_at: u64,
+    pub tools: Vec<CatalogTool>,
+}
+
+/// What one server listed: its toolbox's name, its definition, the
+/// environment its `${VAR}`s expanded with (`None`: the workbench's own),
+/// and its tools as it sent them.
+pub(crate) type Listed<'a> = (&'a str, &'a ServerConfig, Option<&'a Vars>, &'a [ToolEntry]);
+
+/// Every listing by definition key.
+pub(crate) type Listings = BTreeMap<String, Arc<Listing>>;
+
+/// The catalog of one process.
+#[derive(Default)]
+pub(crate) struct Catalog {
+    listings: Mutex<Snapshot>,
+    /// The file and the config it belongs to, once attached.
+    file: Mutex<Option<Attached>>,
+    /// The last search index built, reused while nothing changed.
+    pub(crate) built: Mutex<Option<Arc<view::Built>>>,
+}
+
+#[derive(Default, Clone)]
+pub(crate) struct Snapshot {
+    pub listings: Arc<Listings>,
+    /// Increases at every change.
+    pub generation: u64,
+}
+
+struct Attached {
+    path: PathBuf,
+    config: String,
+    /// A failed write was reported; later ones are logged at debug level.
+    warned: bool,
+}
+
+fn now_ms() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
+}
+
+impl Catalog {
+    /// Keeps the catalog of config file `config` in the user's cache folder:
+    /// reads what it holds now, and writes every later listing to it. Without
+    /// a cache folder (no `HOME`), the catalog lives in memory only.
+    pub(crate) fn attach(&self, config: &Path) {
+        let lookup = |name: &str| std::env::var(name).ok();
+        let Some(dir) = file::cache_dir(&lookup) else {
+            log::info!(
+                "no cache folder (HOME is not set): the tool catalog is kept in memory only"
+            );
+            return;
+        };
+        let canonical = std::fs::canonicalize(config)
+            .or_else(|_| std::path::absolute(config))
+            .unwrap_or_else(|_| config.to_path_buf());
+        let config = canonical.display().to_string();
+        let path = file::path_in(&dir, &config);
+        match file::read(&path, &config) {
+            Ok(listings) => self.merge(listings),
+            Err(why) => log::warn!(
+                "ignoring the tool catalog {} ({why}); it is rebuilt from the next listings",
+                path.display()
+            ),
+        }
+        *lock(&self.file) = Some(Attached {
+            path,
+            config,
+            warned: false,
+        });
+    }
+
+    /// The listings now.
+    pub(crate) fn snapshot(&self) -> Snapshot {
+        lock(&self.listings).clone()
+    }
+
+    /// Puts `listings` in, where they are newer than what is there.
+    fn merge(&self, listings: Vec<Listing>) {
+        let mut current = lock(&self.listings);
+        let mut changed = false;
+        let map = Arc::make_mut(&mut current.listings);
+        for listing in listings {
+            let newer = map
+                .get(&listing.key)
+                .is_none_or(|have| have.listed_at < listing.listed_at);
+            if newer {
+                map.insert(listing.key.clone(), Arc::new(listing));
+                changed = true;
+            }
+        }
+        if changed {
+            current.generation += 1;
+        }
+    }
+
+    /// Records what servers just listed (`remember`), then writes the file.
+    pub(crate) fn record(&self, listed: &[Listed<'_>]) {
+        if self.remember(listed) {
+            self.save();
+        }
+    }
+
+    /// Records what servers just listed, the tools as the server sent them,
+    /// in memory only (`save` writes them); whether anything was recorded.
+    pub(crate) fn remember(&self, listed: &[Listed<'_>]) -> bool {
+        let at = now_ms();
+        let listings: Vec<Listing> = listed
+            .iter()
+            .filter_map(|(toolbox, server, env, tools)| {
+                Some(Listing {
+                    key: key::expanded(server, *env)?,
+                    toolbox: toolbox.to_string(),
+                    server: server.name.clone(),
+                    listed_at: at,
+                    tools: tools.iter().map(CatalogTool::of).collect(),
+                })
+            })
+            .collect();
+        if listings.is_empty() {
+            return false;
+        }
+        let mut current = lock(&self.listings);
+        let map = Arc::make_mut(&mut current.listings);
+        for listing in listings {
+            map.insert(listing.key.clone(), Arc::new(listing));
+        }
+        current.generation += 1;
+        true
+    }
+
+    /// Writes the catalog to its file, with what another process wrote
+    /// there meanwhile; a failure is logged (the catalog stays in memory).
+    pub(crate) fn save(&self) {
+        let mut attached = lock(&self.file);
+        let Some(file) = attached.as_mut() else {
+            return;
+        };
+        if let Ok(theirs) = file::read(&file.path, &file.config) {
+            self.merge(theirs);
+        }
+        let oldest = now_ms().saturating_sub(u64::try_from(KEEP.as_millis()).unwrap_or(0));
+        let snapshot = self.snapshot();
+        let kept: Vec<&Listing> = snapshot
+            .listings
+            .values()
+            .map(|l| &**l)
+            .filter(|l| l.listed_at >= oldest)
+            .collect();
+        match file::write(&file.path, &file.config, &kept) {
+            Ok(()) => log::debug!("tool catalog written: {}", file.path.display()),
+            Err(e) if !file.warned => {
+                file.warned = true;
+                log::warn!(
+                    "cannot write the tool catalog {} ({e}); it is kept in memory",
+                    file.path.display()
+                );
+            }
+            Err(e) => log::debug!("cannot write the tool catalog: {e}"),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_tool_with_odd_fields_keeps_its_name() {
+        let entry = |raw: &str| ToolEntry {
+            name: "n".into(),
+            raw: RawValue::from_string(raw.into()).unwrap(),
+        };
+        let good = CatalogTool::of(&entry(
+            r#"{"name":"n","description":"d","inputSchema":{"type":"object","x":1.50},"outputSchema":{}}"#,
+        ));
+        assert_eq!(good.description.as_deref(), Some("d"));
+        assert_eq!(good.input_schema.get(), r#"{"type":"object","x":1.50}"#);
+        let odd = CatalogTool::of(&entry(r#"{"name":"n","description":5}"#));
+        assert_eq!((odd.name.as_str(), odd.description), ("n", None));
+    }
+}

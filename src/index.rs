@@ -1,0 +1,97 @@
+//! `mcp-workbench index` (docs/reference.md §2, §9): starts every enabled
+//! server of every toolbox once, a few at a time, lists its tools into the
+//! tool catalog, stops it, and prints one line per server: its tool count
+//! or why it failed. Exit 0 when every server listed, 1 otherwise.
+//!
+//! Prints on stdout and serves no host, like `check`. A shutdown signal stops
+//! every server (the launcher's shutdown) and ends the run.
+
+use crate::catalog::Catalog;
+use crate::config::Config;
+use crate::launch::{self, Launcher};
+use crate::outbox::Outbox;
+use crate::process;
+use std::io::{self, Write};
+use std::path::Path;
+use std::process::ExitCode;
+use std::sync::Arc;
+
+/// At most this many servers start at once.
+const PARALLEL: usize = 8;
+
+/// Indexes every server of `config` (file `path`) and prints a line for each.
+pub fn run(config: &Config, path: &Path, out: &mut impl Write) -> ExitCode {
+    let catalog = Catalog::default();
+    catalog.attach(path);
+    let launcher = Arc::new(Launcher::new(
+        Arc::new(Outbox::new(Box::new(io::sink()))),
+        None,
+    ));
+    let watcher = Arc::clone(&launcher);
+    // As `check` does: every server stopped, then the shell's code for it.
+    let _signals = process::on_shutdown_signal("signals", move |number| {
+        watcher.shutdown();
+        std::process::exit(128 + number);
+    });
+    // Every enabled server, in config order, with its spec or its problem.
+    let mut jobs = Vec::new();
+    for toolbox in &config.toolboxes {
+        for server in toolbox.servers.iter().filter(|s| !s.disabled) {
+            let spec = launch::resolve(&toolbox.name, server, None).map_err(|e| e.join("; "));
+            jobs.push((toolbox, server, spec));
+        }
+    }
+    let mut healthy = true;
+    let mut lines = Vec::new();
+    let mut pending = jobs.into_iter().peekable();
+    while pending.peek().is_some() {
+        let batch: Vec<_> = pending.by_ref().take(PARALLEL).collect();
+        let mut specs = Vec::new();
+        for (_, _, spec) in &batch {
+            if let Ok(spec) = spec {
+                specs.push(spec.clone());
+            }
+        }
+        let mut started = launcher.start_all(specs).into_iter();
+        let mut conns = Vec::new();
+        let mut listed = Vec::new();
+        for (toolbox, server, spec) in &batch {
+            let result = match spec {
+                Err(why) => Err(why.clone()),
+                Ok(_) => started
+                    .next()
+                    .unwrap_or_else(|| Err("internal error: no start result".into())),
+            };
+            let line = match result {
+                Ok(s) => {
+                    conns.push(Arc::clone(&s.conn));
+                    let n = s.tools.len();
+                    listed.push((toolbox.name.as_str(), *server, s.tools));
+
+                    format!("{n} tool{}", if n == 1 { "" } else { "s" })
+                }
+                Err(why) => {
+                    healthy = false;
+                    format!("failed: {why}")
+                }
+            };
+            lines.push(format!("{}/{}: {line}", toolbox.name, server.name));
+        }
+        let records: Vec<_> = listed
+            .iter()
+            .map(|(toolbox, server, tools)| (*toolbox, *server, None, tools.as_slice()))
+            .collect();
+        catalog.record(&records);
+        launch::stop_all(&conns, "");
+    }
+    launcher.shutdown();
+    let printed = lines.iter().try_for_each(|line| writeln!(out, "{line}"));
+    if let Err(e) = printed {
+        log::error!("cannot write the report: {e}");
+    }
+    if healthy {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    }
+}

@@ -1,0 +1,399 @@
+//! `find_tools`, the tool catalog and `use_tool` on a toolbox that is not
+//! open (docs/reference.md §5, §9): the catalog outlives a session, is
+//! searched without starting a server, lists what it has never seen in
+//! `not_indexed`, applies `toolFilters`, survives a corrupt file, and keeps
+//! no environment value in clear; `mcp-workbench index` fills it.
+
+use crate::harness::{
+    command, counted, fake, is_error, scratch, starts, text, workbench_in, Workbench,
+};
+use serde_json::{json, Value};
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+/// A fake tool with a description, echoing its arguments.
+fn described(name: &str, description: &str) -> Value {
+    json!({"tool": {"name": name, "description": description,
+        "inputSchema": {"type": "object", "properties": {"path": {"type": "string"}}}},
+        "action": {}})
+}
+
+/// Two toolboxes: `files` (servers `fs` and `git`) and `web` (`browser`).
+fn config() -> Value {
+    json!({"toolboxes": {
+        "files": {"description": "Local files", "mcpServers": {
+            "fs": fake("fs.json"), "git": fake("git.json")}},
+        "web": {"description": "A browser", "mcpServers": {"browser": fake("web.json")}}
+    }})
+}
+
+fn scripts() -> Vec<(&'static str, Value)> {
+    vec![
+        (
+            "fs.json",
+            counted(
+                "fs.log",
+                json!([
+                    described("read_file", "Read the complete contents of a file"),
+                    described("list_directory", "List the files and directories in a path"),
+                ]),
+            ),
+        ),
+        (
+            "git.json",
+            counted(
+                "git.log",
+                json!([described("git_log", "Show the commit logs"),]),
+            ),
+        ),
+        (
+            "web.json",
+            counted(
+                "web.log",
+                json!([
+                    described("take_screenshot", "Take a screenshot of the current page"),
+                    described("navigate", "Navigate to a URL"),
+                ]),
+            ),
+        ),
+    ]
+}
+
+/// A folder holding the config and scripts, with a cache folder of its own.
+fn case(name: &str, config: &Value, files: &[(&str, Value)]) -> PathBuf {
+    let dir = scratch(name);
+    fs::write(dir.join("config.json"), config.to_string()).unwrap();
+    for (file, content) in files {
+        fs::write(dir.join(file), content.to_string()).unwrap();
+    }
+    dir
+}
+
+/// The environment that puts the user's cache folder inside `dir`.
+fn cache_env(dir: &Path) -> Vec<(&'static str, String)> {
+    let cache = dir.join("cache").display().to_string();
+    if cfg!(windows) {
+        vec![("LOCALAPPDATA", cache)]
+    } else {
+        vec![
+            ("XDG_CACHE_HOME", cache),
+            ("HOME", dir.display().to_string()),
+        ]
+    }
+}
+
+/// An initialized session in `dir` (which outlives it), its cache in `dir`.
+fn session(dir: &Path, extra: &[(&str, &str)]) -> Workbench {
+    let env = cache_env(dir);
+    let mut pairs: Vec<(&str, &str)> = env.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    pairs.extend_from_slice(extra);
+    let mut wb = Workbench::spawn_raw(dir.to_path_buf(), command(dir, &pairs), false);
+    wb.send_line(crate::harness::INITIALIZE);
+    wb.init = wb.recv();
+    wb.send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+    wb
+}
+
+/// `find_tools` as request `id`: its result object.
+fn find(wb: &mut Workbench, id: i64, query: &str) -> Value {
+    wb.call(id, "find_tools", json!({"query": query}));
+    let line = wb.answer(id, &mut Vec::new());
+    assert!(!is_error(&line), "{line}");
+    line["result"]["structuredContent"].clone()
+}
+
+/// `toolbox/server/tool` of each found tool, best first.
+fn found(result: &Value) -> Vec<String> {
+    result["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| format!("{}/{}/{}", t["toolbox"], t["server"], t["tool"]).replace('"', ""))
+        .collect()
+}
+
+fn not_indexed(result: &Value) -> Vec<String> {
+    result["not_indexed"]
+        .as_array()
+        .map(|a| {
+            a.iter()
+                .map(|t| t["toolbox"].as_str().unwrap().to_string())
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// The one catalog file in `dir`'s cache folder, as text.
+fn catalog_text(dir: &Path) -> String {
+    let folder = if cfg!(windows) {
+        dir.join("cache/mcp-workbench/cache")
+    } else {
+        dir.join("cache/mcp-workbench")
+    };
+    let files: Vec<PathBuf> = fs::read_dir(&folder)
+        .unwrap_or_else(|e| panic!("{}: {e}", folder.display()))
+        .map(|e| e.unwrap().path())
+        .collect();
+    assert_eq!(files.len(), 1, "{files:?}");
+    fs::read_to_string(&files[0]).unwrap()
+}
+
+#[test]
+fn the_catalog_outlives_a_session_and_a_search_starts_no_server() {
+    let dir = case("catalog-sessions", &config(), &scripts());
+    let mut wb = session(&dir, &[]);
+    let empty = find(&mut wb, 1, "screenshot");
+    assert_eq!(found(&empty), Vec::<String>::new());
+    assert_eq!(not_indexed(&empty), ["files", "web"]);
+    assert_eq!(empty["not_indexed"][0]["description"], "Local files");
+
+    wb.open_ok(2, "web");
+    let after = find(&mut wb, 3, "take a picture of the page");
+    assert_eq!(found(&after)[0], "web/browser/take_screenshot", "{after}");
+    let first = &after["tools"][0];
+    assert_eq!(
+        first["description"],
+        "Take a screenshot of the current page"
+    );
+    assert_eq!(first["inputSchema"]["properties"]["path"]["type"], "string");
+    assert!(first["score"].as_f64().unwrap() > 0.0);
+    assert_eq!(not_indexed(&after), ["files"]);
+    wb.finish_clean(Duration::from_secs(10));
+    assert_eq!(starts(&dir, "web.log").len(), 1);
+
+    // A new session finds it from the file, and starts nothing to do so.
+    let mut wb = session(&dir, &[]);
+    let again = find(&mut wb, 1, "visit a website");
+    assert_eq!(found(&again)[0], "web/browser/navigate", "{again}");
+    assert_eq!(
+        starts(&dir, "web.log").len(),
+        1,
+        "a search started a server"
+    );
+    assert_eq!(starts(&dir, "fs.log").len(), 0);
+    // Found, then called: no open_toolbox in between.
+    wb.use_tool(2, "web", "browser", "navigate", json!({"url": "x"}));
+    let called = wb.answer(2, &mut Vec::new());
+    assert!(!is_error(&called), "{called}");
+    assert_eq!(starts(&dir, "web.log").len(), 2);
+    wb.finish_clean(Duration::from_secs(10));
+    let _ = fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn use_tool_on_a_toolbox_not_open_starts_only_the_named_server() {
+    let dir = case("catalog-use-unopened", &config(), &scripts());
+    let mut wb = session(&dir, &[]);
+    wb.use_tool(1, "files", "git", "git_log", json!({"n": 1}));
+    let called = wb.answer(1, &mut Vec::new());
+    assert!(!is_error(&called), "{called}");
+    assert!(text(&called).contains("\"n\":1"), "{called}");
+    assert_eq!(starts(&dir, "git.log").len(), 1);
+    assert_eq!(
+        starts(&dir, "fs.log").len(),
+        0,
+        "only the named server starts"
+    );
+
+    // The toolbox counts as open: closing it works, and stops that server.
+    // First, a second call goes to the running server (no second start).
+    wb.use_tool(2, "files", "git", "git_log", json!({}));
+    assert!(!is_error(&wb.answer(2, &mut Vec::new())));
+    assert_eq!(starts(&dir, "git.log").len(), 1);
+    // A later open starts the rest, and keeps the running one.
+    let opened = wb.open_ok(3, "files");
+    assert_eq!(
+        opened["result"]["structuredContent"]["servers_connected"],
+        2
+    );
+    assert_eq!(starts(&dir, "fs.log").len(), 1);
+    assert_eq!(starts(&dir, "git.log").len(), 1);
+    wb.call(4, "close_toolbox", json!({"toolbox_name": "files"}));
+    let closed = wb.answer(4, &mut Vec::new());
+    assert_eq!(text(&closed), "Toolbox 'files' closed (2 servers stopped)");
+
+    // Used then closed without an open: "1 server stopped".
+    wb.use_tool(5, "web", "browser", "navigate", json!({}));
+    assert!(!is_error(&wb.answer(5, &mut Vec::new())));
+    wb.call(6, "close_toolbox", json!({"toolbox_name": "web"}));
+    assert_eq!(
+        text(&wb.answer(6, &mut Vec::new())),
+        "Toolbox 'web' closed (1 server stopped)"
+    );
+    // Errors that need no start stay immediate.
+    wb.use_tool(7, "files", "nope", "x", json!({}));
+    let unknown = wb.answer(7, &mut Vec::new());
+    assert_eq!(
+        text(&unknown),
+        "Server 'nope' not found in toolbox 'files'; its servers are: fs, git"
+    );
+    wb.use_tool(8, "files", "fs", "no_such_tool", json!({}));
+    let missing = wb.answer(8, &mut Vec::new());
+    assert!(is_error(&missing));
+    assert_eq!(
+        text(&missing),
+        "Tool 'no_such_tool' not found in server 'fs' (toolbox 'files')"
+    );
+    wb.finish_clean(Duration::from_secs(10));
+    let _ = fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn filters_apply_to_the_search_and_every_listing_feeds_it() {
+    let mut config = config();
+    config["toolboxes"]["files"]["mcpServers"]["fs"]["toolFilters"] = json!(["list_directory"]);
+    config["toolboxes"]["files"]["mcpServers"]["git"]["disabled"] = json!(true);
+    let dir = case("catalog-filters", &config, &scripts());
+    let mut wb = session(&dir, &[]);
+    wb.open_ok(1, "files");
+    let result = find(&mut wb, 2, "read the contents of a file");
+    let names = found(&result);
+    assert!(
+        names.contains(&"files/fs/list_directory".to_string()),
+        "{result}"
+    );
+    assert!(
+        !names.iter().any(|n| n.ends_with("read_file")),
+        "a filtered tool was found: {result}"
+    );
+    // A disabled server is not waited for: only `web` is not indexed.
+    assert_eq!(not_indexed(&result), ["web"]);
+    let limited = {
+        wb.call(
+            3,
+            "find_tools",
+            json!({"query": "file directory", "limit": 1}),
+        );
+        wb.answer(3, &mut Vec::new())["result"]["structuredContent"].clone()
+    };
+    assert_eq!(found(&limited).len(), 1);
+    wb.call(4, "find_tools", json!({"query": " "}));
+    let bad = wb.answer(4, &mut Vec::new());
+    assert!(is_error(&bad));
+    assert_eq!(text(&bad), "Invalid parameters: query cannot be empty");
+    wb.finish_clean(Duration::from_secs(10));
+    let _ = fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_corrupt_catalog_is_ignored_with_a_warning_and_rebuilt() {
+    let dir = case("catalog-corrupt", &config(), &scripts());
+    let mut wb = session(&dir, &[]);
+    wb.open_ok(1, "web");
+    wb.finish_clean(Duration::from_secs(10));
+    let folder = if cfg!(windows) {
+        dir.join("cache/mcp-workbench/cache")
+    } else {
+        dir.join("cache/mcp-workbench")
+    };
+    let file = fs::read_dir(&folder)
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    fs::write(
+        &file,
+        "{\"format\": \"mcp-workbench-catalog/1\", \"servers\": [tru",
+    )
+    .unwrap();
+
+    let mut wb = session(&dir, &[]);
+    let result = find(&mut wb, 1, "screenshot");
+    assert_eq!(found(&result), Vec::<String>::new());
+    assert_eq!(not_indexed(&result), ["files", "web"]);
+    wb.open_ok(2, "files");
+    let log = wb.log();
+    assert!(log.contains("ignoring the tool catalog"), "{log}");
+    assert!(log.contains("it is not a catalog"), "{log}");
+    wb.finish_clean(Duration::from_secs(10));
+    let rebuilt: Value = serde_json::from_str(&catalog_text(&dir)).unwrap();
+    assert_eq!(rebuilt["format"], "mcp-workbench-catalog/1");
+    assert_eq!(rebuilt["servers"].as_array().unwrap().len(), 2, "{rebuilt}");
+    let _ = fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn no_environment_value_reaches_the_catalog() {
+    let secret = "s3cr3t-token-value-4242";
+    let mut config = config();
+    config["toolboxes"]["web"]["mcpServers"]["browser"]["env"] =
+        json!({"API_TOKEN": "${TOKEN}", "PLAIN": "plain-value-777"});
+    let dir = case("catalog-secrets", &config, &scripts());
+    let mut wb = session(&dir, &[("TOKEN", secret)]);
+    wb.open_ok(1, "web");
+    wb.finish_clean(Duration::from_secs(10));
+    let text = catalog_text(&dir);
+    assert!(text.contains("take_screenshot"), "{text}");
+    for value in [secret, "plain-value-777", "web.json", "FAKE"] {
+        assert!(!text.contains(value), "'{value}' is in the catalog: {text}");
+    }
+    // Another value of the variable is another definition: not indexed.
+    let mut wb = session(&dir, &[("TOKEN", "another")]);
+    let result = find(&mut wb, 1, "screenshot");
+    assert_eq!(found(&result), Vec::<String>::new(), "{result}");
+    wb.finish_clean(Duration::from_secs(10));
+    let _ = fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn index_lists_every_server_into_the_catalog() {
+    let mut config = config();
+    config["toolboxes"]["broken"] = json!({"description": "b", "mcpServers": {
+        "missing": {"command": "/nonexistent/server"}}});
+    let dir = case("catalog-index", &config, &scripts());
+    let mut cmd = workbench_in(&dir);
+    cmd.args(["index", "--config", "config.json"])
+        .env("RUST_LOG", "off");
+    for (k, v) in cache_env(&dir) {
+        cmd.env(k, v);
+    }
+    let out = cmd.output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{stdout}");
+    let lines: Vec<&str> = stdout.lines().collect();
+    assert!(lines.contains(&"files/fs: 2 tools"), "{stdout}");
+    assert!(lines.contains(&"files/git: 1 tool"), "{stdout}");
+    assert!(lines.contains(&"web/browser: 2 tools"), "{stdout}");
+    assert!(
+        lines
+            .iter()
+            .any(|l| l.starts_with("broken/missing: failed: ")),
+        "{stdout}"
+    );
+    assert_eq!(starts(&dir, "fs.log").len(), 1);
+
+    // A session then searches it all without starting anything.
+    let mut wb = session(&dir, &[]);
+    let result = find(&mut wb, 1, "commit history");
+    assert_eq!(found(&result)[0], "files/git/git_log", "{result}");
+    assert_eq!(not_indexed(&result), ["broken"]);
+    wb.finish_clean(Duration::from_secs(10));
+    assert_eq!(starts(&dir, "fs.log").len(), 1);
+    assert!(crate::harness::leftover_processes(&dir).is_empty());
+    let _ = fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn check_feeds_the_catalog_too() {
+    let dir = case("catalog-check", &config(), &scripts());
+    let mut cmd = crate::harness::check(&dir, &[]);
+    for (k, v) in cache_env(&dir) {
+        cmd.env(k, v);
+    }
+    let out = cmd.output().unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    let mut wb = session(&dir, &[]);
+    let result = find(&mut wb, 1, "list a folder");
+    assert_eq!(found(&result)[0], "files/fs/list_directory", "{result}");
+    assert!(result.get("not_indexed").is_none(), "{result}");
+    wb.finish_clean(Duration::from_secs(10));
+    assert_eq!(starts(&dir, "fs.log").len(), 1, "only check started it");
+    let _ = fs::remove_dir_all(&dir);
+}
