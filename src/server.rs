@@ -435,9 +435,12 @@ impl Server {
             }
             meta_tools::FIND_TOOLS => {
                 let toolboxes = self.fleet.registry.current();
-                let env = self.session.peer.as_ref().map(|peer| &peer.env);
-                let outcome =
-                    catalog::view::find_tools(&self.fleet.catalog, &toolboxes, &args, env);
+                let scope = catalog::view::Scope {
+                    toolboxes: &toolboxes,
+                    env: self.session.peer.as_ref().map(|peer| &peer.env),
+                    pins: self.fleet.pins.as_ref(),
+                };
+                let outcome = catalog::view::find_tools(&self.fleet.catalog, &scope, &args);
                 self.send_outcome(&id, &outcome);
             }
             other => match self.session.native().lookup(other) {

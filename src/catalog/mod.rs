@@ -6,8 +6,9 @@
 //!
 //! The catalog belongs to the fleet: one per process, shared by every
 //! session the process serves. Listings are stored as the server sent them
-//! (before `toolFilters`); what the model may see of them is decided in one
-//! place, `view::visible_tools`, when a search runs.
+//! (every tool object, before `toolFilters`); what the model may see of them
+//! is decided when a search runs, by `visible::visible`, the one function
+//! every view of a server's tools goes through (filters, pins, overrides).
 //!
 //! Locks: `listings` is held only to read or swap a snapshot; `file` orders
 //! the writes (on toolbox workers, never on the main thread). A write merges
@@ -21,7 +22,8 @@ pub(crate) mod view;
 use crate::config::ServerConfig;
 use crate::expand::Vars;
 use crate::lock;
-use crate::mcp::ToolEntry;
+use crate::mcp::{ToolEntry, ToolHead};
+use crate::process::{user_dir, UserDir};
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 use std::collections::BTreeMap;
@@ -32,18 +34,16 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 /// Listings older than this are dropped when the file is written.
 const KEEP: Duration = Duration::from_secs(90 * 24 * 3600);
 
-/// One tool as a listing had it: what `find_tools` searches and returns.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+/// What `find_tools` reads of a tool the model may see.
+#[derive(Debug, Clone, Deserialize)]
 pub(crate) struct CatalogTool {
     pub name: String,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default)]
     pub title: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default)]
     pub description: Option<String>,
     #[serde(rename = "inputSchema", default = "empty_schema")]
     pub input_schema: Box<RawValue>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub annotations: Option<Box<RawValue>>,
 }
 
 fn empty_schema() -> Box<RawValue> {
@@ -51,15 +51,14 @@ fn empty_schema() -> Box<RawValue> {
 }
 
 impl CatalogTool {
-    /// The catalog's copy of a listed tool; a tool whose fields have
-    /// unexpected types keeps its name.
-    fn of(entry: &ToolEntry) -> CatalogTool {
+    /// What a search reads of `entry`; a tool whose fields have unexpected
+    /// types keeps its name.
+    pub(crate) fn of(entry: &ToolEntry) -> CatalogTool {
         serde_json::from_str(entry.raw.get()).unwrap_or_else(|_| CatalogTool {
             name: entry.name.clone(),
             title: None,
             description: None,
             input_schema: empty_schema(),
-            annotations: None,
         })
     }
 }
@@ -75,7 +74,25 @@ pub(crate) struct Listing {
     /// Milliseconds since the Unix epoch.
     #[serde(rename = "listedAt")]
     pub listed_at: u64,
-    pub tools: Vec<CatalogTool>,
+    /// Each tool object as the server sent it, in its order.
+    pub tools: Vec<Box<RawValue>>,
+}
+
+impl Listing {
+    /// The tools as the rest of the workbench holds a listing (the name
+    /// read, the object kept); a tool without a name is left out.
+    pub(crate) fn entries(&self) -> Vec<ToolEntry> {
+        self.tools
+            .iter()
+            .filter_map(|raw| {
+                let head: ToolHead = serde_json::from_str(raw.get()).ok()?;
+                Some(ToolEntry {
+                    name: head.name,
+                    raw: raw.clone(),
+                })
+            })
+            .collect()
+    }
 }
 
 /// What one server listed: its toolbox's name, its definition, the
@@ -121,12 +138,12 @@ impl Catalog {
     /// reads what it holds now, and writes every later listing to it. Without
     /// a cache folder (no `HOME`), the catalog lives in memory only.
     pub(crate) fn attach(&self, config: &Path) {
-        let lookup = |name: &str| std::env::var(name).ok();
-        let Some(dir) = file::cache_dir(&lookup) else {
-            log::info!(
-                "no cache folder (HOME is not set): the tool catalog is kept in memory only"
-            );
-            return;
+        let dir = match user_dir(UserDir::Cache, &|name| std::env::var_os(name)) {
+            Ok(dir) => dir,
+            Err(why) => {
+                log::info!("no cache folder ({why}): the tool catalog is kept in memory only");
+                return;
+            }
         };
         let canonical = std::fs::canonicalize(config)
             .or_else(|_| std::path::absolute(config))
@@ -190,7 +207,7 @@ impl Catalog {
                     toolbox: toolbox.to_string(),
                     server: server.name.clone(),
                     listed_at: at,
-                    tools: tools.iter().map(CatalogTool::of).collect(),
+                    tools: tools.iter().map(|t| t.raw.clone()).collect(),
                 })
             })
             .collect();

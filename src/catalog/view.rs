@@ -1,21 +1,24 @@
-//! What the model sees of the catalog: `visible_tools`, the one place that
-//! decides which of a server's listed tools a toolbox shows (`toolFilters`
-//! today; pins and `toolOverrides` belong here too), and the `find_tools`
-//! search over every configured toolbox (docs/reference.md §5).
+//! The `find_tools` search (docs/reference.md §5) over every configured
+//! toolbox: what `visible::visible` lets the model see of each server's
+//! listing in the catalog (`toolFilters`, pins, `toolOverrides`: the one
+//! function every view of a server's tools goes through), ranked by `rank`.
 //!
-//! No IO. The search index is built from the configured toolboxes and the
-//! catalog's listings, and kept until either changes, so a search costs a
-//! few lookups, not a rebuild.
+//! No IO. The search index is built from the configured toolboxes, the
+//! catalog's listings and the pins, and kept until one of them changes, so a
+//! search costs a few lookups, not a rebuild.
 
-use super::{key, Catalog, CatalogTool, Listing};
-use crate::config::{ServerConfig, ToolFilter, ToolboxConfig};
+use super::{key, Catalog, CatalogTool};
+use crate::config::ToolboxConfig;
 use crate::expand::Vars;
 use crate::jsonrpc::Members;
 use crate::lock;
 use crate::meta_tools::Outcome;
 use crate::params;
+use crate::pins::store::Pins;
+use crate::pins::PinFile;
 use crate::rank::{self, Index};
 use crate::toolbox::Toolboxes;
+use crate::visible::visible;
 use serde::Serialize;
 use serde_json::value::RawValue;
 use std::sync::Arc;
@@ -24,17 +27,13 @@ use std::sync::Arc;
 pub(crate) const DEFAULT_LIMIT: usize = 8;
 pub(crate) const MAX_LIMIT: usize = 50;
 
-/// The tools of `listing` that server `server` shows the model, in the
-/// server's order: `toolFilters` applied.
-pub(crate) fn visible_tools<'a>(
-    server: &ServerConfig,
-    listing: &'a Listing,
-) -> impl Iterator<Item = &'a CatalogTool> + 'a {
-    let filter = server.tool_filter.clone();
-    listing.tools.iter().filter(move |tool| match &filter {
-        ToolFilter::All => true,
-        ToolFilter::Only(names) => names.contains(&tool.name),
-    })
+/// What a search is made over: the configured toolboxes, the environment
+/// their definitions expand with (a shared fleet's session's; `None`: the
+/// workbench's own), and the pins (with `pinTools`).
+pub(crate) struct Scope<'a> {
+    pub toolboxes: &'a Toolboxes,
+    pub env: Option<&'a Arc<Vars>>,
+    pub pins: Option<&'a Pins>,
 }
 
 /// A search index over the visible tools of every configured toolbox.
@@ -42,28 +41,38 @@ pub(crate) struct Built {
     generation: u64,
     /// The toolbox definitions it was built from (compared by pointer).
     configs: Vec<Arc<ToolboxConfig>>,
-    /// The environment the definitions were expanded with (a shared fleet's
-    /// session's; `None`: the workbench's own).
     env: Option<Arc<Vars>>,
+    /// The pins it was judged by (compared by pointer; held, so not reused).
+    pins: Option<Arc<PinFile>>,
     index: Index,
     entries: Vec<Entry>,
     /// Toolboxes with an enabled server that was never listed.
     not_indexed: Vec<Arc<ToolboxConfig>>,
 }
 
-/// One searchable tool.
+/// One searchable tool, as the model may see it.
 struct Entry {
     toolbox: Arc<ToolboxConfig>,
     server: usize,
-    listing: Arc<Listing>,
-    tool: usize,
+    tool: CatalogTool,
+}
+
+fn same<T>(a: Option<&Arc<T>>, b: Option<&Arc<T>>) -> bool {
+    match (a, b) {
+        (None, None) => true,
+        (Some(a), Some(b)) => Arc::ptr_eq(a, b),
+        _ => false,
+    }
 }
 
 impl Built {
-    fn new(catalog: &Catalog, toolboxes: &Toolboxes, env: Option<&Arc<Vars>>) -> Built {
+    fn new(catalog: &Catalog, scope: &Scope<'_>) -> Built {
         let snapshot = catalog.snapshot();
-        let configs: Vec<Arc<ToolboxConfig>> =
-            toolboxes.iter().map(|t| Arc::clone(&t.config)).collect();
+        let configs: Vec<Arc<ToolboxConfig>> = scope
+            .toolboxes
+            .iter()
+            .map(|t| Arc::clone(&t.config))
+            .collect();
         let mut entries = Vec::new();
         let mut documents = Vec::new();
         let mut not_indexed = Vec::new();
@@ -73,23 +82,23 @@ impl Built {
                 if server.disabled {
                     continue;
                 }
-                let listing = key::expanded(server, env.map(|e| &**e))
+                let listing = key::expanded(server, scope.env.map(|e| &**e))
                     .and_then(|k| snapshot.listings.get(&k).cloned());
                 let Some(listing) = listing else {
                     missing = true;
                     continue;
                 };
+                let pins = scope
+                    .pins
+                    .and_then(|p| p.server(&toolbox.name, &server.name));
+                let seen = visible(listing.entries(), server, pins.as_deref());
                 let context = [
                     toolbox.name.as_str(),
                     toolbox.description.as_str(),
                     server.name.as_str(),
                 ];
-                for tool in visible_tools(server, &listing) {
-                    let index = listing
-                        .tools
-                        .iter()
-                        .position(|t| std::ptr::eq(t, tool))
-                        .unwrap_or_default();
+                for entry in &seen.tools {
+                    let tool = CatalogTool::of(entry);
                     documents.push(rank::tool_document(
                         &tool.name,
                         tool.title.as_deref(),
@@ -100,8 +109,7 @@ impl Built {
                     entries.push(Entry {
                         toolbox: Arc::clone(toolbox),
                         server: s,
-                        listing: Arc::clone(&listing),
-                        tool: index,
+                        tool,
                     });
                 }
             }
@@ -112,26 +120,24 @@ impl Built {
         Built {
             generation: snapshot.generation,
             configs,
-            env: env.cloned(),
+            env: scope.env.cloned(),
+            pins: scope.pins.map(Pins::file),
             index: Index::new(&documents),
             entries,
             not_indexed,
         }
     }
 
-    fn current(&self, catalog: &Catalog, toolboxes: &Toolboxes, env: Option<&Arc<Vars>>) -> bool {
-        let same_env = match (&self.env, env) {
-            (None, None) => true,
-            (Some(a), Some(b)) => Arc::ptr_eq(a, b),
-            _ => false,
-        };
-        same_env
+    fn current(&self, catalog: &Catalog, scope: &Scope<'_>) -> bool {
+        let pins = scope.pins.map(Pins::file);
+        same(self.env.as_ref(), scope.env)
+            && same(self.pins.as_ref(), pins.as_ref())
             && self.generation == catalog.snapshot().generation
-            && self.configs.len() == toolboxes.iter().count()
+            && self.configs.len() == scope.toolboxes.iter().count()
             && self
                 .configs
                 .iter()
-                .zip(toolboxes.iter())
+                .zip(scope.toolboxes.iter())
                 .all(|(a, b)| Arc::ptr_eq(a, &b.config))
     }
 }
@@ -162,18 +168,12 @@ struct Answer<'a> {
 }
 
 /// The `find_tools` meta-tool: validates `args`, then searches. Quick (the
-/// index is cached), so the session answers it on its own thread. `env`: a
-/// shared fleet's session's environment, which its definitions expand with.
-pub(crate) fn find_tools(
-    catalog: &Catalog,
-    toolboxes: &Toolboxes,
-    args: &Members,
-    env: Option<&Arc<Vars>>,
-) -> Outcome {
+/// index is cached), so the session answers it on its own thread.
+pub(crate) fn find_tools(catalog: &Catalog, scope: &Scope<'_>, args: &Members) -> Outcome {
     let outline = params::outline(args, &[]);
     match params::find_tools(&outline, args.get("limit"), DEFAULT_LIMIT, MAX_LIMIT) {
         Ok((query, limit)) => Outcome {
-            text: find(catalog, toolboxes, env, &query, limit),
+            text: find(catalog, scope, &query, limit),
             is_error: false,
             json: true,
         },
@@ -183,22 +183,13 @@ pub(crate) fn find_tools(
 
 /// The `find_tools` result object (compact JSON): the best `limit` tools for
 /// `query` across every configured toolbox, and the toolboxes not indexed.
-pub(crate) fn find(
-    catalog: &Catalog,
-    toolboxes: &Toolboxes,
-    env: Option<&Arc<Vars>>,
-    query: &str,
-    limit: usize,
-) -> String {
+pub(crate) fn find(catalog: &Catalog, scope: &Scope<'_>, query: &str, limit: usize) -> String {
     let built = {
         let mut cached = lock(&catalog.built);
-        match cached
-            .as_ref()
-            .filter(|b| b.current(catalog, toolboxes, env))
-        {
+        match cached.as_ref().filter(|b| b.current(catalog, scope)) {
             Some(built) => Arc::clone(built),
             None => {
-                let built = Arc::new(Built::new(catalog, toolboxes, env));
+                let built = Arc::new(Built::new(catalog, scope));
                 *cached = Some(Arc::clone(&built));
                 built
             }
@@ -210,7 +201,7 @@ pub(crate) fn find(
         .into_iter()
         .map(|hit| {
             let entry = &built.entries[hit.doc];
-            let tool = &entry.listing.tools[entry.tool];
+            let tool = &entry.tool;
             Found {
                 toolbox: &entry.toolbox.name,
                 server: &entry.toolbox.servers[entry.server].name,

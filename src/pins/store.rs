@@ -203,6 +203,12 @@ impl Pins {
         }
     }
 
+    /// The file as last read or written: a new one whenever the pins change
+    /// (the catalog's search index is rebuilt then).
+    pub(crate) fn file(&self) -> Arc<PinFile> {
+        Arc::clone(&lock(&self.current))
+    }
+
     /// The pins of server `server` of `toolbox` as last read.
     pub(crate) fn server(&self, toolbox: &str, server: &str) -> Option<Arc<ServerPins>> {
         let key = server_key(toolbox, server);
