@@ -449,7 +449,7 @@ async def check_inspector():
         got = await anyio.to_thread.run_sync(
             lambda: inspector(run, "--method", "tools/list", double_dash=True))
         names = [t["name"] for t in got["tools"]]
-        expect(names[:3] == ["open_toolbox", "use_tool", "close_toolbox"], f"tools {names}")
+        expect(names[:4] == ["open_toolbox", "use_tool", "find_tools", "close_toolbox"], f"tools {names}")
 
     async with step("inspector-open-toolbox"):
         got = await anyio.to_thread.run_sync(inspector, run, "--method", "tools/call", "--tool-name", "open_toolbox",
