@@ -48,10 +48,9 @@ pub(crate) fn run(path: PathBuf, config: Config) -> io::Result<()> {
     );
     let dynamic = config.mode == Mode::Dynamic;
     let (changes, changed) = crossbeam_channel::unbounded();
-    // Children's log notifications have no one host to go to: they stay in
-    // the fleet's log.
-    let logs = Arc::new(Outbox::new(Box::new(io::sink())));
-    logs.close();
+    // Children's log notifications have no one host to go to: they go to
+    // the fleet's log (its stderr), one JSON line each.
+    let logs = Arc::new(Outbox::new(Box::new(io::stderr())));
     let launcher = Launcher::new(logs, dynamic.then_some(changes));
     let fleet = main_loop::start(&config, launcher, dynamic.then_some(changed));
     fleet.watch_config(path.clone(), config.clone());

@@ -584,3 +584,29 @@ fn use_tool_without_open_makes_the_sessions_own_copy_and_holds_it() {
     assert_eq!(report["servers"].as_array().unwrap().len(), 1, "{report}");
     end_all(&dir, &run, vec![a, b]);
 }
+
+#[test]
+fn a_servers_log_messages_go_to_the_fleets_log_not_to_a_session() {
+    let script = json!({"tools": [tool("talk", json!({
+        "stdout": [{"jsonrpc": "2.0", "method": "notifications/message",
+                    "params": {"level": "info", "data": "said-by-the-server"}}],
+        "reply": {"content": []}
+    }))]});
+    let (dir, run) = case("shared-logs", &shared_config(fake("talk.json"), json!({})));
+    fs::write(dir.join("talk.json"), script.to_string()).unwrap();
+    // At info, the fleet does not log the server's lines themselves.
+    let mut a = session(&dir, &run, &[("RUST_LOG", "info")]);
+    a.open_ok(1, "dev");
+    a.use_tool(2, "dev", "s", "talk", json!({}));
+    let lines = a.lines_until_quiet(Duration::from_millis(500));
+    assert!(lines.iter().any(|l| l["id"] == 2), "{lines:?}");
+    assert!(
+        lines.iter().all(|l| l["method"] != "notifications/message"),
+        "no host gets it: {lines:?}"
+    );
+    let logged = wait_until(Duration::from_secs(5), || {
+        fleet_log(&run).contains("said-by-the-server")
+    });
+    assert!(logged, "the fleet's log has it");
+    end_all(&dir, &run, vec![a]);
+}
