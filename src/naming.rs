@@ -97,8 +97,9 @@ fn with_suffix(toolbox: &str, server: &str, tool: &str, hash: u64, max_len: usiz
     format!("{head}{tool}_{:08x}", hash & 0xffff_ffff)
 }
 
-/// FNV-1a, 64 bits: small, stable across versions and platforms.
-fn fnv1a(bytes: &[u8]) -> u64 {
+/// FNV-1a, 64 bits: small, stable across versions and platforms (also
+/// what names a shared fleet's endpoint).
+pub(crate) fn fnv1a(bytes: &[u8]) -> u64 {
     bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, b| {
         (h ^ u64::from(*b)).wrapping_mul(0x0100_0000_01b3)
     })

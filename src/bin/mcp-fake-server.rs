@@ -93,6 +93,21 @@ struct Script {
     modern_versions: Option<Vec<String>>,
 }
 
+impl Script {
+    /// The `capabilities` and `serverInfo` the server declares (both eras).
+    fn capabilities_and_info(&self) -> (String, String) {
+        let caps = self
+            .capabilities
+            .as_deref()
+            .map_or(DEFAULT_CAPABILITIES.into(), compact_raw);
+        let info = self
+            .server_info
+            .as_deref()
+            .map_or(DEFAULT_SERVER_INFO.into(), compact_raw);
+        (caps, info)
+    }
+}
+
 #[derive(Deserialize, Default)]
 #[serde(rename_all = "camelCase", deny_unknown_fields, default)]
 struct Startup {
@@ -385,14 +400,7 @@ impl Fake {
 
     fn discover(&self, id: &str) {
         let s = &self.script;
-        let caps = s
-            .capabilities
-            .as_deref()
-            .map_or(DEFAULT_CAPABILITIES.into(), compact_raw);
-        let info = s
-            .server_info
-            .as_deref()
-            .map_or(DEFAULT_SERVER_INFO.into(), compact_raw);
+        let (caps, info) = s.capabilities_and_info();
         let versions = serde_json::to_string(&s.modern_versions).unwrap_or_default();
         send(result_line(
             id,
@@ -526,14 +534,7 @@ impl Fake {
                 let s = &self.script;
                 let version = s.protocol_version.clone().or(requested);
                 let version = json_string(version.as_deref().unwrap_or("2025-06-18"));
-                let caps = s
-                    .capabilities
-                    .as_deref()
-                    .map_or(DEFAULT_CAPABILITIES.into(), compact_raw);
-                let info = s
-                    .server_info
-                    .as_deref()
-                    .map_or(DEFAULT_SERVER_INFO.into(), compact_raw);
+                let (caps, info) = s.capabilities_and_info();
                 let result = format!(
                     r#"{{"protocolVersion":{version},"capabilities":{caps},"serverInfo":{info}}}"#
                 );

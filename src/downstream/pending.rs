@@ -149,20 +149,7 @@ impl Pending {
 
     /// Takes every forwarded call of session `reply`, with its child id.
     pub(super) fn take_calls_of(&mut self, reply: &Arc<Outbox>) -> Vec<(i64, Call)> {
-        let ids: Vec<i64> = self
-            .entries
-            .iter()
-            .filter_map(|(id, e)| match e {
-                Entry::Call(call) if Arc::ptr_eq(&call.reply, reply) => Some(*id),
-                _ => None,
-            })
-            .collect();
-        ids.into_iter()
-            .filter_map(|id| match self.complete(id) {
-                Some(Entry::Call(call)) => Some((id, call)),
-                _ => None,
-            })
-            .collect()
+        self.take_calls(|call| Arc::ptr_eq(&call.reply, reply))
     }
 
     /// A progress notification for call `id`: restarts its deadline (never
@@ -181,11 +168,16 @@ impl Pending {
 
     /// Removes and returns the calls whose deadline is at or before `now`.
     pub(super) fn take_expired(&mut self, now: Instant) -> Vec<(i64, Call)> {
+        self.take_calls(|call| call.deadline <= now)
+    }
+
+    /// Removes and returns the forwarded calls `chosen` picks, with their ids.
+    fn take_calls(&mut self, chosen: impl Fn(&Call) -> bool) -> Vec<(i64, Call)> {
         let ids: Vec<i64> = self
             .entries
             .iter()
             .filter_map(|(id, e)| match e {
-                Entry::Call(call) if call.deadline <= now => Some(*id),
+                Entry::Call(call) if chosen(call) => Some(*id),
                 _ => None,
             })
             .collect();

@@ -5,6 +5,7 @@
 //! makes two sessions starting together start one fleet, and the fleet's log.
 
 use crate::mcp;
+use crate::naming::fnv1a;
 use crate::process::local::{self, Listener, Stream};
 use std::fs::{self, File, OpenOptions};
 use std::io;
@@ -63,13 +64,6 @@ impl Endpoint {
         file.lock()?;
         Ok(file)
     }
-}
-
-/// FNV-1a, 64 bits: a name that every build computes alike.
-fn fnv1a(bytes: &[u8]) -> u64 {
-    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |hash, &b| {
-        (hash ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
-    })
 }
 
 #[cfg(test)]
