@@ -254,22 +254,45 @@ impl Front {
     /// One host line: noted, then sent on (after a new fleet if the last
     /// one ended).
     fn host_line(&mut self, line: &[u8]) {
-        let requests = self.note(line);
-        if !lock(&self.state).up {
-            // What was gathered for the fleet that ended was answered with it.
-            self.gathered.clear();
-            self.fleet = None;
-            if let Err(e) = self.attach() {
+        let noted = self.note(line);
+        let requests = match self.track(noted) {
+            Ok(()) => return self.gather(line),
+            Err(untracked) => untracked,
+        };
+        // The fleet ended: what was gathered for it was answered with it.
+        self.gathered.clear();
+        self.fleet = None;
+        let (lost, why) = match self.attach() {
+            Ok(()) => match self.track(requests) {
+                Ok(()) => return self.gather(line),
+                Err(untracked) => (untracked, "the shared fleet ended".to_string()),
+            },
+            Err(e) => {
                 log::error!("cannot reach the shared fleet: {e}");
-                for (id, call) in requests {
-                    answer_lost(&self.host, &id, call, &e.to_string());
-                }
-                return;
+                (requests, e.to_string())
             }
+        };
+        for (id, call) in lost {
+            answer_lost(&self.host, &id, call, &why);
         }
-        lock(&self.state).in_flight.extend(requests);
+    }
+
+    /// `line` waits to go to the fleet with the lines read with it.
+    fn gather(&mut self, line: &[u8]) {
         self.gathered.extend_from_slice(line);
         self.gathered.push(b'\n');
+    }
+
+    /// Counts `requests` in flight, if the fleet connection is up: checked
+    /// and done under one lock, so the reader answers them if it ends.
+    /// Otherwise they come back.
+    fn track(&self, requests: Vec<(RequestId, bool)>) -> Result<(), Vec<(RequestId, bool)>> {
+        let mut state = lock(&self.state);
+        if !state.up {
+            return Err(requests);
+        }
+        state.in_flight.extend(requests);
+        Ok(())
     }
 
     /// Writes the gathered host lines to the fleet.
