@@ -96,16 +96,30 @@ impl Stream {
         }
     }
 
-    /// Writes what the socket takes of `buf` now, without waiting
-    /// (`MSG_DONTWAIT`: the socket stays blocking for everyone else).
-    /// `WouldBlock` when it takes nothing.
-    pub(crate) fn send_now(&self, buf: &[u8]) -> io::Result<usize> {
+    /// Writes what the socket takes of `parts` (one message, in order) now,
+    /// without waiting (`MSG_DONTWAIT`: the socket stays blocking for
+    /// everyone else); how many bytes. `WouldBlock` when it takes nothing.
+    pub(crate) fn send_now(&self, parts: &[&[u8]]) -> io::Result<usize> {
         #[cfg(any(target_os = "linux", target_os = "android"))]
         let flags = libc::MSG_DONTWAIT | libc::MSG_NOSIGNAL;
         #[cfg(not(any(target_os = "linux", target_os = "android")))]
         let flags = libc::MSG_DONTWAIT;
-        // SAFETY: send reads at most `buf.len()` bytes from `buf`.
-        let sent = unsafe { libc::send(self.0.as_raw_fd(), buf.as_ptr().cast(), buf.len(), flags) };
+        let mut iov: Vec<libc::iovec> = parts
+            .iter()
+            .map(|part| libc::iovec {
+                iov_base: part.as_ptr() as *mut libc::c_void,
+                iov_len: part.len(),
+            })
+            .collect();
+        // SAFETY: a zeroed msghdr is valid (no name, no control data); it
+        // points at `iov`, which outlives the call, and each iovec at a part
+        // that sendmsg only reads.
+        let sent = unsafe {
+            let mut message: libc::msghdr = std::mem::zeroed();
+            message.msg_iov = iov.as_mut_ptr();
+            message.msg_iovlen = iov.len() as _;
+            libc::sendmsg(self.0.as_raw_fd(), &message, flags)
+        };
         if sent < 0 {
             return Err(io::Error::last_os_error());
         }

@@ -349,7 +349,7 @@ impl Stream {
     /// `WouldBlock`, always: a pipe has no send that takes what fits and
     /// returns, and a write cannot be abandoned once started. The fleet's
     /// writer thread then writes every line (docs/decisions.md).
-    pub(crate) fn send_now(&self, _buf: &[u8]) -> io::Result<usize> {
+    pub(crate) fn send_now(&self, _parts: &[&[u8]]) -> io::Result<usize> {
         Err(io::ErrorKind::WouldBlock.into())
     }
 

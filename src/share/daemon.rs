@@ -34,6 +34,9 @@ use std::time::Instant;
 
 /// Unread output a session may have queued before it is dropped.
 const OUT_LIMIT: usize = 256 << 20;
+/// A part of a line this long (a result) is sent from where it is, not
+/// gathered into the line.
+const UNCOPIED: usize = 64 << 10;
 
 /// Serves the fleet of the config at `path` until it lingered long enough
 /// without a session, or a signal ends it.
@@ -338,15 +341,32 @@ impl Drop for Writer {
 }
 
 impl Write for Writer {
+    /// Small parts gather into the line; a large one (a result) goes out at
+    /// once with what precedes it, without being copied.
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        self.line.extend_from_slice(buf);
+        if buf.len() < UNCOPIED {
+            self.line.extend_from_slice(buf);
+        } else {
+            let head = std::mem::take(&mut self.line);
+            self.send(&[&head, buf])?;
+        }
         Ok(buf.len())
     }
 
     /// The outbox flushes once per line, under its lock: the line goes out.
     fn flush(&mut self) -> io::Result<()> {
         let line = std::mem::take(&mut self.line);
-        if line.is_empty() {
+        self.send(&[&line])
+    }
+}
+
+impl Writer {
+    /// Sends `parts` straight to the socket when nothing waits before them
+    /// and it takes them now (one non-blocking send, no thread hop: the hot
+    /// path); queues what it does not take for the writer thread.
+    fn send(&mut self, parts: &[&[u8]]) -> io::Result<()> {
+        let total: usize = parts.iter().map(|p| p.len()).sum();
+        if total == 0 {
             return Ok(());
         }
         let (queue, wake) = &*self.out;
@@ -354,10 +374,10 @@ impl Write for Writer {
         if q.closed {
             return Err(io::Error::other("the session's connection is closed"));
         }
-        let mut rest = &line[..];
+        let mut sent = 0;
         if q.lines.is_empty() && !q.busy {
-            match self.stream.send_now(&line) {
-                Ok(n) => rest = &line[n..],
+            match self.stream.send_now(parts) {
+                Ok(n) => sent = n,
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
                 Err(e) => {
                     q.closed = true;
@@ -365,18 +385,24 @@ impl Write for Writer {
                     return Err(e);
                 }
             }
-            if rest.is_empty() {
+            if sent == total {
                 return Ok(());
             }
         }
-        if q.bytes + rest.len() > OUT_LIMIT {
+        if q.bytes + total - sent > OUT_LIMIT {
             log::warn!("a session does not read its output: dropping it");
             q.closed = true;
             self.stream.shutdown();
             return Err(io::Error::other("the session does not read"));
         }
+        let mut rest = Vec::with_capacity(total - sent);
+        for part in parts {
+            let skip = sent.min(part.len());
+            rest.extend_from_slice(&part[skip..]);
+            sent -= skip;
+        }
         q.bytes += rest.len();
-        q.lines.push_back(rest.to_vec());
+        q.lines.push_back(rest);
         wake.notify_one();
         Ok(())
     }

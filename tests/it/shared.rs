@@ -610,3 +610,21 @@ fn a_servers_log_messages_go_to_the_fleets_log_not_to_a_session() {
     assert!(logged, "the fleet's log has it");
     end_all(&dir, &run, vec![a]);
 }
+
+#[test]
+fn a_large_result_reaches_its_session_whole() {
+    // Larger than a socket takes at once: part goes straight out, the rest
+    // through the session's writer.
+    let script = json!({"tools": [tool("big", json!({"textBytes": 3_000_000}))]});
+    let (dir, run) = case("shared-large", &shared_config(fake("big.json"), json!({})));
+    fs::write(dir.join("big.json"), script.to_string()).unwrap();
+    let mut a = session(&dir, &run, &[("RUST_LOG", "info")]);
+    a.open_ok(1, "dev");
+    for id in [2, 3] {
+        a.use_tool(id, "dev", "s", "big", json!({}));
+        let answer = a.recv();
+        assert_eq!(answer["id"], id);
+        assert_eq!(text(&answer).len(), 3_000_000, "whole and in order");
+    }
+    end_all(&dir, &run, vec![a]);
+}
