@@ -509,15 +509,10 @@ impl Server {
                 // no copy of its own yet: made now, expanded with the
                 // session's environment (docs/reference.md §5.2, §8).
                 if let Some(peer) = &self.session.peer {
-                    let registry = &self.fleet.registry;
                     let name = &call.tool_id.toolbox;
-                    if registry
-                        .current()
-                        .find_variant(name, call.variant)
-                        .is_none()
-                    {
-                        registry.add_variant(name, call.variant, &peer.env);
-                    }
+                    self.fleet
+                        .registry
+                        .add_variant(name, call.variant, &peer.env);
                 }
                 lifecycle::restart_for(&self.fleet, *call)
             }

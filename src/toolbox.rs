@@ -318,9 +318,15 @@ impl Registry {
         variant: Variant,
         env: &Arc<Vars>,
     ) -> Option<Toolbox> {
+        let now = self.current();
         if variant == BASE {
-            return self.current().find(name).cloned();
+            return now.find(name).cloned();
         }
+        // Found without a write: a copy of the snapshot only to add one.
+        if let Some(found) = now.find_variant(name, variant) {
+            return Some(found.clone());
+        }
+        drop(now);
         self.update(|all| {
             if let Some(found) = all.find_variant(name, variant) {
                 return Some(found.clone());
