@@ -84,11 +84,13 @@ fn main() -> ExitCode {
             &|p| p.exists(),
         ));
     }
-    // A session of a shared fleet starts no server: the fleet does.
-    if let (Command::Serve { trace: None, .. }, true) = (&command, loaded.config.share_servers) {
+    if let Command::Serve { .. } | Command::Fleet { .. } | Command::Index { .. } = command {
         for warning in &loaded.warnings {
             log::warn!("{}: {warning}", config_path.path.display());
         }
+    }
+    // A session of a shared fleet starts no server: the fleet does.
+    if let (Command::Serve { trace: None, .. }, true) = (&command, loaded.config.share_servers) {
         match serve_shared(&config_path.path) {
             Some(code) => return code,
             None => log::warn!("serving this session alone, with servers of its own"),
@@ -114,16 +116,8 @@ fn main() -> ExitCode {
                 &mut io::stdout(),
             )
         }
-        Command::Index { .. } => {
-            for warning in &loaded.warnings {
-                log::warn!("{}: {warning}", config_path.path.display());
-            }
-            index::run(&loaded.config, &config_path.path, &mut io::stdout())
-        }
+        Command::Index { .. } => index::run(&loaded.config, &config_path.path, &mut io::stdout()),
         Command::Serve { trace, .. } => {
-            for warning in &loaded.warnings {
-                log::warn!("{}: {warning}", config_path.path.display());
-            }
             if let Some(path) = trace {
                 if let Err(e) = mcp_workbench::trace::start(&path) {
                     eprintln!("error: cannot write the trace file {}: {e}", path.display());
