@@ -295,6 +295,22 @@ pub fn fds(pid: u32) -> usize {
     fs::read_dir(format!("/proc/{pid}/fd")).map_or(0, |d| d.count())
 }
 
+/// The answer to request `id` of session `wb` whose shared fleet was just
+/// killed: at once (not at a timeout), an `isError` naming the fleet.
+pub fn fleet_loss_answered_at_once(wb: &mut Workbench, id: i64) {
+    let started = Instant::now();
+    let answer = wb.recv();
+    assert!(
+        started.elapsed() < Duration::from_secs(5),
+        "answered at once"
+    );
+    assert_eq!(answer["id"], id);
+    assert!(
+        is_error(&answer) && text(&answer).contains("shared fleet"),
+        "{answer}"
+    );
+}
+
 /// Sends `signal` (a name such as `TERM`) to `pid`.
 pub fn signal(pid: u32, signal: &str) {
     let status = Command::new("kill")

@@ -9,7 +9,7 @@ use serde_json::{json, Value};
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// A shared config: toolbox `dev` with server `s` (its starts counted in
 /// `starts.log`) and `extra` top-level keys; the fleet lingers 300 ms.
@@ -273,17 +273,7 @@ fn a_fleet_killed_mid_call_fails_the_call_at_once_and_the_next_request_starts_an
     assert!(wait_until(Duration::from_secs(10), || fleet_log(&run)
         .contains(SLOW_CALL)));
     signal(fleet, "KILL");
-    let started = Instant::now();
-    let answer = a.recv();
-    assert!(
-        started.elapsed() < Duration::from_secs(5),
-        "answered at once"
-    );
-    assert_eq!(answer["id"], 2);
-    assert!(
-        is_error(&answer) && text(&answer).contains("shared fleet"),
-        "{answer}"
-    );
+    fleet_loss_answered_at_once(&mut a, 2);
     assert!(gone(server), "nothing the fleet started survives it");
     // The session stays up; its next call starts a new fleet (over the stale
     // socket) and re-opens its toolbox first.

@@ -9,8 +9,8 @@
 //! keeps growing after the workbench is gone names a survivor.
 
 use crate::harness::{
-    case_dir, command, counted, fake, is_error, starts, system_path, text, tool, toolbox,
-    wait_until, workbench_in, Workbench, FAKE,
+    case_dir, command, counted, fake, fleet_loss_answered_at_once, is_error, starts, system_path,
+    text, tool, toolbox, wait_until, workbench_in, Workbench, FAKE,
 };
 use serde_json::{json, Value};
 use std::fs;
@@ -406,17 +406,7 @@ fn a_killed_fleet_fails_the_call_at_once_takes_its_server_and_the_next_request_s
         .output()
         .unwrap();
     assert!(killed.status.success(), "{killed:?}");
-    let started = Instant::now();
-    let answer = a.recv();
-    assert!(
-        started.elapsed() < Duration::from_secs(5),
-        "answered at once"
-    );
-    assert_eq!(answer["id"], 2);
-    assert!(
-        is_error(&answer) && text(&answer).contains("shared fleet"),
-        "{answer}"
-    );
+    fleet_loss_answered_at_once(&mut a, 2);
     assert_stopped(&beats_file);
     // The session stays up; its next call starts a new fleet, which re-opens
     // its toolbox first.
