@@ -22,9 +22,11 @@ Usage:
   mcp-workbench index [--config PATH]
       start every server once and list its tools into the tool catalog that
       find_tools searches (in your cache folder); one line per server
-  mcp-workbench pins [--config PATH] [list | approve TOOLBOX[/SERVER[/TOOL]]]
+  mcp-workbench pins [--config PATH] [list | diff [SCOPE] | approve SCOPE [--yes]]
       with \"pinTools\": true, list the pinned tool definitions (approved, changed,
-      new), or show what changed and approve it
+      new), show what changed (SCOPE: TOOLBOX[/SERVER[/TOOL]]), or show it and
+      approve it once you confirm on the terminal (--yes: without asking; never
+      give --yes to a model)
   mcp-workbench --help | --version
 
 The config path is --config, else $WORKBENCH_CONFIG, else ./workbench-config.json.
@@ -91,11 +93,23 @@ pub enum Command {
 #[derive(Debug, PartialEq)]
 pub enum PinsAction {
     List,
-    /// `TOOLBOX[/SERVER[/TOOL]]`.
-    Approve(String),
+    /// What waits for approval, in `TOOLBOX[/SERVER[/TOOL]]` or everywhere.
+    Diff(Option<String>),
+    /// `TOOLBOX[/SERVER[/TOOL]]`; `yes`: without asking (`--yes`).
+    Approve {
+        scope: String,
+        yes: bool,
+    },
 }
 
-const FLAGS: &[&str] = &["--config", "--trace", "--json", "--help", "--version"];
+const FLAGS: &[&str] = &[
+    "--config",
+    "--trace",
+    "--json",
+    "--yes",
+    "--help",
+    "--version",
+];
 
 /// Parses the arguments after the program name; `env` looks up environment
 /// variables. The error is one line that names the offending argument.
@@ -107,6 +121,7 @@ pub fn parse(
     // The words after `pins`.
     let mut pins = Vec::new();
     let mut json = false;
+    let mut yes = false;
     let mut config: Option<PathBuf> = None;
     let mut trace: Option<PathBuf> = None;
     let mut args = args.into_iter();
@@ -137,6 +152,7 @@ pub fn parse(
                 }
             }
             ("--json", None) => set_flag(&mut json, "--json")?,
+            ("--yes" | "-y", None) => set_flag(&mut yes, "--yes")?,
             ("--config" | "--trace", _) => {
                 let value = match inline {
                     Some(value) => OsString::from(value),
@@ -157,6 +173,9 @@ pub fn parse(
             }
             _ => return Err(unexpected(text, flag)),
         }
+    }
+    if yes && word != Some("pins") {
+        return Err("--yes applies to pins approve".to_string());
     }
     if json && !matches!(word, Some("check" | "status")) {
         return Err("--json applies to check and status".to_string());
@@ -181,7 +200,7 @@ pub fn parse(
         (Some(word), Some(_)) => Err(format!("--trace applies to serving, not to {word}")),
         (Some("pins"), None) => Ok(Command::Pins {
             config,
-            action: pins_action(pins)?,
+            action: pins_action(pins, yes)?,
         }),
         (Some("status"), None) => Ok(Command::Status { config, json }),
         (Some("fleet"), None) => Ok(Command::Fleet { config }),
@@ -195,24 +214,38 @@ pub fn parse(
 /// The command words; the first four are the ones people type.
 const WORDS: &[&str] = &["check", "index", "status", "pins", "fleet"];
 
-/// The words after `pins`.
-fn pins_action(words: Vec<String>) -> Result<PinsAction, String> {
-    match &words[..] {
-        [] => Ok(PinsAction::List),
-        [list] if list == "list" => Ok(PinsAction::List),
-        [approve, scope] if approve == "approve" => Ok(PinsAction::Approve(scope.clone())),
+/// The words after `pins`; `yes`: `--yes` was given.
+fn pins_action(words: Vec<String>, yes: bool) -> Result<PinsAction, String> {
+    const ACTIONS: [&str; 3] = ["list", "diff", "approve"];
+    let action = match &words[..] {
+        [] => PinsAction::List,
+        [list] if list == "list" => PinsAction::List,
+        [diff] if diff == "diff" => PinsAction::Diff(None),
+        [diff, scope] if diff == "diff" => PinsAction::Diff(Some(scope.clone())),
+        [approve, scope] if approve == "approve" => PinsAction::Approve {
+            scope: scope.clone(),
+            yes,
+        },
         [approve] if approve == "approve" => {
-            Err("pins approve needs TOOLBOX, TOOLBOX/SERVER or TOOLBOX/SERVER/TOOL".to_string())
+            return Err(
+                "pins approve needs TOOLBOX, TOOLBOX/SERVER or TOOLBOX/SERVER/TOOL".to_string(),
+            )
         }
-        [word, ..] if word != "list" && word != "approve" => {
-            Err(match suggest::closest(word, &["list", "approve"]) {
+        [word, ..] if !ACTIONS.contains(&word.as_str()) => {
+            return Err(match suggest::closest(word, &ACTIONS) {
                 Some(close) => format!("pins: unknown action '{word}'; did you mean '{close}'?"),
-                None => format!("pins: unknown action '{word}' (list or approve)"),
+                None => format!("pins: unknown action '{word}' (list, diff or approve)"),
             })
         }
-        [_, _, extra, ..] | [_, extra] => Err(format!("pins: unexpected argument '{extra}'")),
-        _ => Err("pins: expected list or approve".to_string()),
+        [_, _, extra, ..] | [_, extra] => {
+            return Err(format!("pins: unexpected argument '{extra}'"))
+        }
+        [_] => return Err("pins: expected list, diff or approve".to_string()),
+    };
+    if yes && !matches!(action, PinsAction::Approve { .. }) {
+        return Err("--yes applies to pins approve".to_string());
     }
+    Ok(action)
 }
 
 fn set_flag(seen: &mut bool, name: &str) -> Result<(), String> {
@@ -365,9 +398,36 @@ mod tests {
         );
         assert_eq!(
             parse_str(&["pins", "approve", "dev/files/read", "--config", "c.json"]),
-            pins(PinsAction::Approve("dev/files/read".into()))
+            pins(PinsAction::Approve {
+                scope: "dev/files/read".into(),
+                yes: false
+            })
+        );
+        assert_eq!(
+            parse_str(&["pins", "approve", "--yes", "dev/files", "--config=c.json"]),
+            pins(PinsAction::Approve {
+                scope: "dev/files".into(),
+                yes: true
+            })
+        );
+        assert_eq!(
+            parse_str(&["pins", "diff", "--config=c.json"]),
+            pins(PinsAction::Diff(None))
+        );
+        assert_eq!(
+            parse_str(&["pins", "diff", "dev", "--config=c.json"]),
+            pins(PinsAction::Diff(Some("dev".into())))
         );
         let err = |args: &[&str]| parse_str(args).unwrap_err();
+        assert_eq!(
+            err(&["pins", "diff", "--yes"]),
+            "--yes applies to pins approve"
+        );
+        assert_eq!(err(&["check", "--yes"]), "--yes applies to pins approve");
+        assert_eq!(
+            err(&["pins", "dif"]),
+            "pins: unknown action 'dif'; did you mean 'diff'?"
+        );
         assert_eq!(
             err(&["pins", "aprove", "t"]),
             "pins: unknown action 'aprove'; did you mean 'approve'?"

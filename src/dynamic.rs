@@ -6,6 +6,7 @@
 //! from the downstream definitions' own bytes: `inputSchema`, `outputSchema`,
 //! `title` and `annotations` exactly as received. No IO here.
 
+use crate::mcp::text_of;
 use crate::naming;
 use crate::toolbox::{ToolId, Toolbox, Toolboxes};
 use serde::Deserialize;
@@ -25,8 +26,8 @@ pub(crate) struct NativeTable {
 /// The parts of a downstream `Tool` a native tool carries over.
 #[derive(Deserialize)]
 struct ToolParts<'a> {
-    #[serde(default)]
-    description: Option<String>,
+    #[serde(default, borrow)]
+    description: Option<&'a RawValue>,
     #[serde(default, borrow)]
     title: Option<&'a RawValue>,
     #[serde(rename = "inputSchema", default, borrow)]
@@ -100,7 +101,7 @@ fn native_entry(out: &mut String, name: &str, id: &ToolId, raw: &RawValue) {
         "[{}/{}] {}",
         id.toolbox,
         id.server,
-        parts.description.as_deref().unwrap_or("")
+        parts.description.and_then(text_of).unwrap_or_default()
     );
     out.push_str(&format!("{{\"name\":{}", json!(name)));
     if let Some(title) = parts.title {

@@ -8,7 +8,7 @@
 use mcp_workbench::cli::{self, Command, ConfigPath, ConfigSource};
 use mcp_workbench::config::{self, ConfigError, Problem};
 use mcp_workbench::{check, index, mcp, pins_command, relative_args, server::Server};
-use std::io;
+use std::io::{self, IsTerminal, Write};
 use std::path::Path;
 use std::process::ExitCode;
 
@@ -61,7 +61,7 @@ fn main() -> ExitCode {
     };
     if let Command::Pins { action, .. } = &command {
         let env = |name: &str| std::env::var_os(name);
-        let code = pins_command::run(&loaded.config, action, &env, &mut io::stdout());
+        let code = pins_command::run(&loaded.config, action, &env, &mut io::stdout(), &mut ask);
         return ExitCode::from(code);
     }
     // Arguments that look like paths but are taken from the working
@@ -212,4 +212,22 @@ fn load(config: &ConfigPath) -> Result<config::Loaded, ConfigError> {
         });
     }
     config::load(&config.path)
+}
+
+/// Asks a person on the terminal (`pins approve`); `None` when stdin is not
+/// one (a model's shell tool, a script, a pipe): no one there to say yes.
+fn ask(question: &str) -> Option<bool> {
+    let stdin = io::stdin();
+    if !stdin.is_terminal() {
+        return None;
+    }
+    let mut stdout = io::stdout();
+    let _ = write!(stdout, "{question}");
+    let _ = stdout.flush();
+    let mut answer = String::new();
+    stdin.read_line(&mut answer).ok()?;
+    Some(matches!(
+        answer.trim().to_ascii_lowercase().as_str(),
+        "y" | "yes"
+    ))
 }

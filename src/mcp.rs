@@ -54,6 +54,21 @@ pub(crate) struct ToolEntry {
     pub raw: Box<RawValue>,
 }
 
+/// The text of a string field as the server sent it: decoded when serde_json
+/// can (`None` when it is not a string); a string it cannot decode (a lone
+/// surrogate escape) as its text between the quotes, escapes and all, so a
+/// description nobody can decode is still shown rather than dropped.
+pub(crate) fn text_of(raw: &RawValue) -> Option<String> {
+    let text = raw.get();
+    match serde_json::from_str::<String>(text) {
+        Ok(decoded) => Some(decoded),
+        Err(_) if text.len() >= 2 && text.starts_with('"') => {
+            Some(text[1..text.len() - 1].to_string())
+        }
+        Err(_) => None,
+    }
+}
+
 /// The part of a `Tool` the workbench reads; the rest stays raw.
 #[derive(Deserialize)]
 pub(crate) struct ToolHead {
@@ -138,6 +153,14 @@ impl<'a> TextResult<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn text_of_keeps_what_it_cannot_decode() {
+        let text = |json: &str| text_of(&RawValue::from_string(json.into()).unwrap());
+        assert_eq!(text(r#""a\nb""#).as_deref(), Some("a\nb"));
+        assert_eq!(text(r#""a\ud800b""#).as_deref(), Some("a\\ud800b"));
+        assert_eq!(text("5"), None);
+    }
 
     #[test]
     fn negotiation_echoes_supported_versions() {

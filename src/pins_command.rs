@@ -1,21 +1,27 @@
-//! `mcp-workbench pins [list | approve TOOLBOX[/SERVER[/TOOL]]]`
-//! (docs/reference.md §2, §10): what is pinned for a config, and the
-//! approval of what a serving workbench held back.
+//! `mcp-workbench pins [list | diff [SCOPE] | approve SCOPE [--yes]]`
+//! (docs/reference.md §2, §10): what is pinned for a config, what changed,
+//! and a person's approval of what a serving workbench held back.
 //!
-//! `approve` accepts the definitions the serving workbench recorded as
-//! pending when it held a tool back: exactly what the model was kept from,
-//! with no server started (a server's start may need the host's
-//! environment, and may have effects). A running workbench reads the file
-//! again within a second or two (`fleet::main_loop`). Prints on stdout;
-//! serves no host.
+//! `approve` shows, then accepts, the definitions the serving workbench
+//! recorded as pending when it held a tool back: exactly what the model was
+//! kept from, with no server started (a server's start may need the host's
+//! environment, and may have effects). It accepts only once a person says
+//! yes on a terminal, or with `--yes`: a model with a shell tool has no
+//! terminal, so it cannot approve its own rug pull. A running workbench
+//! reads the file again within a second or two (`fleet::main_loop`).
+//! Prints on stdout; serves no host.
 
 use crate::cli::PinsAction;
 use crate::config::Config;
 use crate::pins::store::Store;
-use crate::pins::{changed_fields, PinFile, Scope, ToolPin, FIELDS};
+use crate::pins::{changed_fields, Change, PinFile, Scope, ToolPin, FIELDS};
 use serde_json::Value;
 use std::ffi::OsString;
 use std::io::Write;
+
+/// How `approve` asks a person to confirm: the question in, the answer out;
+/// `None` when there is no terminal to ask on.
+pub type Ask<'a> = &'a mut dyn FnMut(&str) -> Option<bool>;
 
 /// Runs `action` for `config`, the state folder taken from `env`; the exit code.
 pub fn run(
@@ -23,8 +29,9 @@ pub fn run(
     action: &PinsAction,
     env: &dyn Fn(&str) -> Option<OsString>,
     out: &mut dyn Write,
+    ask: Ask,
 ) -> u8 {
-    match try_run(config, action, env, out) {
+    match try_run(config, action, env, out, ask) {
         Ok(code) => code,
         Err(e) => {
             let _ = writeln!(out, "error: {e}");
@@ -38,6 +45,7 @@ fn try_run(
     action: &PinsAction,
     env: &dyn Fn(&str) -> Option<OsString>,
     out: &mut dyn Write,
+    ask: Ask,
 ) -> Result<u8, String> {
     let file = config
         .file
@@ -59,14 +67,22 @@ fn try_run(
             list(config, &pins, &store, out).map_err(io)?;
             Ok(0)
         }
-        PinsAction::Approve(text) => {
+        PinsAction::Diff(text) => {
+            let scope = text.as_deref().map(Scope::parse).transpose()?;
+            let shown = store.load()?.waiting(scope.as_ref());
+            if shown.is_empty() {
+                let place = text.as_deref().unwrap_or("any toolbox");
+                writeln!(out, "nothing waits for approval in {place}").map_err(io)?;
+            }
+            for change in &shown {
+                show_change(change, out).map_err(io)?;
+            }
+            Ok(0)
+        }
+        PinsAction::Approve { scope: text, yes } => {
             let scope = Scope::parse(text)?;
-            let (done, _, _) = store.update(|file| {
-                let done = file.approve(&scope);
-                let changed = !done.is_empty();
-                (done, changed)
-            })?;
-            if done.is_empty() {
+            let shown = store.load()?.waiting(Some(&scope));
+            if shown.is_empty() {
                 writeln!(
                     out,
                     "nothing waits for approval in {text} (pins list shows what is pinned)"
@@ -74,19 +90,62 @@ fn try_run(
                 .map_err(io)?;
                 return Ok(1);
             }
-            for tool in &done {
-                show_change(&tool.key, tool.old.as_ref(), &tool.new, out).map_err(io)?;
+            for change in &shown {
+                show_change(change, out).map_err(io)?;
+            }
+            let count = plural(shown.len(), "tool");
+            if !yes {
+                out.flush().map_err(io)?;
+                match ask(&format!("Approve {count}? [y/N] ")) {
+                    Some(true) => {}
+                    Some(false) => {
+                        writeln!(out, "nothing approved").map_err(io)?;
+                        return Ok(1);
+                    }
+                    None => {
+                        writeln!(
+                            out,
+                            "nothing approved: approving needs a person's yes on a terminal, \
+                             and this has none; review the change above and run the command \
+                             in a terminal (--yes approves without asking: never give it to \
+                             a model)"
+                        )
+                        .map_err(io)?;
+                        return Ok(1);
+                    }
+                }
+            }
+            let (done, _, _) = store.update(|file| {
+                let done = file.approve(&shown);
+                let changed = !done.is_empty();
+                (done, changed)
+            })?;
+            if done.len() < shown.len() {
+                writeln!(
+                    out,
+                    "{} changed again since it was shown, and stays held back (pins diff \
+                     shows it now)",
+                    plural(shown.len() - done.len(), "tool")
+                )
+                .map_err(io)?;
+            }
+            if done.is_empty() {
+                return Ok(1);
             }
             writeln!(
                 out,
-                "approved {} tool{}; a running workbench applies it within a few seconds",
-                done.len(),
-                if done.len() == 1 { "" } else { "s" }
+                "approved {}; a running workbench applies it within a few seconds",
+                plural(done.len(), "tool")
             )
             .map_err(io)?;
             Ok(0)
         }
     }
+}
+
+/// `1 tool`, `2 tools`.
+fn plural(n: usize, what: &str) -> String {
+    format!("{n} {what}{}", if n == 1 { "" } else { "s" })
 }
 
 /// Every pinned server of the config and each tool's state.
@@ -137,25 +196,21 @@ fn state(pin: &ToolPin) -> String {
 }
 
 /// The old and the new text of each field that changed, one above the other.
-fn show_change(
-    key: &str,
-    old: Option<&Value>,
-    new: &Value,
-    out: &mut dyn Write,
-) -> std::io::Result<()> {
+fn show_change(change: &Change, out: &mut dyn Write) -> std::io::Result<()> {
+    let key = change.key();
     let empty = Value::Object(Default::default());
-    let old_value = old.unwrap_or(&empty);
-    let fields = changed_fields(old_value, new);
-    match old {
+    let old = change.old.as_ref().unwrap_or(&empty);
+    let fields = changed_fields(old, &change.new);
+    match change.old {
         Some(_) => writeln!(out, "{key}: changed ({})", fields.join(", "))?,
         None => writeln!(out, "{key}: new tool")?,
     }
     for field in FIELDS.iter().filter(|f| fields.contains(f)) {
         writeln!(out, "  {field}")?;
-        if old.is_some() {
-            writeln!(out, "    old: {}", text(old_value.get(*field)))?;
+        if change.old.is_some() {
+            writeln!(out, "    old: {}", text(old.get(*field)))?;
         }
-        writeln!(out, "    new: {}", text(new.get(*field)))?;
+        writeln!(out, "    new: {}", text(change.new.get(*field)))?;
     }
     Ok(())
 }

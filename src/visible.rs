@@ -281,8 +281,8 @@ mod tests {
             [
                 "toolFilters of server 's' names 'zz', which the server does not have",
                 "toolOverrides of server 's' names 'gone', which the server does not have",
-                "Tool 'a' of server 's' is held back: its description changed since it was approved; run: mcp-workbench pins approve t/s/a",
-                "Tool 'new' of server 's' is held back: it is new on a server whose tools are pinned; run: mcp-workbench pins approve t/s/new",
+                "Tool 'a' of server 's' is held back: its description changed since it was approved; ask the user to review the change and approve it (in a terminal: mcp-workbench pins approve t/s/a)",
+                "Tool 'new' of server 's' is held back: it is new on a server whose tools are pinned; ask the user to review the change and approve it (in a terminal: mcp-workbench pins approve t/s/new)",
             ]
         );
         // Unpinned, 'a' shows with its override in place, the rest of it as sent.

@@ -22,7 +22,7 @@ pub(crate) mod view;
 use crate::config::ServerConfig;
 use crate::expand::Vars;
 use crate::lock;
-use crate::mcp::{ToolEntry, ToolHead};
+use crate::mcp::{text_of, ToolEntry, ToolHead};
 use crate::process::{user_dir, UserDir};
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
@@ -35,15 +35,24 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 const KEEP: Duration = Duration::from_secs(90 * 24 * 3600);
 
 /// What `find_tools` reads of a tool the model may see.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone)]
 pub(crate) struct CatalogTool {
     pub name: String,
-    #[serde(default)]
     pub title: Option<String>,
-    #[serde(default)]
     pub description: Option<String>,
-    #[serde(rename = "inputSchema", default = "empty_schema")]
     pub input_schema: Box<RawValue>,
+}
+
+/// A tool's fields as sent: each read on its own, so one odd field (a
+/// number out of range, a lone surrogate) loses nothing else.
+#[derive(Deserialize)]
+struct Fields<'a> {
+    #[serde(borrow)]
+    title: Option<&'a RawValue>,
+    #[serde(borrow)]
+    description: Option<&'a RawValue>,
+    #[serde(borrow, rename = "inputSchema")]
+    input_schema: Option<&'a RawValue>,
 }
 
 fn empty_schema() -> Box<RawValue> {
@@ -51,15 +60,23 @@ fn empty_schema() -> Box<RawValue> {
 }
 
 impl CatalogTool {
-    /// What a search reads of `entry`; a tool whose fields have unexpected
-    /// types keeps its name.
+    /// What a search reads of `entry`; a field of an unexpected type is
+    /// left out, the others kept.
     pub(crate) fn of(entry: &ToolEntry) -> CatalogTool {
-        serde_json::from_str(entry.raw.get()).unwrap_or_else(|_| CatalogTool {
-            name: entry.name.clone(),
+        let fields = serde_json::from_str::<Fields>(entry.raw.get()).unwrap_or(Fields {
             title: None,
             description: None,
-            input_schema: empty_schema(),
-        })
+            input_schema: None,
+        });
+        CatalogTool {
+            name: entry.name.clone(),
+            title: fields.title.and_then(text_of),
+            description: fields.description.and_then(text_of),
+            input_schema: fields
+                .input_schema
+                .filter(|schema| schema.get().starts_with('{'))
+                .map_or_else(empty_schema, RawValue::to_owned),
+        }
     }
 }
 
@@ -270,7 +287,17 @@ mod tests {
         ));
         assert_eq!(good.description.as_deref(), Some("d"));
         assert_eq!(good.input_schema.get(), r#"{"type":"object","x":1.50}"#);
-        let odd = CatalogTool::of(&entry(r#"{"name":"n","description":5}"#));
+        let odd = CatalogTool::of(&entry(r#"{"name":"n","description":5,"title":"t"}"#));
         assert_eq!((odd.name.as_str(), odd.description), ("n", None));
+        assert_eq!(odd.title.as_deref(), Some("t"));
+        // What serde_json cannot read as values costs only that field's decoding.
+        let strange = CatalogTool::of(&entry(
+            r#"{"name":"n","description":"d\ud800","inputSchema":{"type":"object","maximum":1e400}}"#,
+        ));
+        assert_eq!(strange.description.as_deref(), Some("d\\ud800"));
+        assert_eq!(
+            strange.input_schema.get(),
+            r#"{"type":"object","maximum":1e400}"#
+        );
     }
 }

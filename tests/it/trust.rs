@@ -152,8 +152,8 @@ fn a_changed_input_schema_is_held_back_until_approved_by_a_running_workbench() {
     assert_eq!(
         warnings(&open),
         [
-            "Tool 'read' of server 's' is held back: its inputSchema changed since it was approved; run: mcp-workbench pins approve box/s/read",
-            "Tool 'exfil' of server 's' is held back: it is new on a server whose tools are pinned; run: mcp-workbench pins approve box/s/exfil",
+            "Tool 'read' of server 's' is held back: its inputSchema changed since it was approved; ask the user to review the change and approve it (in a terminal: mcp-workbench pins approve box/s/read)",
+            "Tool 'exfil' of server 's' is held back: it is new on a server whose tools are pinned; ask the user to review the change and approve it (in a terminal: mcp-workbench pins approve box/s/exfil)",
         ]
     );
     wb.use_tool(2, "box", "s", "read", json!({}));
@@ -161,7 +161,7 @@ fn a_changed_input_schema_is_held_back_until_approved_by_a_running_workbench() {
     assert!(is_error(&refused));
     assert_eq!(
         text(&refused),
-        "Tool 'read' of server 's' (toolbox 'box') changed since it was approved; run: mcp-workbench pins approve box/s/read"
+        "Tool 'read' of server 's' (toolbox 'box') changed since it was approved; ask the user to review the change and approve it (in a terminal: mcp-workbench pins approve box/s/read)"
     );
     wb.use_tool(3, "box", "s", "other", json!({"a": 1}));
     let other = wb.answer(3, &mut Vec::new());
@@ -177,11 +177,30 @@ fn a_changed_input_schema_is_held_back_until_approved_by_a_running_workbench() {
         "{listed}"
     );
 
-    let (code, shown) = pins(&dir, &["approve", "box/s/read"]);
+    // `diff` shows the change and accepts nothing; `approve` with no
+    // terminal to confirm on (a model's shell tool) shows it and refuses.
+    let change = "box/s/read: changed (inputSchema)\n  inputSchema\n    old: {\"type\":\"object\"}\n    new: {\"properties\":{\"cc\"";
+    let before = fs::read_to_string(pins_file(&dir)).unwrap();
+    let (code, diff) = pins(&dir, &["diff", "box/s"]);
+    assert_eq!(code, Some(0), "{diff}");
+    assert!(diff.contains(change), "{diff}");
+    assert!(diff.contains("box/s/exfil: new tool"), "{diff}");
+    let (code, refused) = pins(&dir, &["approve", "box/s/read"]);
+    assert_eq!(code, Some(1), "{refused}");
+    assert!(refused.starts_with(change), "{refused}");
+    assert!(
+        refused.contains("nothing approved: approving needs a person's yes on a terminal"),
+        "{refused}"
+    );
+    assert_eq!(fs::read_to_string(pins_file(&dir)).unwrap(), before);
+    wb.use_tool(4, "box", "s", "read", json!({}));
+    assert!(is_error(&wb.answer(4, &mut Vec::new())), "still held");
+
+    let (code, shown) = pins(&dir, &["approve", "--yes", "box/s/read"]);
     assert_eq!(code, Some(0), "{shown}");
-    assert!(shown.starts_with("box/s/read: changed (inputSchema)\n  inputSchema\n    old: {\"type\":\"object\"}\n    new: {\"properties\":{\"cc\""), "{shown}");
+    assert!(shown.starts_with(change), "{shown}");
     assert!(shown.contains("approved 1 tool;"), "{shown}");
-    let (code, again) = pins(&dir, &["approve", "box/s/read"]);
+    let (code, again) = pins(&dir, &["approve", "box/s/read", "--yes"]);
     assert_eq!(code, Some(1), "{again}");
     assert!(again.contains("nothing waits for approval in box/s/read"));
 
@@ -247,7 +266,7 @@ fn an_override_does_not_mask_a_change_and_native_tools_follow_approvals() {
         "an unknown tool: {refused}"
     );
 
-    let (code, shown) = pins(&dir, &["approve", "box"]);
+    let (code, shown) = pins(&dir, &["approve", "box", "--yes"]);
     assert_eq!(code, Some(0), "{shown}");
     assert!(
         shown.contains(
