@@ -10,9 +10,10 @@
 
 use crate::config::{Config, Mode, ToolboxConfig};
 use crate::dynamic::NativeTable;
-use crate::expand::{Template, Vars};
+use crate::expand::Vars;
 use crate::fleet::SessionLink;
 use crate::jsonrpc::{self, RequestId};
+use crate::launch;
 use crate::lock;
 use crate::mcp::{self, method};
 use crate::meta_tools::{self, Outcome};
@@ -84,26 +85,18 @@ impl Peer {
 }
 
 /// The variant of toolbox `config` for a session with environment `env`: a
-/// hash of each server's definition as expanded with it (an unset variable
-/// counts as unset), and of the session's `id` when a server is not shared.
+/// hash of everything each server would start with under it (program,
+/// arguments, working folder and the whole child environment: the
+/// allow-listed variables, all of them with `inheritEnv`, and `env`; an unset
+/// variable counts as unset), and of the session's `id` when a server is not
+/// shared. Two sessions share a process only if it would see no difference:
+/// one session's credentials never serve another's calls.
 fn variant(config: &ToolboxConfig, env: &Vars, id: u64) -> Variant {
     let mut hasher = std::hash::DefaultHasher::new();
-    let lookup = |name: &str| env.get(name).cloned();
-    let expand = |t: &Template, hasher: &mut std::hash::DefaultHasher| match t.expand(&lookup) {
-        Ok(value) => (0u8, value).hash(hasher),
-        Err(unset) => (1u8, unset).hash(hasher),
-    };
     for server in &config.servers {
-        expand(&server.command, &mut hasher);
-        for arg in &server.args {
-            expand(arg, &mut hasher);
-        }
-        for (key, value) in &server.env {
-            key.hash(&mut hasher);
-            expand(value, &mut hasher);
-        }
-        if let Some(cwd) = &server.cwd {
-            expand(cwd, &mut hasher);
+        match launch::resolve(&config.name, server, Some(env)) {
+            Ok(spec) => (0u8, spec.program, spec.args, spec.env, spec.cwd).hash(&mut hasher),
+            Err(unset) => (1u8, unset).hash(&mut hasher),
         }
         if !server.shared {
             id.hash(&mut hasher);
@@ -287,4 +280,57 @@ fn meta_tools_entries(toolboxes: &[&ToolboxConfig]) -> [String; 2] {
         let text = list["tools"].to_string();
         text[1..text.len() - 1].to_string()
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn toolbox(server: &str) -> ToolboxConfig {
+        let text = format!(
+            r#"{{"toolboxes": {{"t": {{"description": "d", "mcpServers": {{"s": {server}}}}}}}}}"#
+        );
+        let path = std::path::Path::new("/c/c.json");
+        let loaded = crate::config::parse(text.as_bytes(), path, std::path::Path::new("/c"));
+        let mut config = loaded.unwrap().config;
+        config.toolboxes.remove(0)
+    }
+
+    fn vars(pairs: &[(&str, &str)]) -> Vars {
+        pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect()
+    }
+
+    #[test]
+    fn sessions_share_a_server_only_if_it_would_start_alike() {
+        let alice = vars(&[("HOME", "/home/a"), ("GH_TOKEN", "alice")]);
+        let bob = vars(&[("HOME", "/home/a"), ("GH_TOKEN", "bob")]);
+        let same = |server: &str, a: &Vars, b: &Vars| {
+            let config = toolbox(server);
+            variant(&config, a, 1) == variant(&config, b, 2)
+        };
+        // GH_TOKEN reaches the child only through inheritEnv or a reference.
+        assert!(same(r#"{"command": "gh"}"#, &alice, &bob));
+        assert!(!same(
+            r#"{"command": "gh", "inheritEnv": true}"#,
+            &alice,
+            &bob
+        ));
+        assert!(!same(
+            r#"{"command": "gh", "env": {"T": "${GH_TOKEN}"}}"#,
+            &alice,
+            &bob
+        ));
+        // The allow-listed variables always reach it.
+        let elsewhere = vars(&[("HOME", "/home/b"), ("GH_TOKEN", "alice")]);
+        assert!(!same(r#"{"command": "gh"}"#, &alice, &elsewhere));
+        // A server that is not shared is each session's own.
+        assert!(!same(
+            r#"{"command": "gh", "shareServers": false}"#,
+            &alice,
+            &alice
+        ));
+    }
 }

@@ -437,8 +437,17 @@ fn restart_server(
         open.servers[index] = state.clone();
         fleet.registry.install(slot, open);
         if opening {
+            let mut held = false;
             for session in callers.iter().filter_map(|reply| fleet.session_of(reply)) {
                 session.hold(slot, true);
+                held = true;
+            }
+            // Every caller's session left while the server started: nobody
+            // may be left to close it (as an open that outlives its session).
+            if let (false, 0, Some(reply)) = (held, fleet.holders(slot), callers.first()) {
+                log::info!("[{name}/{server}] stopped: the session it started for left");
+                close_toolbox(fleet, slot, reply);
+                return Err(format!("Toolbox '{name}' was closed: its session left"));
             }
         }
         watch_idle(fleet, slot, config, &state);

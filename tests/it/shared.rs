@@ -575,6 +575,46 @@ fn use_tool_without_open_makes_the_sessions_own_copy_and_holds_it() {
     end_all(&dir, &run, vec![a, b]);
 }
 
+/// A session that leaves while its `use_tool` starts a server (of a toolbox
+/// it never opened) leaves nothing running: the start's toolbox closes.
+#[test]
+fn a_session_leaving_while_use_tool_starts_its_server_leaves_none_running() {
+    let mut script = script();
+    script["initializeDelayMs"] = json!(1500);
+    let config = shared_config(fake("fake.json"), json!({}));
+    let dir = case_dir("shared-use-leaves", &config, &[("fake.json", script)]);
+    let run = dir.join("run");
+    fs::create_dir(&run).unwrap();
+    let mut a = session(&dir, &run, &[]);
+    let b = session(&dir, &run, &[]);
+    a.use_tool(1, "dev", "s", "echo", json!({}));
+    // Leave once the server is starting (its start is counted first thing).
+    assert!(wait_until(Duration::from_secs(10), || !starts(
+        &dir,
+        "starts.log"
+    )
+    .is_empty()));
+    a.child.kill().unwrap();
+    a.child.wait().unwrap();
+    // Wait for the start to be over, then for nothing to run.
+    let over = wait_until(Duration::from_secs(15), || {
+        let log = fleet_log(&run);
+        log.contains("started for a call") || log.contains("the session it started for left")
+    });
+    assert!(over, "{}", fleet_log(&run));
+    let report = status_until(&dir, &run, |r| {
+        r["sessions"].as_array().is_some_and(|s| s.len() == 1)
+            && r["servers"].as_array().is_some_and(|s| s.is_empty())
+    });
+    assert_eq!(
+        report["servers"],
+        json!([]),
+        "{report}\n{}",
+        fleet_log(&run)
+    );
+    end_all(&dir, &run, vec![a, b]);
+}
+
 #[test]
 fn a_servers_log_messages_go_to_the_fleets_log_not_to_a_session() {
     let script = json!({"tools": [tool("talk", json!({
