@@ -141,19 +141,24 @@ impl Daemon {
         let config = self.current_config();
         let peer = Peer::new(hello.pid, hello.env, id, &config);
         let session = Arc::new(Session::attached(&config, Arc::clone(&outbox), peer));
-        send(
-            &mut stream,
-            &Answer::Welcome {
-                pid: std::process::id(),
-            },
-        )?;
+        // Counted before it is welcomed, so the linger cannot end the fleet
+        // under a welcomed session; once the fleet decided to end, refused,
+        // and its front starts the next fleet.
         match &mut *lock(&self.sessions) {
             Some(sessions) => sessions.push(Arc::clone(&session)),
-            None => return Ok(()), // ending: the front starts the next fleet
+            None => {
+                let reason = "this fleet is ending".to_string();
+                return send(&mut stream, &Answer::Refused { reason });
+            }
         }
-        log::info!("session {id} attached (pid {})", hello.pid);
-        let server = Server::attach(Arc::clone(&self.fleet), config, Arc::clone(&session));
-        let result = server.run(reader.into_inner());
+        let welcome = Answer::Welcome {
+            pid: std::process::id(),
+        };
+        let result = send(&mut stream, &welcome).and_then(|()| {
+            log::info!("session {id} attached (pid {})", hello.pid);
+            let server = Server::attach(Arc::clone(&self.fleet), config, Arc::clone(&session));
+            server.run(reader.into_inner())
+        });
         stream.shutdown();
         if let Some(sessions) = &mut *lock(&self.sessions) {
             sessions.retain(|s| !Arc::ptr_eq(s, &session));

@@ -20,7 +20,6 @@ use crate::lock;
 use crate::mcp::{self, method, TextResult};
 use crate::outbox::Outbox;
 use crate::process::{self, local::Stream};
-use crossbeam_channel::{Receiver, Sender};
 use std::collections::{BTreeSet, HashMap};
 use std::io::{self, BufReader, Write};
 use std::path::{Path, PathBuf};
@@ -31,10 +30,8 @@ use std::time::{Duration, Instant};
 
 /// How long a new fleet may take to listen.
 const START_LIMIT: Duration = Duration::from_secs(10);
-/// How long re-opening a toolbox on a new fleet may take.
-const REOPEN_LIMIT: Duration = Duration::from_secs(120);
-/// Ids of the requests the front makes itself (never a host's: those are
-/// answered to the host, these to the front).
+/// The start of the ids of the requests the front makes itself; a secret
+/// of this front follows (`own_prefix`), so no host id is ever taken for one.
 const OWN_ID: &str = "mcp-workbench/front/";
 
 /// The session's front.
@@ -50,8 +47,10 @@ pub(crate) struct Front {
     gathered: Vec<u8>,
     /// What the host said that a new fleet must hear again.
     replay: Replay,
-    /// The answers to the front's own requests.
-    own: (Sender<RequestId>, Receiver<RequestId>),
+    /// How the ids of the front's own requests start: `OWN_ID` and a
+    /// secret of this process, which the host never sees (the fleet's
+    /// answers to them go nowhere), so cannot send.
+    own: Arc<str>,
     /// The fleet this front started, to be reaped when it ends.
     started: Vec<Child>,
 }
@@ -86,7 +85,7 @@ impl Front {
             fleet: None,
             gathered: Vec::new(),
             replay: Replay::default(),
-            own: crossbeam_channel::unbounded(),
+            own: own_prefix().into(),
             started: Vec::new(),
         })
     }
@@ -172,7 +171,7 @@ impl Front {
         let (state, host, own) = (
             Arc::clone(&self.state),
             Arc::clone(&self.host),
-            self.own.0.clone(),
+            Arc::clone(&self.own),
         );
         thread::Builder::new()
             .name("fleet reader".into())
@@ -182,50 +181,48 @@ impl Front {
     }
 
     /// A new fleet session hears the handshake again and re-opens the
-    /// toolboxes the host had open, before the host's next line.
+    /// toolboxes the host had open. Nothing waits for the answers (the
+    /// front drops them): the fleet reads a session's lines in order, and
+    /// queues a toolbox's operations in order, so the host's next line
+    /// finds the session initialized and a call to a re-opening toolbox
+    /// waits for that open in the fleet, while a `ping` is answered at once.
     fn replay_to_fleet(&mut self) -> io::Result<()> {
         let Some(initialize) = self.replay.initialize.clone() else {
             return Ok(());
         };
-        while self.own.1.try_recv().is_ok() {}
-        let mut waiting = Vec::new();
-        waiting.push(self.own_request(&initialize, "initialize")?);
+        self.own_request(&initialize, "initialize")?;
         if self.replay.initialized {
             let line = jsonrpc::notification_line::<()>(method::INITIALIZED, None);
             self.write(&line)?;
         }
         if let Some(set_level) = self.replay.set_level.clone() {
-            waiting.push(self.own_request(&set_level, "setLevel")?);
+            self.own_request(&set_level, "setLevel")?;
         }
         for toolbox in self.replay.toolboxes.clone() {
             let params = serde_json::json!({
                 "name": "open_toolbox",
                 "arguments": {"toolbox_name": toolbox}
             });
-            let id = own_id(&format!("open/{toolbox}"));
+            let id = self.own_id(&format!("open/{toolbox}"));
             self.write(&jsonrpc::request_line(&id, method::TOOLS_CALL, &params))?;
-            waiting.push(id);
-        }
-        let deadline = Instant::now() + REOPEN_LIMIT;
-        while !waiting.is_empty() {
-            let left = deadline.saturating_duration_since(Instant::now());
-            match self.own.1.recv_timeout(left) {
-                Ok(id) => waiting.retain(|w| *w != id),
-                Err(_) => break,
-            }
         }
         Ok(())
     }
 
     /// Sends the host's request `line` again under an id of the front's.
-    fn own_request(&mut self, line: &[u8], what: &str) -> io::Result<RequestId> {
-        let id = own_id(what);
+    fn own_request(&mut self, line: &[u8], what: &str) -> io::Result<()> {
+        let id = self.own_id(what);
         let Ok(Read::One(Incoming::Request { method, params, .. })) = jsonrpc::read(line) else {
             return Err(io::Error::other("a kept request no longer reads"));
         };
         let line = jsonrpc::request_line(&id, &method, &params);
-        self.write(&line)?;
-        Ok(id)
+        self.write(&line)
+    }
+
+    /// The id of the front's own request `what`.
+    fn own_id(&self, what: &str) -> RequestId {
+        let id = serde_json::Value::String(format!("{}{what}", self.own));
+        RequestId::from_json(&id).expect("a string is an id")
     }
 
     fn write(&mut self, line: &[u8]) -> io::Result<()> {
@@ -387,10 +384,16 @@ fn plain(path: PathBuf) -> PathBuf {
     drive.unwrap_or(path)
 }
 
-/// The id of the front's own request `what`.
-fn own_id(what: &str) -> RequestId {
-    RequestId::from_json(&serde_json::Value::String(format!("{OWN_ID}{what}")))
-        .expect("a string is an id")
+/// `OWN_ID` and 128 bits this process draws: std's `RandomState` is seeded
+/// from the system's randomness (a secret, not a key: no crate for it).
+fn own_prefix() -> String {
+    use std::hash::{BuildHasher, Hasher};
+    let draw = || {
+        std::collections::hash_map::RandomState::new()
+            .build_hasher()
+            .finish()
+    };
+    format!("{OWN_ID}{:016x}{:016x}/", draw(), draw())
 }
 
 /// Sends the hello and reads the welcome.
@@ -434,7 +437,7 @@ pub(super) fn exchange(stream: &mut Stream, hello: &Hello) -> io::Result<Answer>
 /// The `fleet reader` thread: the fleet's lines go to the host as they
 /// are, except answers to the front's own requests. When the fleet ends,
 /// every request in flight is answered with an error at once.
-fn relay_back(stream: Stream, state: &Mutex<State>, host: &Outbox, own: &Sender<RequestId>) {
+fn relay_back(stream: Stream, state: &Mutex<State>, host: &Outbox, own: &str) {
     let mut reader = LineReader::new(BufReader::with_capacity(1 << 16, stream));
     // Lines read together go to the host together.
     let mut gathered = Vec::new();
@@ -454,9 +457,9 @@ fn relay_back(stream: Stream, state: &Mutex<State>, host: &Outbox, own: &Sender<
             _ => {}
         }
         let own_answer = matches!(ids.as_slice(), [RequestId::Str(raw)]
-            if raw.get().strip_prefix('"').is_some_and(|s| s.starts_with(OWN_ID)));
+            if raw.get().strip_prefix('"').is_some_and(|s| s.starts_with(own)));
         if own_answer {
-            let _ = own.send(ids.remove(0));
+            log::debug!("the fleet answered the front's {:?}", ids[0]);
         } else {
             let mut state_now = lock(state);
             for id in &ids {

@@ -285,6 +285,58 @@ fn a_fleet_killed_mid_call_fails_the_call_at_once_and_the_next_request_starts_an
     end_all(&dir, &run, vec![a]);
 }
 
+/// After the fleet dies, the host's next lines are read at once: a `ping`
+/// is answered while the session's toolbox, whose server is slow to start,
+/// re-opens in the new fleet; a call to it waits for that open there.
+#[test]
+fn after_the_fleet_died_a_ping_is_answered_while_toolboxes_reopen() {
+    let mut script = script();
+    script["initializeDelayMs"] = json!(3000);
+    let config = shared_config(fake("fake.json"), json!({}));
+    let dir = case_dir("shared-reopen-ping", &config, &[("fake.json", script)]);
+    let run = dir.join("run");
+    fs::create_dir(&run).unwrap();
+    let mut a = session(&dir, &run, &[]);
+    a.open_ok(1, "dev");
+    let fleet = status(&dir, &run).1["pid"].as_u64().unwrap() as u32;
+    signal(fleet, "KILL");
+    assert!(wait_until(Duration::from_secs(10), || gone(fleet)));
+    // The ping starts the new fleet, which starts re-opening `dev`.
+    let ping = a.request(2, "ping", json!({}));
+    assert_eq!(ping["result"], json!({}), "{ping}");
+    assert!(
+        !fleet_log(&run).contains("toolbox 'dev' open"),
+        "answered before the re-open ended:\n{}",
+        fleet_log(&run)
+    );
+    a.use_tool(3, "dev", "s", "echo", json!({}));
+    let echo = a.recv();
+    assert!(!is_error(&echo), "{echo}");
+    assert_eq!(starts(&dir, "starts.log").len(), 2, "re-opened once");
+    end_all(&dir, &run, vec![a]);
+}
+
+/// A host's id that looks like the front's own is the host's: answered.
+#[test]
+fn a_host_id_like_the_fronts_own_is_answered() {
+    let (dir, run) = case(
+        "shared-own-ids",
+        &shared_config(fake("fake.json"), json!({})),
+    );
+    let mut a = session(&dir, &run, &[]);
+    for id in ["mcp-workbench/front/initialize", "mcp-workbench/front/x"] {
+        a.send(json!({"jsonrpc": "2.0", "id": id, "method": "ping"}));
+        let answer = a.recv_within(Duration::from_secs(10));
+        assert_eq!(
+            answer.as_ref().map(|a| &a["id"]),
+            Some(&json!(id)),
+            "{answer:?}\n{}",
+            a.log()
+        );
+    }
+    end_all(&dir, &run, vec![a]);
+}
+
 #[test]
 fn the_fleet_lingers_after_its_last_session_and_its_servers_stop_with_their_holds() {
     let config = shared_config(fake("fake.json"), json!({"shareLingerMs": 1500}));
