@@ -125,6 +125,11 @@ pub enum ToolFilter {
 pub struct Problem {
     pub path: String,
     pub message: String,
+    /// An unknown key close to a known one (`toolFilter`): a warning when
+    /// serving (hosts' configs carry extra keys), an error for `check`, since
+    /// the typo changes what the config means.
+    #[serde(skip)]
+    pub near_miss: bool,
 }
 
 impl fmt::Display for Problem {
@@ -199,6 +204,7 @@ pub fn load(file: &Path) -> Result<Loaded, ConfigError> {
         problems: vec![Problem {
             path: String::new(),
             message,
+            near_miss: false,
         }],
         warnings: Vec::new(),
     };
@@ -223,6 +229,7 @@ pub fn parse(bytes: &[u8], file: &Path, folder: &Path) -> Result<Loaded, ConfigE
                 e.column(),
                 strip_position(&e.to_string())
             ),
+            near_miss: false,
         }],
         warnings: Vec::new(),
     })?;
@@ -289,6 +296,7 @@ impl Checker {
         self.errors.push(Problem {
             path: path.to_string(),
             message: message.to_string(),
+            near_miss: false,
         });
     }
 
@@ -296,6 +304,7 @@ impl Checker {
         self.warnings.push(Problem {
             path,
             message: message.to_string(),
+            near_miss: false,
         });
     }
 
@@ -315,14 +324,18 @@ impl Checker {
             if entries[..i].iter().any(|(k, _)| k == key) {
                 self.error(&child_path(path, key), "duplicate key");
             } else if !known.is_empty() && !known.contains(&key.as_str()) {
+                let close = suggest::closest(key, known);
                 let hint = if path.is_empty() && SERVER_LISTS.contains(&key.as_str()) {
                     "; servers belong in a toolbox: toolboxes.NAME.mcpServers".to_string()
-                } else if let Some(close) = suggest::closest(key, known) {
+                } else if let Some(close) = close {
                     format!("; did you mean '{close}'?")
                 } else {
                     format!(" (known keys: {})", known.join(", "))
                 };
                 self.warning(child_path(path, key), format!("unknown key ignored{hint}"));
+                if let (Some(warning), Some(_)) = (self.warnings.last_mut(), close) {
+                    warning.near_miss = true;
+                }
             }
         }
         Some(entries)

@@ -45,6 +45,7 @@ pub fn warnings(
                     cwd.join(value).display(),
                     folder.display()
                 ),
+                near_miss: false,
             });
         }
     }

@@ -5,11 +5,14 @@
 //! Cases whose output depends on absolute paths or timings live here rather
 //! than in transcripts.
 
-use crate::harness::{leftover_processes, scratch, workbench_in, FAKE};
+use crate::harness::{
+    command, leftover_processes, scratch, workbench_in, Workbench, FAKE, INITIALIZE,
+};
 use serde_json::{json, Value};
 use std::fs;
 use std::path::Path;
 use std::process::Output;
+use std::time::Duration;
 
 /// Runs the workbench in `cwd` with a clean environment plus `env`; stdin is empty.
 fn run(cwd: &Path, args: &[&str], env: &[(&str, &str)]) -> Output {
@@ -126,11 +129,10 @@ fn check_reports_config_warnings_and_keeps_logs_out_of_the_report() {
     fs::write(dir.join("good.json"), good.to_string()).unwrap();
     let config = json!({"toolboxes": {"box": {"description": "d", "mcpServers": {
         "bad": {"command": FAKE, "args": ["failing.json"], "cwd": "."},
-        "good": {"command": FAKE, "args": ["good.json"], "cwd": ".", "toolFilter": ["t"]},
+        "good": {"command": FAKE, "args": ["good.json"], "cwd": ".", "note": "mine"},
         "typo": {"command": FAKE, "args": ["good.json"], "cwd": ".", "toolFilters": ["tt"]}}}}});
     fs::write(dir.join("config.json"), config.to_string()).unwrap();
-    let warning =
-        "toolboxes.box.mcpServers.good.toolFilter: unknown key ignored; did you mean 'toolFilters'?";
+    let warning = "toolboxes.box.mcpServers.good.note: unknown key ignored (known keys: ";
 
     let out = run(&dir, &["check", "--config", "config.json"], &[]);
     assert_eq!(out.status.code(), Some(1));
@@ -143,14 +145,17 @@ fn check_reports_config_warnings_and_keeps_logs_out_of_the_report() {
         "the stderr tail appears once, in the failure details:\n{stdout}"
     );
     assert!(
-        stdout.contains(&format!("warnings:\n  {warning}\n")),
+        stdout.contains(&format!("warnings:\n  {warning}")),
         "{stdout}"
     );
 
     let out = run(&dir, &["--config", "config.json", "check", "--json"], &[]);
     assert_eq!(out.status.code(), Some(1));
     let report: Value = serde_json::from_slice(&out.stdout).unwrap();
-    assert_eq!(report["warnings"][0], warning, "{report:#}");
+    assert!(
+        report["warnings"][0].as_str().unwrap().starts_with(warning),
+        "{report:#}"
+    );
     assert_eq!(
         report["warnings"][1],
         "toolboxes.box.mcpServers.typo.toolFilters names 'tt', which the server does not have (did you mean 't'?)",
@@ -166,6 +171,62 @@ fn check_reports_config_warnings_and_keeps_logs_out_of_the_report() {
     );
     assert!(text(&out.stderr).contains("cannot open database"));
     assert!(leftover_processes(&dir).is_empty());
+    let _ = fs::remove_dir_all(&dir);
+}
+
+/// A key one typo away from a known one changes what the config means
+/// (`toolFilter` exposes every tool): serving warns, `check` fails at once.
+#[test]
+fn check_fails_on_a_near_miss_of_a_known_key() {
+    let dir = scratch("first-run-near-miss");
+    let good = json!({"tools": [{"tool": {"name": "t", "inputSchema": {"type": "object"}}}]});
+    fs::write(dir.join("good.json"), good.to_string()).unwrap();
+    let config = json!({"sharedServers": true, "toolboxes": {"box": {"description": "d", "mcpServers": {
+        "s": {"command": FAKE, "args": ["good.json"], "cwd": ".", "toolFilter": ["t"], "arg": [], "note": "x"}}}}});
+    fs::write(dir.join("config.json"), config.to_string()).unwrap();
+    let out = run(&dir, &["check", "--config", "config.json"], &[]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stdout));
+    let stderr = text(&out.stderr);
+    for (path, known) in [
+        ("sharedServers", "shareServers"),
+        ("toolboxes.box.mcpServers.s.toolFilter", "toolFilters"),
+        ("toolboxes.box.mcpServers.s.arg", "args"),
+    ] {
+        assert!(
+            stderr.contains(&format!(
+                "{path}: unknown key; did you mean '{known}'? (serving only warns"
+            )),
+            "{stderr}"
+        );
+    }
+    assert!(
+        stderr.contains("and 1 warning:"),
+        "a key far from any stays a warning: {stderr}"
+    );
+    assert_eq!(
+        text(&out.stdout),
+        "",
+        "no server was started: {}",
+        text(&out.stdout)
+    );
+    let out = run(&dir, &["check", "--json", "--config", "config.json"], &[]);
+    assert_eq!(out.status.code(), Some(2));
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(
+        report["errors"].as_array().map(Vec::len),
+        Some(3),
+        "{report:#}"
+    );
+    // Serving takes the same config, with warnings.
+    let mut wb = Workbench::spawn_raw(dir.clone(), command(&dir, &[]), false);
+    wb.send_line(INITIALIZE);
+    assert!(wb.recv()["result"].is_object());
+    assert!(
+        wb.log().contains("did you mean 'toolFilters'?"),
+        "{}",
+        wb.log()
+    );
+    wb.end(Duration::from_secs(10));
     let _ = fs::remove_dir_all(&dir);
 }
 
