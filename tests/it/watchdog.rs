@@ -121,6 +121,42 @@ fn close_toolbox_kills_a_helper_in_a_session_of_its_own() {
 }
 
 #[test]
+fn close_toolbox_kills_a_double_forked_helper() {
+    // The subshell starts the helper and exits: the helper is an orphan in a
+    // session of its own, outside its server's group and no longer below the
+    // process that started it.
+    let mut wb = start(
+        "helper-double-fork",
+        json!({"daemon": shell_server("(setsid sleep 1005 &);", "m5")}),
+    );
+    wb.open_ok(1, "box");
+    let helper = pid_of(&wb.dir, "sleep 1005");
+    wb.call(2, "close_toolbox", json!({"toolbox_name": "box"}));
+    assert!(text(&wb.recv()).starts_with("Toolbox 'box' closed"));
+    if !wait_until(Duration::from_secs(3), || !alive(helper)) {
+        harness::signal(helper, "KILL");
+        panic!(
+            "close_toolbox left the double-forked helper {helper} running; the workbench's stderr:\n{}",
+            wb.log()
+        );
+    }
+    assert!(
+        reaped(helper),
+        "the killed helper {helper} is left a zombie; the workbench's stderr:\n{}",
+        wb.log()
+    );
+    // The workbench goes on serving.
+    wb.send(json!({"jsonrpc": "2.0", "id": 3, "method": "ping"}));
+    let answer = wb.recv_within(Duration::from_secs(5));
+    assert!(
+        answer.is_some_and(|a| a["id"] == json!(3)),
+        "no answer to ping after the close; the workbench's stderr:\n{}",
+        wb.log()
+    );
+    assert_eq!(wb.finish().0, Some(0));
+}
+
+#[test]
 fn an_orphan_the_workbench_adopted_is_reaped_when_it_dies() {
     let mut wb = start(
         "helper-reaped",
