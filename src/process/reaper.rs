@@ -1,21 +1,31 @@
-//! Linux: the workbench as the subreaper of its servers' trees, and what it
-//! does with what they leave behind.
+//! Linux: the workbench and each server's first process as subreapers, and
+//! what the workbench does with what the servers leave behind.
 //!
 //! A server's helper can leave its process group (`setsid`, as daemons and
 //! browser drivers do), where neither the group kill, the parent-death signal
 //! nor the watchdog's group kill reaches it; a double fork also hands it to
-//! whoever adopts orphans. With `PR_SET_CHILD_SUBREAPER` the workbench adopts
-//! them instead of init, and:
+//! whoever adopts orphans. With `PR_SET_CHILD_SUBREAPER` on each server's
+//! first process (set before its exec, kept across it: `unix::configure`), an
+//! orphan of a running server stays below that process; with it on the
+//! workbench, what a first process leaves when it exits is adopted by the
+//! workbench instead of init. And:
 //!
 //! - a tree's stop notes the processes below its first process that left the
-//!   group (by pid and start time, from `/proc/*/stat` parent links) before
-//!   stdin closes, while they are still below it, and kills them with the
-//!   group; `Tree::kill` kills those it still finds below;
-//! - the `watchdog` thread's scan (every second, while a server runs or it
-//!   found something) reaps the orphans the workbench adopted once they die,
-//!   and registers every live process of the servers' trees outside every
-//!   server's group with the watchdog, which kills them if the workbench dies;
+//!   group (by pid and start time, from `/proc/*/stat` parent links; a
+//!   double-forked helper is one) before stdin closes, while they are still
+//!   below it, and kills them with the group; `Tree::kill` kills those it
+//!   still finds below;
+//! - the `watchdog` thread's scan (every second, while a server runs, it
+//!   found something, or a leader was reaped since) reaps the orphans the
+//!   workbench adopted once they die, and registers every live process of
+//!   the servers' trees outside every server's group with the watchdog, which
+//!   kills them if the workbench dies;
 //! - at shutdown, `kill_orphans` kills and reaps every such process left.
+//!
+//! The cost: an orphan that dies while its server runs is a zombie child of
+//! the server's first process until that process reaps it, which a shell does
+//! and node, Python or Go do not (they wait for their own children only); it
+//! holds a pid and about 10 KiB of kernel memory until the server stops.
 //!
 //! It never reaps a server's first process, which std's `Child` owns: the
 //! leaders are listed under the spawn lock (`leaders`) from before
@@ -147,7 +157,8 @@ impl Helpers {
 }
 
 /// Set when the last scan found a process outside the servers' groups or an
-/// orphan: scans go on while servers run or this is set.
+/// orphan, or a leader was reaped since (what was below it is the
+/// workbench's now): scans go on while servers run or this is set.
 static FOUND: AtomicBool = AtomicBool::new(false);
 /// The newest pid when the last pass ran (`scan` skips the walk while it is
 /// unchanged); 0 before the first walk, or when `/proc/loadavg` cannot say.
@@ -174,6 +185,13 @@ fn strays(table: &[Proc], leaders: &[libc::pid_t]) -> (Vec<Proc>, Vec<Proc>) {
         .copied()
         .collect();
     (outside, orphans)
+}
+
+/// A leader was reaped: what was below it, helpers the stop killed included,
+/// was adopted by the workbench, so the next scan walks (to register or reap
+/// it) even if no server runs any more.
+pub(super) fn leader_gone() {
+    FOUND.store(true, Ordering::Relaxed);
 }
 
 /// The `watchdog` thread's periodic pass: registers every live process

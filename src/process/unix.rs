@@ -4,9 +4,11 @@
 //! Every child runs in its own process group, so signalling the group also
 //! reaches what an `npx` or `sh -c` wrapper started. On Linux each child also
 //! asks the kernel for SIGKILL when the thread that spawned it exits
-//! (`PR_SET_PDEATHSIG`); macOS has no such thing, and everywhere the
-//! `watchdog` kills every group when the workbench dies, grandchildren
-//! included. SIGUSR2 is ignored for the whole run. Exit polls use `waitid(.., WNOWAIT)`: the child stays a zombie
+//! (`PR_SET_PDEATHSIG`) and becomes the subreaper of its own tree
+//! (`PR_SET_CHILD_SUBREAPER`, see `reaper`); macOS has no such thing, and
+//! everywhere the `watchdog` kills every group when the workbench dies,
+//! grandchildren included. SIGUSR2 is ignored for the whole run. Exit polls
+//! use `waitid(.., WNOWAIT)`: the child stays a zombie
 //! until its owner reaps it, so its pid, which is also its group id, cannot be
 //! reused while we may still signal the group. Children start with an empty
 //! signal mask and default dispositions, whatever the workbench blocks or
@@ -85,9 +87,10 @@ impl Tree {
     }
 
     /// SIGKILL to the group; on Linux first to the processes below its first
-    /// process that left the group (`setsid`), found in `/proc` while that
-    /// process runs (once it has exited, what it started belongs to the
-    /// workbench, the subreaper, and nothing is below it: no walk).
+    /// process that left the group (`setsid`, a double fork: the first
+    /// process is the subreaper of its tree), found in `/proc` while that
+    /// process runs (once it has exited, what was below it belongs to the
+    /// workbench, the subreaper above it, and nothing is below it: no walk).
     pub(crate) fn kill(&self) {
         #[cfg(target_os = "linux")]
         if self.exited().is_none() {
@@ -122,6 +125,8 @@ impl Drop for Tree {
         if let Some(i) = leaders.iter().position(|&p| p as u32 == self.pid) {
             leaders.swap_remove(i);
         }
+        #[cfg(target_os = "linux")]
+        super::reaper::leader_gone();
     }
 }
 
@@ -174,8 +179,9 @@ const RESET_SIGNALS: [i32; 6] = [
 
 /// Puts the child in a new process group, gives it an empty signal mask and
 /// default dispositions (the workbench blocks the shutdown signals in every
-/// thread, and a blocked mask survives exec), and on Linux arranges SIGKILL on
-/// the death of the spawning thread.
+/// thread, and a blocked mask survives exec), and on Linux makes it the
+/// subreaper of its tree and arranges SIGKILL on the death of the spawning
+/// thread.
 fn configure(cmd: &mut Command) {
     cmd.process_group(0);
     let empty = signal_set(&[]);
@@ -197,6 +203,12 @@ fn configure(cmd: &mut Command) {
             }
             #[cfg(target_os = "linux")]
             {
+                // The child is the subreaper of its own tree (kept across
+                // exec): an orphan in it, say a helper whose parent exited
+                // after a double fork, stays below it, where a stop finds it
+                // (`reaper::Helpers`). A failure (a kernel before 3.4, where
+                // the workbench could not be one either) only loses that.
+                libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1 as libc::c_ulong, 0, 0, 0);
                 let kill = libc::SIGKILL as libc::c_ulong;
                 if libc::prctl(libc::PR_SET_PDEATHSIG, kill, 0, 0, 0) != 0 {
                     return Err(io::Error::last_os_error());

@@ -5,7 +5,8 @@
 //! was opened.
 
 use crate::harness::{
-    self, alive, assert_gone, leftover_processes, status_field, text, wait_until, Workbench, FAKE,
+    self, alive, assert_gone, leftover_processes, status_field, text, tool, wait_until, Workbench,
+    FAKE,
 };
 use serde_json::{json, Value};
 use std::path::Path;
@@ -121,22 +122,78 @@ fn close_toolbox_kills_a_helper_in_a_session_of_its_own() {
 }
 
 #[test]
-fn an_orphan_the_workbench_adopted_is_reaped_when_it_dies() {
+fn close_toolbox_kills_a_double_forked_helper() {
+    // The subshell starts the helper and exits: the helper is an orphan in a
+    // session of its own, outside its server's group and no longer below the
+    // process that started it.
     let mut wb = start(
-        "helper-reaped",
-        json!({"daemon": shell_server("(setsid sleep 1002 &);", "m2")}),
+        "helper-double-fork",
+        json!({"daemon": shell_server("(setsid sleep 1005 &);", "m5")}),
     );
     wb.open_ok(1, "box");
-    // The double-forked helper is adopted by the workbench, which reaps it
-    // when it dies.
-    let daemon = pid_of(&wb.dir, "sleep 1002");
-    assert_eq!(field(daemon, "PPid"), wb.pid().to_string());
-    harness::signal(daemon, "KILL");
-    assert!(reaped(daemon), "an adopted orphan is left a zombie");
+    let helper = pid_of(&wb.dir, "sleep 1005");
+    wb.call(2, "close_toolbox", json!({"toolbox_name": "box"}));
+    assert!(text(&wb.recv()).starts_with("Toolbox 'box' closed"));
+    if !wait_until(Duration::from_secs(3), || !alive(helper)) {
+        harness::signal(helper, "KILL");
+        panic!(
+            "close_toolbox left the double-forked helper {helper} running; the workbench's stderr:\n{}",
+            wb.log()
+        );
+    }
+    assert!(
+        reaped(helper),
+        "the killed helper {helper} is left a zombie; the workbench's stderr:\n{}",
+        wb.log()
+    );
+    // The workbench goes on serving.
+    wb.send(json!({"jsonrpc": "2.0", "id": 3, "method": "ping"}));
+    let answer = wb.recv_within(Duration::from_secs(5));
+    assert!(
+        answer.is_some_and(|a| a["id"] == json!(3)),
+        "no answer to ping after the close; the workbench's stderr:\n{}",
+        wb.log()
+    );
     assert_eq!(wb.finish().0, Some(0));
 }
 
-/// A setsid helper (a child of the server) and a double-forked one (adopted).
+#[test]
+fn an_orphan_the_workbench_adopted_is_reaped_when_it_dies() {
+    // A server's first process is the subreaper of its tree: the
+    // double-forked helper is adopted by the workbench only once that
+    // process is gone (here the server crashes), and reaped when it dies.
+    let script = json!({"tools": [tool("crash", json!({"exit": 3}))]});
+    let servers = json!({"daemon": shell_server("(setsid sleep 1002 &);", "m2")});
+    let mut wb = Workbench::start("helper-reaped", config(servers), &[("s.json", script)], &[]);
+    wb.open_ok(1, "box");
+    let daemon = pid_of(&wb.dir, "sleep 1002");
+    let workbench = wb.pid().to_string();
+    assert_ne!(
+        field(daemon, "PPid"),
+        workbench,
+        "the helper left its server's tree"
+    );
+    wb.use_tool(2, "box", "daemon", "crash", json!({}));
+    wb.recv();
+    let adopted = wait_until(Duration::from_secs(3), || {
+        status_field(daemon, "PPid").as_deref() == Some(workbench.as_str())
+    });
+    assert!(
+        adopted,
+        "the workbench did not adopt the helper; its stderr:\n{}",
+        wb.log()
+    );
+    harness::signal(daemon, "KILL");
+    assert!(
+        reaped(daemon),
+        "an adopted orphan is left a zombie; the workbench's stderr:\n{}",
+        wb.log()
+    );
+    assert_eq!(wb.finish().0, Some(0));
+}
+
+/// A setsid helper (a child of the server) and a double-forked one (an orphan
+/// its server's first process adopted).
 fn helpers() -> Value {
     json!({
         "setsid": shell_server("setsid sleep 1003 &", "m1"),
