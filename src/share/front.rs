@@ -259,7 +259,19 @@ impl Front {
         // The fleet ended: what was gathered for it was answered with it.
         self.gathered.clear();
         self.fleet = None;
-        let (lost, why) = match self.attach() {
+        // A new fleet hears what the host said before this line; the host's
+        // own `initialize`, if this is it, goes after the replay as itself.
+        let first = self.replay.initialize.as_deref() == Some(line);
+        let initialize = if first {
+            self.replay.initialize.take()
+        } else {
+            None
+        };
+        let attached = self.attach();
+        if first {
+            self.replay.initialize = initialize;
+        }
+        let (lost, why) = match attached {
             Ok(()) => match self.track(requests) {
                 Ok(()) => return self.gather(line),
                 Err(untracked) => (untracked, "the shared fleet ended".to_string()),

@@ -337,6 +337,35 @@ fn a_host_id_like_the_fronts_own_is_answered() {
     end_all(&dir, &run, vec![a]);
 }
 
+/// Sessions that attach just as the fleet lingers out (a 1 ms linger, each
+/// session started as the one before it ends) are each counted by the
+/// fleet or refused by it, so their front starts the next fleet: every
+/// `initialize` is answered with a result.
+#[test]
+fn sessions_attaching_as_the_fleet_lingers_out_are_answered() {
+    let config = shared_config(fake("fake.json"), json!({"shareLingerMs": 1}));
+    let (dir, run) = case("shared-linger-race", &config);
+    let mut before = session(&dir, &run, &[]);
+    for round in 0..40 {
+        let mut next = Workbench::spawn_raw(
+            dir.clone(),
+            command(&dir, &[("XDG_RUNTIME_DIR", run.to_str().unwrap())]),
+            false,
+        );
+        before.end(Duration::from_secs(10));
+        next.send_line(INITIALIZE);
+        let init = next.recv();
+        assert!(
+            init["result"].is_object(),
+            "round {round}: {init}\n{}\n{}",
+            next.log(),
+            fleet_log(&run)
+        );
+        before = next;
+    }
+    end_all(&dir, &run, vec![before]);
+}
+
 #[test]
 fn the_fleet_lingers_after_its_last_session_and_its_servers_stop_with_their_holds() {
     let config = shared_config(fake("fake.json"), json!({"shareLingerMs": 1500}));
