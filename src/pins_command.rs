@@ -223,3 +223,71 @@ fn text(value: Option<&Value>) -> String {
         Some(other) => other.to_string(),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::pins::fingerprint;
+    use serde_json::value::RawValue;
+    use std::path::Path;
+
+    /// A person's answer: approve takes `y`, anything else keeps the hold.
+    #[test]
+    fn approve_asks_and_takes_only_a_yes() {
+        let dir = std::env::temp_dir().join(format!("pins-ask-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let state = dir.clone().into_os_string();
+        let env = move |name: &str| {
+            (name == "XDG_STATE_HOME" || name == "LOCALAPPDATA").then(|| state.clone())
+        };
+        let text = r#"{"toolboxes": {"t": {"description": "d", "mcpServers": {"s": {"command": "x"}}}}, "pinTools": true}"#;
+        let mut config = crate::config::parse(text.as_bytes(), Path::new("c.json"), &dir)
+            .unwrap()
+            .config;
+        config.file = Some(dir.join("c.json"));
+        let store = Store::for_config(&dir.join("c.json"), &env).unwrap();
+        let print = |description: &str| {
+            let raw = format!(r#"{{"name":"n","description":"{description}"}}"#);
+            fingerprint("n", &RawValue::from_string(raw).unwrap())
+        };
+        for listing in ["old", "new"] {
+            store
+                .update(|f| ((), f.record("t/s", "d", &[print(listing)]).1))
+                .unwrap();
+        }
+        let approve = PinsAction::Approve {
+            scope: "t/s".into(),
+            yes: false,
+        };
+        let mut run_with = |answer: Option<bool>| {
+            let mut out = Vec::new();
+            let mut asked = Vec::new();
+            let mut ask = |question: &str| {
+                asked.push(question.to_string());
+                answer
+            };
+            let code = run(&config, &approve, &env, &mut out, &mut ask);
+            (code, String::from_utf8(out).unwrap(), asked)
+        };
+        for answer in [None, Some(false)] {
+            let (code, out, asked) = run_with(answer);
+            assert_eq!(code, 1, "{out}");
+            assert!(out.contains("t/s/n: changed (description)"), "{out}");
+            assert!(out.contains("nothing approved"), "{out}");
+            assert_eq!(asked, ["Approve 1 tool? [y/N] "]);
+            assert!(store.load().unwrap().servers["t/s"].tools["n"]
+                .pending
+                .is_some());
+        }
+        let (code, out, _) = run_with(Some(true));
+        assert_eq!(code, 0, "{out}");
+        assert!(
+            out.ends_with("approved 1 tool; a running workbench applies it within a few seconds\n"),
+            "{out}"
+        );
+        assert!(store.load().unwrap().servers["t/s"].tools["n"]
+            .pending
+            .is_none());
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}
