@@ -259,7 +259,7 @@ mod tests {
             scope: "t/s".into(),
             yes: false,
         };
-        let mut run_with = |answer: Option<bool>| {
+        let run_with = |answer: Option<bool>| {
             let mut out = Vec::new();
             let mut asked = Vec::new();
             let mut ask = |question: &str| {
