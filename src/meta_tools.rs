@@ -341,15 +341,16 @@ pub(crate) fn not_configured(toolboxes: &Toolboxes, name: &str) -> String {
 
 /// The `close_toolbox` text when other sessions of a shared fleet still hold
 /// the toolbox (§8): nothing stopped, and it stays open for them.
-pub(crate) fn closed_for_session(toolbox: &str, others: usize) -> String {
-    let sessions = if others == 1 {
-        "1 other session holds".to_string()
-    } else {
-        format!("{others} other sessions hold")
-    };
-    format!(
-        "Toolbox '{toolbox}' closed (0 servers stopped): {sessions} it, so it stays open for them"
-    )
+pub(crate) fn closed(toolbox: &str, stopped: usize, others: usize) -> String {
+    let servers = format!(
+        "Toolbox '{toolbox}' closed ({stopped} server{} stopped)",
+        if stopped == 1 { "" } else { "s" }
+    );
+    match others {
+        0 => servers,
+        1 => format!("{servers}: 1 other session holds it, so it stays open for them"),
+        n => format!("{servers}: {n} other sessions hold it, so it stays open for them"),
+    }
 }
 
 /// Dynamic mode: the answer to a call of a native tool that is not in the

@@ -18,6 +18,7 @@
 use crate::batch::Slot;
 use crate::catalog;
 use crate::config::{Config, Mode};
+use crate::fleet::join::Join;
 use crate::fleet::queues::Op;
 use crate::fleet::{lifecycle, main_loop, Fleet, SessionLink};
 use crate::forward::{self, ForwardedCall, Unsent};
@@ -28,7 +29,7 @@ use crate::mcp::{self, method};
 use crate::meta_tools::{self, Outcome};
 use crate::outbox::Outbox;
 use crate::session::Session;
-use crate::toolbox::ToolId;
+use crate::toolbox::{ToolId, Toolbox};
 use crate::{params, process, trace};
 use serde::Serialize;
 use serde_json::value::RawValue;
@@ -405,33 +406,44 @@ impl Server {
                     Err(text) => return self.send_outcome(&id, &Outcome::error(text)),
                 };
                 let all = self.fleet.registry.current();
-                let found = match &self.session.peer {
-                    None => all.find(&toolbox).cloned(),
-                    Some(peer) => {
-                        let variant = self.session.variant_of(&toolbox);
-                        self.fleet
-                            .registry
-                            .add_variant(&toolbox, variant, &peer.env)
-                    }
+                // One copy, or in a shared fleet the session's copies (§8).
+                let copies: Vec<Toolbox> = match &self.session.peer {
+                    None => all.find(&toolbox).cloned().into_iter().collect(),
+                    Some(peer) => self
+                        .session
+                        .copies_of(&toolbox)
+                        .into_iter()
+                        .filter_map(|copy| {
+                            self.fleet.registry.add_variant(&toolbox, copy, &peer.env)
+                        })
+                        .collect(),
                 };
-                let Some(found) = found else {
+                let Some(base) = all.find(&toolbox).filter(|_| !copies.is_empty()) else {
                     let text = meta_tools::not_configured(&all, &toolbox);
                     return self.send_outcome(&id, &Outcome::error(text));
                 };
-                let reply = Arc::clone(&self.outbox);
-                let op = match name.as_str() {
-                    meta_tools::OPEN_TOOLBOX => Op::Open {
-                        id,
-                        reply,
-                        form: self.session.open_form(all.open_setting),
-                        requested,
-                    },
-                    _ => Op::Close {
-                        id: Some(id),
-                        reply,
-                    },
-                };
-                lifecycle::submit(&self.fleet, &found.slot, op);
+                let (base, n) = (Arc::clone(&base.config), copies.len());
+                let open = name == meta_tools::OPEN_TOOLBOX;
+                let opens = (open && n > 1).then(|| Join::new(Arc::clone(&base), n));
+                let closes = (!open && n > 1).then(|| Join::new(base, n));
+                for (index, copy) in copies.iter().enumerate() {
+                    let reply = Arc::clone(&self.outbox);
+                    let op = match open {
+                        true => Op::Open {
+                            id: id.clone(),
+                            reply,
+                            form: self.session.open_form(all.open_setting),
+                            requested: requested.clone(),
+                            share: opens.as_ref().map(|join| (Arc::clone(join), index)),
+                        },
+                        false => Op::Close {
+                            id: Some(id.clone()),
+                            reply,
+                            share: closes.as_ref().map(|join| (Arc::clone(join), index)),
+                        },
+                    };
+                    lifecycle::submit(&self.fleet, &copy.slot, op);
+                }
             }
             meta_tools::FIND_TOOLS => {
                 let toolboxes = self.fleet.registry.current();
@@ -495,7 +507,7 @@ impl Server {
         let call = ForwardedCall {
             id,
             reply: Arc::clone(&self.outbox),
-            variant: self.session.variant_of(&tool_id.toolbox),
+            variant: self.session.copy_of(&tool_id.toolbox, &tool_id.server).0,
             tool_id,
             arguments,
             meta,
@@ -509,10 +521,11 @@ impl Server {
                 // no copy of its own yet: made now, expanded with the
                 // session's environment (docs/reference.md §5.2, §8).
                 if let Some(peer) = &self.session.peer {
-                    let name = &call.tool_id.toolbox;
-                    self.fleet
-                        .registry
-                        .add_variant(name, call.variant, &peer.env);
+                    let ToolId {
+                        toolbox, server, ..
+                    } = &call.tool_id;
+                    let copy = self.session.copy_of(toolbox, server);
+                    self.fleet.registry.add_variant(toolbox, copy, &peer.env);
                 }
                 lifecycle::restart_for(&self.fleet, *call)
             }

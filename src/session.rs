@@ -19,7 +19,7 @@ use crate::mcp::{self, method};
 use crate::meta_tools::{self, Outcome};
 use crate::open_result;
 use crate::outbox::Outbox;
-use crate::toolbox::{Slot, Toolboxes, Variant, BASE};
+use crate::toolbox::{Part, Slot, Toolboxes, Variant, BASE};
 use std::collections::{HashMap, HashSet};
 use std::hash::{Hash, Hasher};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -57,8 +57,16 @@ pub(crate) struct Peer {
     pub env: Arc<Vars>,
     /// Unique in the fleet: what keeps a server with `"shareServers": false` its own.
     pub id: u64,
-    /// The copy of each toolbox this session uses, by name.
-    variants: Mutex<HashMap<String, Variant>>,
+    /// The copies of each toolbox this session uses, by name.
+    copies: Mutex<HashMap<String, Vec<Copy>>>,
+}
+
+/// One copy of a toolbox a session uses: which, and the servers it runs.
+#[derive(Clone)]
+pub(crate) struct Copy {
+    pub variant: Variant,
+    pub part: Part,
+    servers: Vec<String>,
 }
 
 impl Peer {
@@ -67,33 +75,60 @@ impl Peer {
             pid,
             env: Arc::new(env),
             id,
-            variants: Mutex::default(),
+            copies: Mutex::default(),
         };
         peer.configure(&config.toolboxes.iter().collect::<Vec<_>>());
         peer
     }
 
-    /// Which copy of each toolbox this session uses under `configs`: the
-    /// sessions whose servers' definitions expand alike share one.
+    /// Which copies of each toolbox this session uses under `configs`: the
+    /// sessions whose servers would start alike share one.
     fn configure(&self, configs: &[&ToolboxConfig]) {
-        let variants = configs
+        let copies = configs
             .iter()
-            .map(|t| (t.name.clone(), variant(t, &self.env, self.id)))
+            .map(|t| (t.name.clone(), copies(t, &self.env, self.id)))
             .collect();
-        *lock(&self.variants) = variants;
+        *lock(&self.copies) = copies;
     }
 }
 
-/// The variant of toolbox `config` for a session with environment `env`: a
-/// hash of everything each server would start with under it (program,
-/// arguments, working folder and the whole child environment: the
-/// allow-listed variables, all of them with `inheritEnv`, and `env`; an unset
-/// variable counts as unset), and of the session's `id` when a server is not
-/// shared. Two sessions share a process only if it would see no difference:
-/// one session's credentials never serve another's calls.
-fn variant(config: &ToolboxConfig, env: &Vars, id: u64) -> Variant {
+/// The copies of toolbox `config` for a session with environment `env`: one
+/// of every server, or, when it mixes shared servers with ones that are not
+/// (`"shareServers": false`), one of each kind, so the shared ones stay
+/// shared with the sessions that start them alike (§8).
+fn copies(config: &ToolboxConfig, env: &Vars, id: u64) -> Vec<Copy> {
+    let shared = config.servers.iter().filter(|s| s.shared).count();
+    let parts: &[Part] = match shared {
+        n if n == 0 || n == config.servers.len() => &[Part::All],
+        _ => &[Part::Shared, Part::Own],
+    };
+    parts
+        .iter()
+        .map(|&part| Copy {
+            variant: variant(config, part, env, id),
+            part,
+            servers: config
+                .servers
+                .iter()
+                .filter(|s| part.has(s))
+                .map(|s| s.name.clone())
+                .collect(),
+        })
+        .collect()
+}
+
+/// The variant of the `part` of toolbox `config` for a session with
+/// environment `env`: a hash of everything each of its servers would start
+/// with under it (program, arguments, working folder and the whole child
+/// environment: the allow-listed variables, all of them with `inheritEnv`,
+/// and `env`; an unset variable counts as unset), and of the session's `id`
+/// when a server is not shared. Two sessions share a process only if it
+/// would see no difference: one session's credentials never serve another's
+/// calls.
+fn variant(config: &ToolboxConfig, part: Part, env: &Vars, id: u64) -> Variant {
     let mut hasher = std::hash::DefaultHasher::new();
-    for server in &config.servers {
+    part.hash(&mut hasher);
+    for server in config.servers.iter().filter(|s| part.has(s)) {
         match launch::resolve(&config.name, server, Some(env)) {
             Ok(spec) => (0u8, spec.program, spec.args, spec.env, spec.cwd).hash(&mut hasher),
             Err(unset) => (1u8, unset).hash(&mut hasher),
@@ -130,21 +165,45 @@ impl Session {
         }
     }
 
-    /// The copy of toolbox `name` this session uses.
-    pub(crate) fn variant_of(&self, name: &str) -> Variant {
-        match &self.peer {
-            None => BASE,
-            Some(peer) => lock(&peer.variants).get(name).copied().unwrap_or(BASE),
-        }
+    /// The copies of toolbox `name` this session uses: `BASE`, or in a
+    /// shared fleet one or two (see `copies`).
+    pub(crate) fn copies_of(&self, name: &str) -> Vec<(Variant, Part)> {
+        let copies = self.peer.as_ref().and_then(|peer| {
+            let all = lock(&peer.copies);
+            let found = all.get(name)?;
+            Some(found.iter().map(|c| (c.variant, c.part)).collect())
+        });
+        copies.unwrap_or_else(|| vec![(BASE, Part::All)])
+    }
+
+    /// The copy of toolbox `name` that runs server `server` for this session
+    /// (the first copy for a server it does not have: the error is the same).
+    pub(crate) fn copy_of(&self, name: &str, server: &str) -> (Variant, Part) {
+        let copy = self.peer.as_ref().and_then(|peer| {
+            let all = lock(&peer.copies);
+            let copies = all.get(name)?;
+            let copy = copies
+                .iter()
+                .find(|c| c.servers.iter().any(|s| s == server))
+                .or(copies.first())?;
+            Some((copy.variant, copy.part))
+        });
+        copy.unwrap_or((BASE, Part::All))
     }
 
     /// The names of the toolboxes this session holds, in config order.
     pub(crate) fn held_names(&self, toolboxes: &Toolboxes) -> Vec<String> {
         let held = lock(&self.held);
+        let holds = |name: &str| {
+            toolboxes
+                .all()
+                .any(|t| t.config.name == name && held.contains(&t.slot.id))
+        };
         toolboxes
-            .all()
-            .filter(|t| held.contains(&t.slot.id))
-            .map(|t| t.config.name.clone())
+            .names()
+            .into_iter()
+            .filter(|name| holds(name))
+            .map(str::to_string)
             .collect()
     }
 
@@ -309,7 +368,7 @@ mod tests {
         let bob = vars(&[("HOME", "/home/a"), ("GH_TOKEN", "bob")]);
         let same = |server: &str, a: &Vars, b: &Vars| {
             let config = toolbox(server);
-            variant(&config, a, 1) == variant(&config, b, 2)
+            variant(&config, Part::All, a, 1) == variant(&config, Part::All, b, 2)
         };
         // GH_TOKEN reaches the child only through inheritEnv or a reference.
         assert!(same(r#"{"command": "gh"}"#, &alice, &bob));

@@ -43,6 +43,35 @@ pub(crate) type Variant = u64;
 /// The toolbox as configured, expanded with the workbench's own environment.
 pub(crate) const BASE: Variant = 0;
 
+/// Which of a toolbox's servers a copy runs. A shared fleet's session whose
+/// toolbox mixes shared servers with `"shareServers": false` ones uses two
+/// copies (§8): one of the shared servers, which sessions that start them
+/// alike share, and one of its own servers; elsewhere a copy runs them all.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub(crate) enum Part {
+    All,
+    Shared,
+    Own,
+}
+
+impl Part {
+    /// Whether this part runs `server`.
+    pub(crate) fn has(self, server: &ServerConfig) -> bool {
+        match self {
+            Part::All => true,
+            Part::Shared => server.shared,
+            Part::Own => !server.shared,
+        }
+    }
+
+    /// `config` with only the servers of this part.
+    pub(crate) fn of(self, config: &ToolboxConfig) -> ToolboxConfig {
+        let mut part = config.clone();
+        part.servers.retain(|server| self.has(server));
+        part
+    }
+}
+
 /// One toolbox: its identity, its definition and what of it is open.
 #[derive(Clone)]
 pub(crate) struct Toolbox {
@@ -50,6 +79,8 @@ pub(crate) struct Toolbox {
     pub config: Arc<ToolboxConfig>,
     /// `BASE`, or the variant a shared fleet's session made (`add_variant`).
     pub variant: Variant,
+    /// Which of the configured servers it runs: `config` has only those.
+    pub part: Part,
     /// The environment its `${VAR}`s expand with: the process's own when `None`.
     pub env: Option<Arc<Vars>>,
     pub open: Option<Arc<OpenToolbox>>,
@@ -309,13 +340,13 @@ impl Registry {
         })
     }
 
-    /// Copy `variant` of toolbox `name`, expanded with `env`, made if it is
-    /// not there yet (a shared fleet's session opens it); `None` when `name`
-    /// is not configured.
+    /// Copy `variant` of toolbox `name`, running the servers of `part`,
+    /// expanded with `env`, made if it is not there yet (a shared fleet's
+    /// session opens it); `None` when `name` is not configured.
     pub(crate) fn add_variant(
         &self,
         name: &str,
-        variant: Variant,
+        (variant, part): (Variant, Part),
         env: &Arc<Vars>,
     ) -> Option<Toolbox> {
         let now = self.current();
@@ -332,8 +363,9 @@ impl Registry {
                 return Some(found.clone());
             }
             let base = all.find(name)?;
-            let mut copy = Toolbox::new((*base.config).clone());
+            let mut copy = Toolbox::new(part.of(&base.config));
             copy.variant = variant;
+            copy.part = part;
             copy.env = Some(Arc::clone(env));
             all.entries.push(copy.clone());
             Some(copy)
@@ -502,6 +534,7 @@ impl Toolbox {
             }),
             config: Arc::new(config),
             variant: BASE,
+            part: Part::All,
             env: None,
             open: None,
             removed: false,

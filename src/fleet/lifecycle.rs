@@ -21,9 +21,10 @@
 //! The host is reached only through the fleet's `SessionLink`.
 
 use super::event::{Event, Watched};
+use super::join::{Closed, OpenFound, Opened};
 use super::queues::{Op, Reload};
 use super::Fleet;
-use crate::config::ServerConfig;
+use crate::config::{ServerConfig, ToolboxConfig};
 use crate::downstream::{Downstream, Refused, Spec, Started};
 use crate::expand::Vars;
 use crate::forward::{self, ForwardedCall};
@@ -109,6 +110,7 @@ fn run_queue(fleet: &Arc<Fleet>, slot: &Arc<Slot>) {
             | Op::Close {
                 id: Some(id),
                 reply,
+                ..
             } if fleet.session_of(&reply).is_some_and(|s| s.cancelled(&id)) => {
                 if let Some(session) = fleet.session_of(&reply) {
                     session.finish(&id);
@@ -120,17 +122,32 @@ fn run_queue(fleet: &Arc<Fleet>, slot: &Arc<Slot>) {
                 reply,
                 form,
                 requested,
+                share,
             } => {
-                let mut outcome = open_toolbox(fleet, slot, &reply);
+                let opened = open_toolbox(fleet, slot, &reply);
+                let mut outcome = match share {
+                    None => describe_open(None, vec![opened]),
+                    Some((join, index)) => match join.put(index, opened) {
+                        Some(all) => describe_open(Some(&join.base), all),
+                        None => continue, // the other copy's worker answers
+                    },
+                };
                 if outcome.json && !outcome.is_error {
                     outcome.text = open_result::reshape(outcome.text, form, requested.as_deref());
                 }
                 fleet.answer(&reply, &id, &outcome);
             }
-            Op::Close { id, reply } => {
-                let outcome = close_toolbox(fleet, slot, &reply);
+            Op::Close { id, reply, share } => {
+                let closed = close_toolbox(fleet, slot, &reply);
+                let all = match share {
+                    None => vec![closed],
+                    Some((join, index)) => match join.put(index, closed) {
+                        Some(all) => all,
+                        None => continue,
+                    },
+                };
                 if let Some(id) = id {
-                    fleet.answer(&reply, &id, &outcome);
+                    fleet.answer(&reply, &id, &describe_close(&slot.name, &all));
                 }
             }
             Op::Restart { server, calls } => restart_then_forward(fleet, slot, &server, calls),
@@ -156,9 +173,9 @@ fn configured(fleet: &Fleet, slot: &Slot) -> Option<Toolbox> {
 /// parallel), and lists the tools of all of them. Asleep servers stay
 /// asleep: their last listing answers.
 /// The toolbox is held for the session of `reply` (§8).
-fn open_toolbox(fleet: &Arc<Fleet>, slot: &Arc<Slot>, reply: &Arc<Outbox>) -> Outcome {
+fn open_toolbox(fleet: &Arc<Fleet>, slot: &Arc<Slot>, reply: &Arc<Outbox>) -> OpenFound {
     let Some(toolbox) = configured(fleet, slot) else {
-        return Outcome::error(meta_tools::not_configured(
+        return Err(meta_tools::not_configured(
             &fleet.registry.current(),
             &slot.name,
         ));
@@ -201,7 +218,7 @@ fn open_toolbox(fleet: &Arc<Fleet>, slot: &Arc<Slot>, reply: &Arc<Outbox>) -> Ou
         }
     }
     if !env_errors.is_empty() {
-        return Outcome::error(format!(
+        return Err(format!(
             "Cannot open toolbox '{name}': {}",
             env_errors.join("; ")
         ));
@@ -231,31 +248,79 @@ fn open_toolbox(fleet: &Arc<Fleet>, slot: &Arc<Slot>, reply: &Arc<Outbox>) -> Ou
         fleet.catalog.save();
     }
     let open = OpenToolbox { servers: states };
-    let outcome = meta_tools::describe_open(config, &open, notes);
     let enabled = config.servers.iter().filter(|s| !s.disabled).count();
     let connected = meta_tools::count_connected(&open);
-    if enabled > 0 && connected == 0 {
+    let failed = enabled > 0 && connected == 0;
+    if failed {
         fleet.registry.set_open(slot, None);
         log::warn!("toolbox '{name}' failed to open: no server started");
-        return Outcome::error(outcome.errors.join("\n"));
-    }
-    fleet.registry.install(slot, open);
-    match fleet.session_of(reply) {
-        Some(session) => session.hold(slot, true),
-        // The session left while its open ran: nobody may be left to close it.
-        None if fleet.holders(slot) == 0 => {
-            close_toolbox(fleet, slot, reply);
-            return Outcome::error(format!("Toolbox '{name}' was closed: its session left"));
+    } else {
+        fleet.registry.install(slot, open.clone());
+        match fleet.session_of(reply) {
+            Some(session) => session.hold(slot, true),
+            // The session left while its open ran: nobody may be left to close it.
+            None if fleet.holders(slot) == 0 => {
+                close_toolbox(fleet, slot, reply);
+                return Err(format!("Toolbox '{name}' was closed: its session left"));
+            }
+            None => {}
         }
-        None => {}
+        fleet.tools_changed();
+        log::info!(
+            "toolbox '{name}' {} ({connected} of {enabled} servers running or asleep)",
+            if restarted { "reopened" } else { "open" }
+        );
     }
-    fleet.tools_changed();
-    log::info!(
-        "toolbox '{name}' {} ({connected} of {enabled} servers running or asleep)",
-        if restarted { "reopened" } else { "open" }
-    );
+    Ok(Opened {
+        config: Arc::clone(&toolbox.config),
+        open,
+        notes,
+        failed,
+    })
+}
+
+/// The answer to `open_toolbox` from what the toolbox's copies found: one,
+/// or the two of a toolbox whose servers are partly shared (`base`, the
+/// toolbox as configured, is then what it describes), their servers' states
+/// put back in config order.
+fn describe_open(base: Option<&ToolboxConfig>, found: Vec<OpenFound>) -> Outcome {
+    let mut opened = Vec::new();
+    let mut refused = Vec::new();
+    for part in found {
+        match part {
+            Ok(part) => opened.push(part),
+            Err(why) => refused.push(why),
+        }
+    }
+    if !refused.is_empty() {
+        return Outcome::error(refused.join("\n"));
+    }
+    let Some(base) = base.or(opened.first().map(|o| &*o.config)) else {
+        return Outcome::error("internal error: no copy was opened".to_string());
+    };
+    let state_of = |name: &str| {
+        opened.iter().find_map(|part| {
+            let i = part.config.servers.iter().position(|s| s.name == name)?;
+            Some(part.open.servers[i].clone())
+        })
+    };
+    let open = OpenToolbox {
+        servers: base
+            .servers
+            .iter()
+            .map(|s| state_of(&s.name).unwrap_or(ServerState::Disabled))
+            .collect(),
+    };
+    let notes = opened
+        .iter()
+        .flat_map(|o| o.notes.iter().cloned())
+        .collect();
+    let described = meta_tools::describe_open(base, &open, notes);
+    if opened.iter().all(|o| o.failed) {
+        return Outcome::error(described.errors.join("\n"));
+    }
     Outcome {
-        text: outcome.json,
+        text: described.json,
         is_error: false,
         json: true,
     }
@@ -477,10 +542,10 @@ fn restart_server(
 /// this toolbox's servers, and nothing else, unless other sessions of a
 /// shared fleet still hold it (§8): then only this session's calls in flight
 /// to it end.
-fn close_toolbox(fleet: &Fleet, slot: &Slot, reply: &Arc<Outbox>) -> Outcome {
+fn close_toolbox(fleet: &Fleet, slot: &Slot, reply: &Arc<Outbox>) -> Closed {
     let Some(toolbox) = configured(fleet, slot) else {
         let all = fleet.registry.current();
-        return Outcome::error(meta_tools::not_configured(&all, &slot.name));
+        return Closed::NotConfigured(meta_tools::not_configured(&all, &slot.name));
     };
     let name = &slot.name;
     let session = fleet.session_of(reply);
@@ -491,7 +556,7 @@ fn close_toolbox(fleet: &Fleet, slot: &Slot, reply: &Arc<Outbox>) -> Outcome {
     let others = fleet.holders(slot);
     if others > 0 {
         let (Some(open), true) = (toolbox.open, held) else {
-            return Outcome::error(format!("Toolbox '{name}' is not open"));
+            return Closed::NotOpen;
         };
         let in_flight = format!("Toolbox '{name}' was closed while tool '{{tool}}' was running");
         for conn in open.conns() {
@@ -501,10 +566,10 @@ fn close_toolbox(fleet: &Fleet, slot: &Slot, reply: &Arc<Outbox>) -> Outcome {
             session.tools_changed(&fleet.registry.current());
         }
         log::info!("toolbox '{name}' released by a session; {others} still hold it");
-        return Outcome::ok(meta_tools::closed_for_session(name, others));
+        return Closed::Released(others);
     }
     let Some(open) = fleet.registry.set_open(slot, None) else {
-        return Outcome::error(format!("Toolbox '{name}' is not open"));
+        return Closed::NotOpen;
     };
     fleet.tools_changed();
     let n = open.running();
@@ -513,10 +578,37 @@ fn close_toolbox(fleet: &Fleet, slot: &Slot, reply: &Arc<Outbox>) -> Outcome {
         &format!("Toolbox '{name}' was closed while tool '{{tool}}' was running"),
     );
     log::info!("toolbox '{name}' closed");
-    Outcome::ok(format!(
-        "Toolbox '{name}' closed ({n} server{} stopped)",
-        if n == 1 { "" } else { "s" }
-    ))
+    Closed::Stopped(n)
+}
+
+/// The answer to `close_toolbox` of toolbox `name` from what closing its
+/// copies did (one, or two for a toolbox whose servers are partly shared).
+fn describe_close(name: &str, closed: &[Closed]) -> Outcome {
+    if let Some(Closed::NotConfigured(text)) = closed
+        .iter()
+        .find(|c| matches!(c, Closed::NotConfigured(_)))
+    {
+        return Outcome::error(text.clone());
+    }
+    if closed.iter().all(|c| *c == Closed::NotOpen) {
+        return Outcome::error(format!("Toolbox '{name}' is not open"));
+    }
+    let stopped = closed
+        .iter()
+        .map(|c| match c {
+            Closed::Stopped(n) => *n,
+            _ => 0,
+        })
+        .sum();
+    let others = closed
+        .iter()
+        .map(|c| match c {
+            Closed::Released(n) => *n,
+            _ => 0,
+        })
+        .max()
+        .unwrap_or(0);
+    Outcome::ok(meta_tools::closed(name, stopped, others))
 }
 
 /// The idle timer found server `server` idle: if `conn` still runs it and

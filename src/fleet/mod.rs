@@ -11,6 +11,7 @@
 //! them in the registry and writes them to the child itself (`forward`).
 
 pub(crate) mod event;
+pub(crate) mod join;
 pub(crate) mod lifecycle;
 pub(crate) mod main_loop;
 pub(crate) mod queues;
@@ -125,6 +126,7 @@ impl Fleet {
                 queues::Op::Close {
                     id: None,
                     reply: Arc::clone(reply),
+                    share: None,
                 },
             );
         }

@@ -6,6 +6,7 @@
 //! No IO and no threads here: `lifecycle` starts the workers and runs the
 //! operations. The registry knows nothing of these queues.
 
+use super::join::{Closed, OpenFound, Share};
 use crate::config::ToolboxConfig;
 use crate::downstream::Downstream;
 use crate::forward::ForwardedCall;
@@ -28,6 +29,9 @@ pub(crate) enum Op {
         reply: Arc<Outbox>,
         form: open_result::Form,
         requested: Option<Vec<String>>,
+        /// The request went to two copies of the toolbox (`join`): this
+        /// one's part; `None`: this copy answers alone.
+        share: Option<Share<OpenFound>>,
     },
     /// Releases the session's hold, and closes the toolbox if no other
     /// session holds it. `id`: the request to answer, none when the session
@@ -35,6 +39,7 @@ pub(crate) enum Op {
     Close {
         id: Option<RequestId>,
         reply: Arc<Outbox>,
+        share: Option<Share<Closed>>,
     },
     /// Start server `server` again, then forward `calls` to it.
     Restart {
@@ -67,6 +72,7 @@ impl Op {
             | Op::Close {
                 id: Some(id),
                 reply,
+                ..
             } => vec![(reply, id)],
             Op::Restart { calls, .. } => calls.iter().map(|c| (&c.reply, &c.id)).collect(),
             Op::Close { id: None, .. } | Op::Sleep { .. } | Op::Reload(_) => Vec::new(),
@@ -214,6 +220,7 @@ mod tests {
         Op::Close {
             id: Some(RequestId::Int(n)),
             reply: Arc::new(Outbox::new(Box::new(std::io::sink()))),
+            share: None,
         }
     }
 

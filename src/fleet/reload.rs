@@ -90,8 +90,10 @@ fn apply(fleet: &Arc<Fleet>, old: &Config, new: &Config) {
                 entries.push(Toolbox::new(config.clone()));
             }
             for kept in copies {
-                if *kept.config != *config {
-                    changed.push((Arc::clone(&kept.slot), Arc::new(config.clone())));
+                // A copy of part of the servers (§8) keeps that part.
+                let wanted = kept.part.of(config);
+                if *kept.config != wanted {
+                    changed.push((Arc::clone(&kept.slot), Arc::new(wanted)));
                 }
                 entries.push(kept);
             }

@@ -185,6 +185,94 @@ fn expansions_that_differ_and_unshared_servers_get_processes_of_their_own() {
     end_all(&dir, &run, vec![a, b]);
 }
 
+/// A toolbox with a server that is not shared (`"shareServers": false`)
+/// beside one that is: the first runs a process per session, the second
+/// stays one process for all, and each session's open lists both; closing
+/// stops the session's own server and leaves the shared one to the others.
+#[test]
+fn an_unshared_server_is_each_sessions_own_and_its_neighbours_stay_shared() {
+    let script = |log: &str| counted(log, json!([tool("echo", json!({"env": ["MARKER"]}))]));
+    let mut own = fake("own.json");
+    own["shareServers"] = json!(false);
+    let config = json!({
+        "shareServers": true,
+        "shareLingerMs": 300,
+        "toolboxes": {"dev": toolbox(json!({"s": fake("shared.json"), "own": own}))}
+    });
+    let files = [
+        ("shared.json", script("shared.log")),
+        ("own.json", script("own.log")),
+    ];
+    let dir = case_dir("shared-mixed", &config, &files);
+    let run = dir.join("run");
+    fs::create_dir(&run).unwrap();
+    let mut a = session(&dir, &run, &[]);
+    let mut b = session(&dir, &run, &[]);
+    for wb in [&mut a, &mut b] {
+        let open = wb.open_ok(1, "dev");
+        let tools = &open["result"]["structuredContent"];
+        assert_eq!(tools["servers_connected"], 2, "{open}");
+        let servers: Vec<&Value> = tools["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| &t["source_server"])
+            .collect();
+        // Config order (the config's keys are sorted): not the copies' order.
+        assert_eq!(servers, [&json!("own"), &json!("s")], "{open}");
+        wb.use_tool(2, "dev", "own", "echo", json!({}));
+        assert!(!is_error(&wb.recv()));
+        wb.use_tool(3, "dev", "s", "echo", json!({}));
+        assert!(!is_error(&wb.recv()));
+    }
+    assert_eq!(starts(&dir, "shared.log").len(), 1, "one shared process");
+    assert_eq!(
+        starts(&dir, "own.log").len(),
+        2,
+        "one own process per session"
+    );
+    // A reload that changes another toolbox leaves the copies as they are.
+    let mut more = config.clone();
+    more["toolboxes"]["other"] = toolbox(json!({}));
+    fs::write(dir.join("config.json"), more.to_string()).unwrap();
+    let reloaded = wait_until(Duration::from_secs(10), || {
+        fleet_log(&run).contains("config reloaded: 2 toolboxes")
+    });
+    assert!(reloaded, "{}", fleet_log(&run));
+    assert!(
+        fleet_log(&run).contains("changed: []"),
+        "{}",
+        fleet_log(&run)
+    );
+    let report = status(&dir, &run).1;
+    let rows = report["servers"].as_array().unwrap();
+    let shared: Vec<&Value> = rows.iter().filter(|r| r["server"] == "s").collect();
+    assert_eq!(shared.len(), 1, "{report}");
+    assert_eq!(shared[0]["sessions"], json!([a.pid(), b.pid()]), "{report}");
+    // a closes: its own server stops; the shared one stays for b.
+    a.call(4, "close_toolbox", json!({"toolbox_name": "dev"}));
+    let closed = a.answer(4, &mut Vec::new());
+    assert_eq!(
+        text(&closed),
+        "Toolbox 'dev' closed (1 server stopped): 1 other session holds it, so it stays open for them",
+        "{closed}"
+    );
+    let report = status_until(&dir, &run, |r| {
+        r["servers"].as_array().is_some_and(|s| s.len() == 2)
+    });
+    b.use_tool(5, "dev", "s", "echo", json!({}));
+    assert!(!is_error(&b.answer(5, &mut Vec::new())), "{report}");
+    a.call(6, "close_toolbox", json!({"toolbox_name": "dev"}));
+    let closed = a.answer(6, &mut Vec::new());
+    assert_eq!(text(&closed), "Toolbox 'dev' is not open");
+    // a's use_tool starts only its own copy's server again.
+    a.use_tool(7, "dev", "own", "echo", json!({}));
+    assert!(!is_error(&a.answer(7, &mut Vec::new())));
+    assert_eq!(starts(&dir, "own.log").len(), 3);
+    assert_eq!(starts(&dir, "shared.log").len(), 1);
+    end_all(&dir, &run, vec![a, b]);
+}
+
 #[test]
 fn sessions_starting_together_start_one_fleet() {
     let (dir, run) = case("shared-race", &shared_config(fake("fake.json"), json!({})));
@@ -300,8 +388,12 @@ fn after_the_fleet_died_a_ping_is_answered_while_toolboxes_reopen() {
     a.open_ok(1, "dev");
     let fleet = status(&dir, &run).1["pid"].as_u64().unwrap() as u32;
     signal(fleet, "KILL");
-    assert!(wait_until(Duration::from_secs(10), || gone(fleet)));
-    // The ping starts the new fleet, which starts re-opening `dev`.
+    // Once the front saw the fleet end, the ping starts the new fleet,
+    // which starts re-opening `dev`.
+    let noticed = wait_until(Duration::from_secs(10), || {
+        a.log().contains("the shared fleet ended")
+    });
+    assert!(noticed, "{}", a.log());
     let ping = a.request(2, "ping", json!({}));
     assert_eq!(ping["result"], json!({}), "{ping}");
     assert!(
