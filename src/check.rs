@@ -359,11 +359,20 @@ fn examine(config: &Config, launcher: &Launcher, catalog: &Catalog) -> Report {
 }
 
 /// The workbench's own `tools/list` entries (the meta-tools, with
-/// `outputSchema`), counted like the servers' tools.
+/// `outputSchema`), counted like the servers' tools, less the host hints
+/// (`_meta`, docs/reference.md §12): the host reads them, and they are not
+/// part of what the model's context holds.
 fn meta_tools_cost(config: &Config) -> Totals {
     let toolboxes: Vec<_> = config.toolboxes.iter().collect();
-    let list = meta_tools::tools_list(&toolboxes, true);
-    let tools = list["tools"].as_array().map_or(&[][..], Vec::as_slice);
+    let mut list = meta_tools::tools_list(&toolboxes, true);
+    let tools = list["tools"]
+        .as_array_mut()
+        .map_or(&mut [][..], Vec::as_mut_slice);
+    for tool in tools.iter_mut() {
+        if let Some(tool) = tool.as_object_mut() {
+            tool.remove("_meta");
+        }
+    }
     let mut totals = Totals::default();
     totals.add_bytes(tools.len(), tools.iter().map(|t| t.to_string().len()).sum());
     totals

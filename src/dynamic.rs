@@ -4,14 +4,17 @@
 //! one opens, closes or re-lists. It maps every safe native name (see `naming`)
 //! to its `{toolbox, server, tool}` and holds the `tools/list` entries, built
 //! from the downstream definitions' own bytes: `inputSchema`, `outputSchema`,
-//! `title` and `annotations` exactly as received. No IO here.
+//! `title` and `annotations` exactly as received. Each carries the host
+//! hints (docs/reference.md §12): always loaded, since the model opened the
+//! toolbox to use them, and its server's `maxResultChars` as the result size.
+//! No IO here.
 
-use crate::mcp::text_of;
+use crate::mcp::{self, text_of};
 use crate::naming;
 use crate::toolbox::{ToolId, Toolbox, Toolboxes};
 use serde::Deserialize;
-use serde_json::json;
 use serde_json::value::RawValue;
+use serde_json::{json, Value};
 use std::collections::HashMap;
 
 /// The native tools of every open toolbox.
@@ -54,7 +57,7 @@ impl NativeTable {
                             server: server.name.clone(),
                             tool: tool.name.clone(),
                         };
-                        entries.push((id, &*tool.raw));
+                        entries.push((id, &*tool.raw, server.max_result_chars));
                     }
                 }
             }
@@ -62,15 +65,15 @@ impl NativeTable {
         let names = naming::unique_names(
             entries
                 .iter()
-                .map(|(id, _)| (id.toolbox.as_str(), id.server.as_str(), id.tool.as_str())),
+                .map(|(id, _, _)| (id.toolbox.as_str(), id.server.as_str(), id.tool.as_str())),
             toolboxes.native_name_max,
         );
         let mut table = NativeTable::default();
-        for ((id, raw), name) in entries.into_iter().zip(names) {
+        for ((id, raw, result_chars), name) in entries.into_iter().zip(names) {
             if !table.listing.is_empty() {
                 table.listing.push(',');
             }
-            native_entry(&mut table.listing, &name, &id, raw);
+            native_entry(&mut table.listing, &name, &id, raw, result_chars);
             table.index.insert(name, table.ids.len());
             table.ids.push(id);
         }
@@ -88,8 +91,15 @@ impl NativeTable {
     }
 }
 
-/// Appends one native tool definition.
-fn native_entry(out: &mut String, name: &str, id: &ToolId, raw: &RawValue) {
+/// Appends one native tool definition; `result_chars` is its server's
+/// `maxResultChars`.
+fn native_entry(
+    out: &mut String,
+    name: &str,
+    id: &ToolId,
+    raw: &RawValue,
+    result_chars: Option<usize>,
+) {
     let parts: ToolParts = serde_json::from_str(raw.get()).unwrap_or(ToolParts {
         description: None,
         title: None,
@@ -121,12 +131,11 @@ fn native_entry(out: &mut String, name: &str, id: &ToolId, raw: &RawValue) {
     if let Some(annotations) = parts.annotations {
         out.push_str(&format!(",\"annotations\":{}", annotations.get()));
     }
-    let meta = json!({
-        "toolbox_name": id.toolbox,
-        "source_server": id.server,
-        "original_name": id.tool,
-    });
-    out.push_str(&format!(",\"_meta\":{meta}}}"));
+    let mut meta = mcp::host_hints(result_chars);
+    meta.insert("toolbox_name".into(), json!(id.toolbox));
+    meta.insert("source_server".into(), json!(id.server));
+    meta.insert("original_name".into(), json!(id.tool));
+    out.push_str(&format!(",\"_meta\":{}}}", Value::Object(meta)));
 }
 
 #[cfg(test)]
@@ -145,10 +154,34 @@ mod tests {
             tool: "q.x".into(),
         };
         let mut out = String::new();
-        native_entry(&mut out, "dev__db_q_x_0000abcd", &id, &raw);
+        native_entry(&mut out, "dev__db_q_x_0000abcd", &id, &raw, None);
         assert_eq!(
             out,
-            r#"{"name":"dev__db_q_x_0000abcd","title":"Query","description":"[dev/db] Run it","inputSchema":{"type":"object","properties":{"z":{"type":"number","minimum":1.50}}},"outputSchema":{"type":"object"},"annotations":{"readOnlyHint":true},"_meta":{"original_name":"q.x","source_server":"db","toolbox_name":"dev"}}"#
+            r#"{"name":"dev__db_q_x_0000abcd","title":"Query","description":"[dev/db] Run it","inputSchema":{"type":"object","properties":{"z":{"type":"number","minimum":1.50}}},"outputSchema":{"type":"object"},"annotations":{"readOnlyHint":true},"_meta":{"anthropic/alwaysLoad":true,"original_name":"q.x","source_server":"db","toolbox_name":"dev"}}"#
         );
+    }
+
+    #[test]
+    fn entries_carry_the_host_hints_of_their_server() {
+        let raw = RawValue::from_string(r#"{"name":"q","inputSchema":{"type":"object"}}"#.into())
+            .unwrap();
+        let id = ToolId {
+            toolbox: "dev".into(),
+            server: "db".into(),
+            tool: "q".into(),
+        };
+        let meta = |chars| {
+            let mut out = String::new();
+            native_entry(&mut out, "dev__db_q", &id, &raw, chars);
+            serde_json::from_str::<Value>(&out).unwrap()["_meta"].clone()
+        };
+        let base = json!({"anthropic/alwaysLoad": true, "original_name": "q",
+            "source_server": "db", "toolbox_name": "dev"});
+        assert_eq!(meta(None), base);
+        let mut capped = base.clone();
+        capped["anthropic/maxResultSizeChars"] = json!(4000);
+        assert_eq!(meta(Some(4000)), capped);
+        capped["anthropic/maxResultSizeChars"] = json!(500_000);
+        assert_eq!(meta(Some(3_000_000)), capped, "Claude Code's limit");
     }
 }

@@ -1,11 +1,13 @@
 //! The MCP vocabulary the workbench uses, named as in the spec's schema:
-//! protocol versions, method names, `Tool` entries kept as raw JSON, and
-//! `CallToolResult` builders for the workbench's own results.
+//! protocol versions, method names, `Tool` entries kept as raw JSON,
+//! `CallToolResult` builders for the workbench's own results, and the hosts'
+//! `_meta` hints on the tools the workbench lists.
 //!
 //! No IO here.
 
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
+use serde_json::{Map, Value};
 
 /// The legacy-era revisions we speak, oldest first (MCP 2025-11-25, basic/lifecycle, "Version Negotiation").
 pub(crate) const SUPPORTED_VERSIONS: [&str; 4] =
@@ -31,6 +33,35 @@ pub(crate) mod method {
     pub(crate) const PROGRESS: &str = "notifications/progress";
     pub(crate) const SET_LEVEL: &str = "logging/setLevel";
     pub(crate) const MESSAGE: &str = "notifications/message";
+}
+
+/// The `_meta` keys hosts read on a listed tool (docs/reference.md §12).
+pub(crate) mod hint {
+    /// `true`: the host shows the model the tool's whole definition in every
+    /// request, never deferred behind its own tool search (Claude Code).
+    pub(crate) const ALWAYS_LOAD: &str = "anthropic/alwaysLoad";
+    /// Results up to this many characters stay in the conversation; the host
+    /// saves a longer one to a file instead (Claude Code; 100,000 without it).
+    pub(crate) const MAX_RESULT_SIZE_CHARS: &str = "anthropic/maxResultSizeChars";
+    /// The largest `MAX_RESULT_SIZE_CHARS` Claude Code honours; it takes a
+    /// larger value as this one, and so does the workbench.
+    pub(crate) const RESULT_SIZE_LIMIT: usize = 500_000;
+}
+
+/// The host hints of one of the workbench's tools: always loaded, and, for a
+/// tool whose results the workbench cuts to `result_chars`, that size
+/// (at most `hint::RESULT_SIZE_LIMIT`), so the host does not set aside a
+/// result the workbench already sized.
+pub(crate) fn host_hints(result_chars: Option<usize>) -> Map<String, Value> {
+    let mut meta = Map::new();
+    meta.insert(hint::ALWAYS_LOAD.into(), Value::Bool(true));
+    if let Some(chars) = result_chars {
+        meta.insert(
+            hint::MAX_RESULT_SIZE_CHARS.into(),
+            chars.min(hint::RESULT_SIZE_LIMIT).into(),
+        );
+    }
+    meta
 }
 
 /// The version to answer a client's `initialize` with.
@@ -171,6 +202,25 @@ mod tests {
         assert_eq!(negotiate("1.0"), LATEST_VERSION);
         assert!(!has_structured_content("2025-03-26"));
         assert!(has_structured_content("2025-06-18"));
+    }
+
+    #[test]
+    fn host_hints_always_load_and_clamp_the_result_size() {
+        let hints = |chars| Value::Object(host_hints(chars)).to_string();
+        assert_eq!(hints(None), r#"{"anthropic/alwaysLoad":true}"#);
+        assert_eq!(
+            hints(Some(2000)),
+            r#"{"anthropic/alwaysLoad":true,"anthropic/maxResultSizeChars":2000}"#
+        );
+        assert_eq!(
+            hints(Some(500_000)),
+            r#"{"anthropic/alwaysLoad":true,"anthropic/maxResultSizeChars":500000}"#
+        );
+        assert_eq!(
+            hints(Some(1 << 40)),
+            r#"{"anthropic/alwaysLoad":true,"anthropic/maxResultSizeChars":500000}"#,
+            "over Claude Code's limit: the limit"
+        );
     }
 
     #[test]

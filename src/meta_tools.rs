@@ -7,7 +7,7 @@
 //! so key order and numbers stay exactly as the server wrote them.
 
 use crate::config::ToolboxConfig;
-use crate::mcp::TextResult;
+use crate::mcp::{self, TextResult};
 use crate::toolbox::{OpenToolbox, ServerState, Toolbox, Toolboxes};
 use serde_json::value::RawValue;
 use serde_json::{json, Value};
@@ -56,8 +56,11 @@ impl Outcome {
 }
 
 /// The `tools/list` result: the four meta-tools, naming `toolboxes`.
-/// `outputSchema` only for versions that know `structuredContent`.
+/// `outputSchema` only for versions that know `structuredContent`. Each
+/// carries the host hints (docs/reference.md §12): always loaded, and on
+/// `use_tool` the result size of `use_tool_result_chars`.
 pub(crate) fn tools_list(toolboxes: &[&ToolboxConfig], structured: bool) -> Value {
+    let use_tool_chars = use_tool_result_chars(toolboxes);
     let names: Vec<&str> = toolboxes.iter().map(|t| t.name.as_str()).collect();
     let toolboxes: Vec<String> = toolboxes
         .iter()
@@ -189,7 +192,29 @@ pub(crate) fn tools_list(toolboxes: &[&ToolboxConfig], structured: bool) -> Valu
             "required": ["query", "tools"],
         });
     }
-    json!({ "tools": [open, use_tool, find, close] })
+    let mut tools = [open, use_tool, find, close];
+    for tool in &mut tools {
+        let chars = use_tool_chars.filter(|_| tool["name"] == USE_TOOL);
+        tool["_meta"] = Value::Object(mcp::host_hints(chars));
+    }
+    json!({ "tools": tools })
+}
+
+/// The result size `use_tool` tells the host (`anthropic/maxResultSizeChars`):
+/// the largest `maxResultChars` in effect for an enabled server, which is the
+/// top level's unless a server sets its own; `None` when no server's results
+/// are cut. The largest, not the top level's: every result the workbench cut
+/// then fits under it, so the host sets none aside, even from a server whose
+/// own cap is above the top level's (or that has the only cap). A smaller
+/// cap is the workbench's to apply, and it does. A server without a cap
+/// passes results whole, as before, and the host judges them by this size too.
+fn use_tool_result_chars(toolboxes: &[&ToolboxConfig]) -> Option<usize> {
+    toolboxes
+        .iter()
+        .flat_map(|t| &t.servers)
+        .filter(|s| !s.disabled)
+        .filter_map(|s| s.max_result_chars)
+        .max()
 }
 
 /// The `instructions` of the `initialize` result: what the workbench is, every
@@ -409,6 +434,94 @@ pub(crate) fn native_not_found(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::config::Config;
+    use std::path::Path;
+
+    fn config(text: &str) -> Config {
+        crate::config::parse(text.as_bytes(), Path::new("c.json"), Path::new("/c"))
+            .unwrap()
+            .config
+    }
+
+    /// Each meta-tool's `_meta`, by name, as `tools/list` gives them.
+    fn hints(text: &str) -> Vec<(String, Value)> {
+        let config = config(text);
+        let toolboxes: Vec<&ToolboxConfig> = config.toolboxes.iter().collect();
+        let list = tools_list(&toolboxes, true);
+        let tools = list["tools"].as_array().unwrap();
+        tools
+            .iter()
+            .map(|t| (t["name"].as_str().unwrap().to_string(), t["_meta"].clone()))
+            .collect()
+    }
+
+    #[test]
+    fn every_meta_tool_is_always_loaded() {
+        let got =
+            hints(r#"{"toolboxes":{"t":{"description":"d","mcpServers":{"s":{"command":"x"}}}}}"#);
+        let names: Vec<&str> = got.iter().map(|(n, _)| n.as_str()).collect();
+        assert_eq!(names, [OPEN_TOOLBOX, USE_TOOL, FIND_TOOLS, CLOSE_TOOLBOX]);
+        for (name, meta) in &got {
+            // No maxResultChars: no result size for any of them.
+            assert_eq!(meta, &json!({"anthropic/alwaysLoad": true}), "{name}");
+        }
+        // A config with no toolboxes yet lists them the same way.
+        for (name, meta) in hints(r#"{"toolboxes":{}}"#) {
+            assert_eq!(meta, json!({"anthropic/alwaysLoad": true}), "{name}");
+        }
+    }
+
+    #[test]
+    fn use_tool_tells_the_largest_result_cap_in_effect() {
+        let use_tool_meta = |text: &str| {
+            let got = hints(text);
+            for (name, meta) in &got {
+                if name != USE_TOOL {
+                    assert_eq!(meta, &json!({"anthropic/alwaysLoad": true}), "{name}");
+                }
+            }
+            got.into_iter().find(|(n, _)| n == USE_TOOL).unwrap().1
+        };
+        let size = |meta: Value| meta["anthropic/maxResultSizeChars"].clone();
+        // The top level's, which every server takes.
+        let meta = use_tool_meta(
+            r#"{"maxResultChars":2000,"toolboxes":{"t":{"description":"d","mcpServers":{"s":{"command":"x"}}}}}"#,
+        );
+        assert_eq!(
+            meta,
+            json!({"anthropic/alwaysLoad": true, "anthropic/maxResultSizeChars": 2000})
+        );
+        // A server above the top level: its cap, so none of its cut results is set aside.
+        let meta = use_tool_meta(
+            r#"{"maxResultChars":2000,"toolboxes":{"t":{"description":"d","mcpServers":{
+                "a":{"command":"x"},"b":{"command":"x","maxResultChars":9000}}},
+                "u":{"description":"d","mcpServers":{"c":{"command":"x","maxResultChars":600}}}}}"#,
+        );
+        assert_eq!(size(meta), json!(9000));
+        // Below the top level: the top level's still applies to the others.
+        let meta = use_tool_meta(
+            r#"{"maxResultChars":2000,"toolboxes":{"t":{"description":"d","mcpServers":{
+                "a":{"command":"x"},"b":{"command":"x","maxResultChars":700}}}}}"#,
+        );
+        assert_eq!(size(meta), json!(2000));
+        // No top level: the one server's that has one.
+        let meta = use_tool_meta(
+            r#"{"toolboxes":{"t":{"description":"d","mcpServers":{
+                "a":{"command":"x"},"b":{"command":"x","maxResultChars":3000}}}}}"#,
+        );
+        assert_eq!(size(meta), json!(3000));
+        // A disabled server is never called: its cap does not count.
+        let meta = use_tool_meta(
+            r#"{"maxResultChars":2000,"toolboxes":{"t":{"description":"d","mcpServers":{
+                "a":{"command":"x"},"b":{"command":"x","maxResultChars":9000,"disabled":true}}}}}"#,
+        );
+        assert_eq!(size(meta), json!(2000));
+        // Over Claude Code's limit: the limit.
+        let meta = use_tool_meta(
+            r#"{"maxResultChars":2000000,"toolboxes":{"t":{"description":"d","mcpServers":{"s":{"command":"x"}}}}}"#,
+        );
+        assert_eq!(size(meta), json!(500_000));
+    }
 
     #[test]
     fn annotation_keeps_the_servers_bytes() {

@@ -1,4 +1,5 @@
-"""Interop checks: real MCP clients and servers around the release mcp-workbench.
+"""Interop checks: real MCP clients and servers around the release mcp-workbench,
+and the real Claude Code CLI as its host, in front of a fake model API (fake_anthropic.py).
 
 Run by scripts/interop, which installs the peers and sets IO_ROOT, IO_CACHE and
 IO_WORKBENCH (the binary it just built, in cargo's target folder).
@@ -22,6 +23,8 @@ from mcp import ClientSession, StdioServerParameters
 from mcp.client import Client
 from mcp.client.stdio import stdio_client
 
+from fake_anthropic import FakeAnthropic
+
 ROOT = os.environ["IO_ROOT"]
 CACHE = os.environ["IO_CACHE"]
 HERE = os.path.join(ROOT, "scripts", "interop.d")
@@ -31,7 +34,9 @@ VENV = os.path.join(CACHE, "venv")
 LOGS = os.path.join(CACHE, "logs")
 EVERYTHING_JS = os.path.join(NPM, "@modelcontextprotocol", "server-everything", "dist", "index.js")
 INSPECTOR = os.path.join(NPM, ".bin", "mcp-inspector")
+CLAUDE = os.path.join(NPM, ".bin", "claude")
 OPEN_TIMEOUT = 90  # an open starts node/python servers; slow on a busy 2-core machine
+CLAUDE_TIMEOUT = 120  # Claude Code's first request comes about 1 s after it starts, here
 ALLOW_LIST = ["PATH", "HOME", "USER", "LOGNAME", "SHELL", "TERM"]
 # Every run directory lives in this one; leftover processes are found by their cwd.
 SESSION = tempfile.mkdtemp(prefix="wb-interop-")
@@ -686,10 +691,131 @@ async def check_era_bridge():
     shutil.rmtree(run, ignore_errors=True)
 
 
+META_TOOLS = ["open_toolbox", "use_tool", "find_tools", "close_toolbox"]
+
+
+def claude_env(run, api):
+    """Claude Code's environment, built from nothing: the fake API with a dummy key; its home,
+    config and temporary folders in `run`; no auto-update, telemetry or other nonessential
+    traffic (without CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC it calls api.anthropic.com
+    itself); and the fake API as its proxy, so any other host it tries is recorded and refused."""
+    folders = {key: os.path.join(run, "claude", key.lower()) for key in
+               ("HOME", "TMPDIR", "XDG_CONFIG_HOME", "XDG_CACHE_HOME", "XDG_DATA_HOME", "XDG_STATE_HOME")}
+    for folder in folders.values():
+        os.makedirs(folder, exist_ok=True)
+    return folders | {
+        "PATH": os.environ["PATH"], "USER": os.environ.get("USER", "interop"), "TERM": "dumb",
+        "ANTHROPIC_BASE_URL": api.url, "ANTHROPIC_API_KEY": "sk-ant-interop-dummy",
+        "DISABLE_AUTOUPDATER": "1", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+        "DISABLE_TELEMETRY": "1", "DISABLE_ERROR_REPORTING": "1",
+        # How long Claude Code waits for an MCP server to connect before its first request.
+        "MCP_TIMEOUT": str(CLAUDE_TIMEOUT * 1000 // 2),
+        "HTTPS_PROXY": api.url, "HTTP_PROXY": api.url, "NO_PROXY": "127.0.0.1,localhost",
+    }
+
+
+def claude_mcp_config(run, stderr):
+    """Claude Code's --mcp-config: the workbench as server `workbench` (its tools are
+    mcp__workbench__*), through `sh` only to keep its stderr, which Claude Code swallows."""
+    env = workbench_env(run) | {"RUST_LOG": "debug", "IO_WB_STDERR": stderr}
+    server = {"command": "sh", "args": ["-c", 'exec "$0" "$@" 2>"$IO_WB_STDERR"', WB, "--config", write_config(run)],
+              "env": env}
+    path = os.path.join(run, "claude-mcp.json")
+    with open(path, "w") as f:
+        json.dump({"mcpServers": {"workbench": server}}, f, indent=2)
+    return path
+
+
+def tail(path, lines=40):
+    try:
+        with open(path, errors="replace") as f:
+            return f.read().splitlines()[-lines:]
+    except OSError as e:
+        return [f"({e})"]
+
+
+def meta_tools_in(request, want):
+    """What Claude Code's request to the model shows of each meta-tool: "full" (its whole
+    definition in `tools`), or why not."""
+    sent = {t.get("name"): t for t in request.get("tools", [])}
+    text = json.dumps(request)
+    shown = {}
+    for tool in META_TOOLS:
+        name = f"mcp__workbench__{tool}"
+        got = sent.get(name)
+        if got is None:
+            shown[tool] = ("deferred: only its name, behind ToolSearch" if name in text
+                           else "missing (the workbench did not connect in time?)")
+        elif got.get("defer_loading"):
+            shown[tool] = "deferred: defer_loading"
+        elif got.get("input_schema") != want[tool]["inputSchema"]:
+            shown[tool] = f"input_schema differs: {json.dumps(got.get('input_schema'))[:200]}"
+        else:
+            shown[tool] = "full"
+    return shown
+
+
+def claude_code_first_request(run):
+    """Runs `claude -p` once against the fake API and checks its first request."""
+    with log_file("claude-code-workbench-tools-list") as log:
+        wb = RawClient([WB, "--config", write_config(run)], workbench_env(run), run, log)
+        try:
+            wb.handshake()
+            _, listed = wb.request("tools/list")
+        finally:
+            wb.close()
+    want = {t["name"]: t for t in listed["result"]["tools"]}
+    wb_stderr = os.path.join(LOGS, "claude-code-workbench.log")
+    output = os.path.join(LOGS, "claude-code.log")
+    try:
+        with FakeAnthropic() as api, open(output, "w") as out:
+            argv = [CLAUDE, "-p", "Say ok.", "--mcp-config", claude_mcp_config(run, wb_stderr), "--strict-mcp-config"]
+            claude = subprocess.Popen(argv, env=claude_env(run, api), cwd=run, stdin=subprocess.DEVNULL,
+                                      stdout=out, stderr=subprocess.STDOUT)
+            try:
+                try:
+                    first = api.next_message(timeout=CLAUDE_TIMEOUT)
+                except queue.Empty:
+                    raise Failure(f"no POST /v1/messages within {CLAUDE_TIMEOUT} s "
+                                  f"(Claude Code {'exited ' + str(claude.poll()) if claude.poll() is not None else 'still running'})")
+                code = claude.wait(timeout=CLAUDE_TIMEOUT)
+            finally:
+                if claude.poll() is None:
+                    claude.kill()
+                    claude.wait()
+        with open(os.path.join(LOGS, "claude-code-first-request.json"), "w") as f:
+            json.dump(first, f, indent=1)
+        info(f"Claude Code asked the fake API: {api.requests}; other hosts: {api.outside or 'none'}")
+        shown = meta_tools_in(first, want)
+        expect(all(v == "full" for v in shown.values()), f"the first request to the model: {shown}")
+        expect(code == 0, f"Claude Code exited {code}")
+        expect(not api.outside, f"Claude Code tried other hosts: {api.outside}")
+    except Exception:
+        info(f"the workbench's stderr ({wb_stderr}), last lines:")
+        for line in tail(wb_stderr):
+            info(f"  {line}")
+        info(f"Claude Code's output ({output}):")
+        for line in tail(output):
+            info(f"  {line}")
+        raise
+
+
+async def check_claude_code():
+    """12: the real Claude Code, whose tool search hides MCP tools from the model by default
+    (only their names, to be searched for), in print mode against a fake Messages API: its
+    first request to the model carries the four meta-tools' whole definitions, as the
+    workbench's `anthropic/alwaysLoad` hints ask."""
+    run = new_run_dir()
+    async with step("claude-code-first-request-has-meta-tools", timeout=3 * CLAUDE_TIMEOUT):
+        await anyio.to_thread.run_sync(claude_code_first_request, run)
+    shutil.rmtree(run, ignore_errors=True)
+
+
 async def main():
     started = time.monotonic()
     checks = (check_sdk_and_real_servers, check_auto_mode, check_inspector, check_isolation,
-              check_exact_passthrough, check_dynamic_validation, check_shutdown, check_era_bridge)
+              check_exact_passthrough, check_dynamic_validation, check_shutdown, check_era_bridge,
+              check_claude_code)
     # IO_CHECKS=check_era_bridge,... runs only those (while working on one area).
     only = [name for name in os.environ.get("IO_CHECKS", "").split(",") if name]
     for check in (c for c in checks if not only or c.__name__ in only):

@@ -312,6 +312,53 @@ fn without_pin_tools_nothing_is_pinned() {
     let _ = fs::remove_dir_all(&dir);
 }
 
+/// The host hints (docs/reference.md §12) in dynamic mode: every meta-tool
+/// and native tool is always loaded; each native tool tells its own
+/// server's `maxResultChars` as its result size, and `use_tool` the largest
+/// in effect.
+#[test]
+fn native_tools_tell_their_servers_result_cap_and_use_tool_the_largest() {
+    let script = json!({"tools": [def("read", "Read a file", object())]});
+    let server = json!({"command": "${FAKE_MCP_SERVER}", "args": ["s.json"]});
+    let mut small = server.clone();
+    small["maxResultChars"] = json!(600);
+    let config = json!({"mode": "dynamic", "maxResultChars": 2000, "toolboxes": {"box": {
+        "description": "d", "mcpServers": {"s": server, "small": small}}}});
+    let dir = case_dir("trust-hints", &config, &[("s.json", script)]);
+    let mut wb = start(&dir);
+    wb.open_ok(1, "box");
+    let list = wb.request(2, "tools/list", json!({}));
+    let meta: Vec<(String, Value)> = list["result"]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| (t["name"].as_str().unwrap().to_string(), t["_meta"].clone()))
+        .collect();
+    let hints = |meta: &Value| {
+        (
+            meta["anthropic/alwaysLoad"].clone(),
+            meta["anthropic/maxResultSizeChars"].clone(),
+        )
+    };
+    let shown: Vec<(&str, (Value, Value))> =
+        meta.iter().map(|(n, m)| (n.as_str(), hints(m))).collect();
+    let (yes, none) = (json!(true), Value::Null);
+    assert_eq!(
+        shown,
+        [
+            ("open_toolbox", (yes.clone(), none.clone())),
+            ("use_tool", (yes.clone(), json!(2000))),
+            ("find_tools", (yes.clone(), none.clone())),
+            ("close_toolbox", (yes.clone(), none)),
+            ("box__s_read", (yes.clone(), json!(2000))),
+            ("box__small_read", (yes, json!(600))),
+        ],
+        "{list}"
+    );
+    wb.finish_clean(Duration::from_secs(10));
+    let _ = fs::remove_dir_all(&dir);
+}
+
 /// The full lines a session received, by id.
 fn raw_answer(wb: &mut Workbench, id: i64) -> String {
     loop {
