@@ -91,8 +91,8 @@ fn apply(fleet: &Arc<Fleet>, old: &Config, new: &Config) {
         all.open_setting = new.open_toolbox_result;
         (changed, removed)
     });
-    log::info!(
-        "config reloaded: {} toolboxes; changed: [{}]; removed: [{}]",
+    let what = format!(
+        "{} toolboxes; changed: [{}]; removed: [{}]",
         new.toolboxes.len(),
         names(changed.iter().map(|(slot, _)| &**slot)),
         names(removed.iter().map(|slot| &**slot)),
@@ -108,6 +108,9 @@ fn apply(fleet: &Arc<Fleet>, old: &Config, new: &Config) {
     for session in fleet.sessions() {
         session.config_changed(&configs, &toolboxes);
     }
+    // Said once it is done: a changed server of an idle toolbox refuses new
+    // calls from here on (a busy toolbox's worker applies it next).
+    log::info!("config reloaded: {what}");
 }
 
 fn names<'a>(slots: impl Iterator<Item = &'a Slot>) -> String {
