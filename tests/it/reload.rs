@@ -8,9 +8,10 @@
 
 use crate::harness::{
     alive, counted, fake, gone, is_error, list_changed, save_config as save, signal, starts, text,
-    tool, Workbench, EVENT_WAIT,
+    tool, wait_until, Workbench, EVENT_WAIT,
 };
 use serde_json::{json, Value};
+use std::fs;
 use std::time::Duration;
 
 /// A script that appends its pid to `log` at every start, with an `echo`
@@ -146,14 +147,35 @@ fn calls_in_flight_finish_on_the_old_process_of_a_changed_or_removed_server() {
         }
         json!({"toolboxes": toolboxes})
     };
-    let files = [("s.json", script("s.log")), ("o.json", script("o.log"))];
+    // Each server notes the requests it receives.
+    let noting = |log: &str, received: &str| {
+        let mut script = script(log);
+        script["receivedTo"] = json!(received);
+        script
+    };
+    let files = [
+        ("s.json", noting("s.log", "s.received")),
+        ("o.json", noting("o.log", "o.received")),
+    ];
     let mut wb = Workbench::start("reload-in-flight", config("one", true), &files, &[]);
     let mut others = Vec::new();
     wb.open(1, "t", &mut others);
     wb.open(2, "other", &mut others);
     wb.use_tool(3, "t", "s", "slow", json!({}));
     wb.use_tool(4, "other", "o", "slow", json!({}));
-    // Both calls are in flight: s changes, and other's toolbox goes.
+    // Both calls are in flight (each server has its call; a call the
+    // workbench had not read yet would find no toolbox 'other'): s changes,
+    // and other's toolbox goes.
+    let in_flight = |received: &str| {
+        fs::read_to_string(wb.dir.join(received))
+            .unwrap_or_default()
+            .contains("\"slow\"")
+    };
+    assert!(
+        wait_until(EVENT_WAIT, || in_flight("s.received")
+            && in_flight("o.received")),
+        "the slow calls did not reach their servers"
+    );
     reload(&wb, &config("two", false), RELOADED, 1);
     wb.use_tool(5, "t", "s", "env", json!({}));
     assert_eq!(
