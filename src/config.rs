@@ -13,6 +13,7 @@ use crate::expand::{self, Anchor, Template};
 use crate::naming;
 use crate::open_result;
 use crate::ordered_json::Node;
+use crate::process::Stamp;
 use crate::suggest;
 use serde::Serialize;
 use std::fmt;
@@ -194,6 +195,10 @@ fn plural(n: usize) -> &'static str {
 pub struct Loaded {
     pub config: Config,
     pub warnings: Vec<Problem>,
+    /// The file's stamp, taken before it was read (`load`; `None` from
+    /// `parse`): what the config watch compares the file with first, so a
+    /// change made after the read is seen.
+    pub stamp: Option<Stamp>,
 }
 
 /// Reads and validates the config file at `file`. Relative paths in it are
@@ -208,11 +213,13 @@ pub fn load(file: &Path) -> Result<Loaded, ConfigError> {
         }],
         warnings: Vec::new(),
     };
+    let stamp = Stamp::of(file);
     let bytes = std::fs::read(file).map_err(|e| fail(format!("cannot read the file: {e}")))?;
     let absolute = std::path::absolute(file).unwrap_or_else(|_| file.to_path_buf());
     let folder = absolute.parent().unwrap_or(Path::new("/"));
     let mut loaded = parse(&bytes, file, folder)?;
     loaded.config.file = Some(std::fs::canonicalize(file).unwrap_or(absolute.clone()));
+    loaded.stamp = stamp;
     Ok(loaded)
 }
 
@@ -242,6 +249,7 @@ pub fn parse(bytes: &[u8], file: &Path, folder: &Path) -> Result<Loaded, ConfigE
         Ok(Loaded {
             config,
             warnings: checker.warnings,
+            stamp: None,
         })
     } else {
         Err(ConfigError {

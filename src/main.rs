@@ -7,6 +7,7 @@
 
 use mcp_workbench::cli::{self, Command, ConfigPath, ConfigSource};
 use mcp_workbench::config::{self, ConfigError, Problem};
+use mcp_workbench::process::Stamp;
 use mcp_workbench::{check, index, mcp, pins_command, relative_args, server::Server};
 use std::io::{self, IsTerminal, Write};
 use std::path::Path;
@@ -130,7 +131,7 @@ fn main() -> ExitCode {
         log::warn!("cannot start the watchdog ({e}): if the workbench is killed, processes its servers started may survive it");
     }
     match command {
-        Command::Fleet { .. } => fleet(&config_path.path, loaded.config),
+        Command::Fleet { .. } => fleet(&config_path.path, loaded.config, loaded.stamp),
         Command::Check { json, .. } => {
             let fleet = loaded
                 .config
@@ -156,7 +157,7 @@ fn main() -> ExitCode {
             let server = Server::new(loaded.config, Box::new(io::stdout()));
             server.watch_signals();
             server.keep_catalog(&config_path.path);
-            server.watch_config(config_path.path.clone());
+            server.watch_config(config_path.path.clone(), loaded.stamp);
             match server.run(io::stdin().lock()) {
                 Ok(()) => ExitCode::SUCCESS,
                 Err(e) => {
@@ -186,8 +187,8 @@ fn serve_shared(path: &Path) -> Option<ExitCode> {
 }
 
 /// `mcp-workbench fleet`: the shared fleet's own process.
-fn fleet(path: &Path, config: config::Config) -> ExitCode {
-    match mcp_workbench::share::run_fleet(path, config) {
+fn fleet(path: &Path, config: config::Config, seen: Option<Stamp>) -> ExitCode {
+    match mcp_workbench::share::run_fleet(path, config, seen) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             log::error!("the shared fleet cannot run: {e}");

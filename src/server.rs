@@ -28,6 +28,7 @@ use crate::launch::Launcher;
 use crate::mcp::{self, method};
 use crate::meta_tools::{self, Outcome};
 use crate::outbox::Outbox;
+use crate::process::Stamp;
 use crate::session::Session;
 use crate::toolbox::{ToolId, Toolbox};
 use crate::{params, process, trace};
@@ -86,9 +87,10 @@ impl Server {
     }
 
     /// Applies the config file `path` again whenever it changes, and at once
-    /// on SIGUSR1 (`reload`).
-    pub fn watch_config(&self, path: PathBuf) {
-        self.fleet.watch_config(path, self.config.clone());
+    /// on SIGUSR1 (`reload`); `seen` is the stamp taken before the config
+    /// the workbench started with was read (`config::Loaded::stamp`).
+    pub fn watch_config(&self, path: PathBuf, seen: Option<Stamp>) {
+        self.fleet.watch_config(path, self.config.clone(), seen);
     }
 
     /// Keeps the tool catalog of config file `path` in the user's cache

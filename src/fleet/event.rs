@@ -3,6 +3,7 @@
 
 use crate::config::Config;
 use crate::downstream::Downstream;
+use crate::process::Stamp;
 use crate::toolbox::Slot;
 use crossbeam_channel::Sender;
 use std::path::PathBuf;
@@ -12,13 +13,14 @@ use std::time::{Duration, Instant};
 pub(crate) enum Event {
     /// Put a server to sleep once it went its timeout without a call.
     WatchIdle(Watched),
-    /// Watch config file `path`, whose contents are `applied` now; `events`
-    /// is the loop's own channel, for the reload signal's waiter and the
-    /// reload worker (until then the loop holds no sender of its own, so it
-    /// ends when the fleet does).
+    /// Watch config file `path`, whose contents are `applied` now, read
+    /// after its stamp `seen` was taken; `events` is the loop's own channel,
+    /// for the reload signal's waiter and the reload worker (until then the
+    /// loop holds no sender of its own, so it ends when the fleet does).
     WatchConfig {
         path: PathBuf,
         applied: Config,
+        seen: Option<Stamp>,
         events: Sender<Event>,
     },
     /// SIGUSR1: load the config again now.

@@ -8,8 +8,9 @@
 //! - re-list timers (dynamic mode): a child's burst of `list_changed` settles
 //!   (100 ms of quiet, at most 1 s after its first notice), then a re-list
 //!   runs on a thread of its own;
-//! - the config poll: once a second the file's identity, size and
-//!   modification time; a change, or SIGUSR1, starts a reload on a worker.
+//! - the config poll: once a second the file's stamp (identity, size and
+//!   modification time), compared with the one taken before the file was
+//!   last read; a change, or SIGUSR1, starts a reload on a worker.
 //!
 //! The loop only decides and submits: anything that takes time (a sleep's
 //! stop, a re-list, a reload) runs on a toolbox worker or a thread of its
@@ -18,13 +19,13 @@
 use super::event::{Event, Watched};
 use super::lifecycle;
 use super::queues::Op;
-use super::reload::{self, Stamp};
+use super::reload;
 use super::timers::Timers;
 use super::Fleet;
 use crate::config::Config;
 use crate::downstream::{Downstream, Idle};
 use crate::launch::Launcher;
-use crate::process;
+use crate::process::{self, Stamp};
 use crossbeam_channel::{after, never, select, Receiver, Sender};
 use std::path::PathBuf;
 use std::sync::{Arc, Weak};
@@ -101,6 +102,8 @@ struct ConfigWatch {
     path: PathBuf,
     /// The loop's own channel: the reload worker reports there.
     events: Sender<Event>,
+    /// The file's stamp taken before it was last read (at start-up, or as a
+    /// reload began): never newer than what was read.
     seen: Option<Stamp>,
     /// The config applied last; `None` while a reload worker has it.
     applied: Option<Config>,
@@ -150,19 +153,16 @@ impl Loop {
             Event::WatchConfig {
                 path,
                 applied,
+                seen,
                 events,
             } => {
                 let signal = events.clone();
                 process::on_reload_signal("reload signal", move || {
                     let _ = signal.send(Event::ReloadRequested);
                 });
-                self.watch = Some(ConfigWatch {
-                    seen: reload::stamp(&path),
-                    path,
-                    events,
-                    applied: Some(applied),
-                    again: false,
-                });
+                // Not a stamp taken now: the file may have changed since it
+                // was read, before this loop got here.
+                self.watch = Some(ConfigWatch::new(path, applied, seen, events));
                 self.timers
                     .schedule(Instant::now() + POLL, Timer::ConfigPoll);
             }
@@ -199,10 +199,7 @@ impl Loop {
             Timer::ConfigPoll => {
                 self.timers.schedule(now + POLL, Timer::ConfigPoll);
                 self.pins_poll();
-                let Some(watch) = &mut self.watch else { return };
-                let stamp = reload::stamp(&watch.path);
-                if stamp != watch.seen {
-                    watch.seen = stamp;
+                if self.watch.as_ref().is_some_and(ConfigWatch::changed) {
                     self.reload();
                 }
             }
@@ -264,6 +261,7 @@ impl Loop {
         let Some(fleet) = self.fleet.upgrade() else {
             return;
         };
+        watch.reading();
         let (path, done) = (watch.path.clone(), watch.events.clone());
         let spawned = thread::Builder::new()
             .name("reload".into())
@@ -275,6 +273,33 @@ impl Loop {
         if let Err(e) = spawned {
             log::warn!("cannot start a reload: {e}; the running config stays");
         }
+    }
+}
+
+impl ConfigWatch {
+    /// A watch of `path`, whose contents are `applied`, read after its
+    /// stamp `seen` was taken.
+    fn new(path: PathBuf, applied: Config, seen: Option<Stamp>, events: Sender<Event>) -> Self {
+        ConfigWatch {
+            path,
+            events,
+            seen,
+            applied: Some(applied),
+            again: false,
+        }
+    }
+
+    /// The poll: whether the file changed since it was last read (one
+    /// `stat`).
+    fn changed(&self) -> bool {
+        Stamp::of(&self.path) != self.seen
+    }
+
+    /// A reload is about to read the file (after a change, or SIGUSR1):
+    /// the stamp is taken first, so a change made after the read is seen by
+    /// the next poll, and what the reload reads is not seen again.
+    fn reading(&mut self) {
+        self.seen = Stamp::of(&self.path);
     }
 }
 
@@ -313,6 +338,58 @@ fn idle_check(idle: Idle, since: Instant, timeout: Duration, now: Instant) -> Id
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::config;
+    use std::fs;
+    use std::path::Path;
+
+    /// Saves `text` as editors do: a new file renamed over `file`.
+    fn save(file: &Path, text: &str) {
+        let new = file.with_extension("new");
+        fs::write(&new, text).unwrap();
+        fs::rename(&new, file).unwrap();
+    }
+
+    /// The watch compares the file with the stamp taken before the start-up
+    /// read, not with one taken when the loop gets to it: a save made
+    /// between the two (the loop's thread can come late under load) is a
+    /// change. A reload records what it reads, so that is not seen again.
+    #[test]
+    fn the_config_watch_sees_every_change_made_after_a_read_and_no_other() {
+        let dir = std::env::temp_dir().join(format!("config-watch-{}", std::process::id()));
+        let _ = fs::remove_dir_all(&dir);
+        fs::create_dir_all(&dir).unwrap();
+        let file = dir.join("config.json");
+        fs::write(&file, r#"{"toolboxes": {}}"#).unwrap();
+        let loaded = config::load(&file).unwrap();
+        assert!(loaded.stamp.is_some());
+        let (events, _) = crossbeam_channel::unbounded();
+        let watch = |loaded: &config::Loaded| {
+            let config = loaded.config.clone();
+            ConfigWatch::new(file.clone(), config, loaded.stamp, events.clone())
+        };
+        assert!(!watch(&loaded).changed(), "nothing changed since the read");
+
+        // Saved after the read, before the watch begins.
+        save(
+            &file,
+            r#"{"toolboxes": {"later": {"description": "d", "mcpServers": {}}}}"#,
+        );
+        let mut watch = watch(&loaded);
+        assert!(watch.changed(), "the first poll sees the save");
+        assert!(watch.changed(), "until a reload reads it");
+        watch.reading();
+        assert!(!watch.changed(), "what a reload read is no change");
+
+        // Same size, saved as a reload begins: after the read, a change.
+        save(
+            &file,
+            r#"{"toolboxes": {"later": {"description": "e", "mcpServers": {}}}}"#,
+        );
+        assert!(watch.changed());
+        watch.reading();
+        assert!(!watch.changed());
+        let _ = fs::remove_dir_all(&dir);
+    }
 
     #[test]
     fn idle_checks() {

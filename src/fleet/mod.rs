@@ -28,6 +28,7 @@ use crate::meta_tools::Outcome;
 use crate::outbox::Outbox;
 use crate::pins::store::Pins;
 use crate::pins::ServerPins;
+use crate::process::Stamp;
 use crate::toolbox::{Registry, Slot, Toolboxes};
 use crossbeam_channel::Sender;
 use event::Event;
@@ -205,11 +206,14 @@ impl Fleet {
     }
 
     /// Applies config file `path` again whenever it changes, and at once on
-    /// SIGUSR1; `applied` is the config running now.
-    pub(crate) fn watch_config(&self, path: PathBuf, applied: Config) {
+    /// SIGUSR1; `applied` is the config running now, read from the file
+    /// after its stamp `seen` was taken (`config::Loaded`): a change made
+    /// since, even before the loop gets this, is a change.
+    pub(crate) fn watch_config(&self, path: PathBuf, applied: Config, seen: Option<Stamp>) {
         self.event(Event::WatchConfig {
             path,
             applied,
+            seen,
             events: self.events.clone(),
         });
     }

@@ -1,9 +1,9 @@
 //! The config applies live (docs/reference.md §3.5): the fleet loop polls
-//! the config file's identity, size and modification time every second
-//! (editors write a new file and rename it over the old one), and SIGUSR1
-//! asks for a reload at once; the loop then runs `reload` on a worker. A
-//! reload loads and validates the file as at start-up; a config with errors
-//! changes nothing and is logged with file and JSON path.
+//! the config file's stamp (`process::Stamp`: identity, size, modification
+//! time) every second (editors write a new file and rename it over the old
+//! one), and SIGUSR1 asks for a reload at once; the loop then runs `reload`
+//! on a worker. A reload loads and validates the file as at start-up; a
+//! config with errors changes nothing and is logged with file and JSON path.
 //!
 //! A valid config is compared with the one applied last; what changed is
 //! applied through the toolboxes' lifecycle queues (`lifecycle::reload`):
@@ -22,11 +22,9 @@ use super::lifecycle;
 use super::queues::Reload;
 use super::Fleet;
 use crate::config::{self, Config, ToolboxConfig};
-use crate::process;
 use crate::toolbox::{Slot, Toolbox};
 use std::path::Path;
 use std::sync::Arc;
-use std::time::SystemTime;
 
 /// Loads config file `path` and applies it if it differs from `applied`;
 /// returns the config applied now.
@@ -48,24 +46,6 @@ pub(crate) fn reload(fleet: &Arc<Fleet>, path: &Path, applied: Config) -> Config
         ),
     }
     applied
-}
-
-/// What tells a changed file apart: its identity (a file renamed over it is
-/// another file), size and modification time. `None`: it cannot be read.
-#[derive(PartialEq)]
-pub(crate) struct Stamp {
-    identity: Option<(u64, u64)>,
-    len: u64,
-    modified: Option<SystemTime>,
-}
-
-pub(crate) fn stamp(path: &Path) -> Option<Stamp> {
-    let meta = std::fs::metadata(path).ok()?;
-    Some(Stamp {
-        identity: process::file_identity(&meta),
-        len: meta.len(),
-        modified: meta.modified().ok(),
-    })
 }
 
 /// Applies `new` in place of `old` (see the module header).
@@ -113,8 +93,8 @@ fn apply(fleet: &Arc<Fleet>, old: &Config, new: &Config) {
         all.open_setting = new.open_toolbox_result;
         (changed, removed)
     });
-    log::info!(
-        "config reloaded: {} toolboxes; changed: [{}]; removed: [{}]",
+    let what = format!(
+        "{} toolboxes; changed: [{}]; removed: [{}]",
         new.toolboxes.len(),
         names(changed.iter().map(|(slot, _)| &**slot)),
         names(removed.iter().map(|slot| &**slot)),
@@ -130,6 +110,9 @@ fn apply(fleet: &Arc<Fleet>, old: &Config, new: &Config) {
     for session in fleet.sessions() {
         session.config_changed(&configs, &toolboxes);
     }
+    // Said once it is done: a changed server of an idle toolbox refuses new
+    // calls from here on (a busy toolbox's worker applies it next).
+    log::info!("config reloaded: {what}");
 }
 
 fn names<'a>(slots: impl Iterator<Item = &'a Slot>) -> String {
@@ -141,7 +124,7 @@ fn names<'a>(slots: impl Iterator<Item = &'a Slot>) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::*;
+    use crate::process::Stamp;
 
     #[test]
     fn a_file_renamed_over_the_config_is_a_change() {
@@ -149,17 +132,17 @@ mod tests {
         std::fs::create_dir_all(&dir).unwrap();
         let file = dir.join("c.json");
         std::fs::write(&file, "{}").unwrap();
-        let first = stamp(&file);
+        let first = Stamp::of(&file);
         assert!(first.is_some());
-        assert!(stamp(&file) == first, "unchanged");
+        assert!(Stamp::of(&file) == first, "unchanged");
         // Same size, and maybe the same modification time: on unix, the
         // inode tells; elsewhere the size does, in this test.
         let next = dir.join("c.json.new");
         std::fs::write(&next, if cfg!(unix) { "[]" } else { "[1]" }).unwrap();
         std::fs::rename(&next, &file).unwrap();
-        assert!(stamp(&file) != first);
+        assert!(Stamp::of(&file) != first);
         std::fs::remove_file(&file).unwrap();
-        assert!(stamp(&file).is_none());
+        assert!(Stamp::of(&file).is_none());
         let _ = std::fs::remove_dir_all(&dir);
     }
 }

@@ -11,14 +11,14 @@ use super::{definition_hash, fingerprint, server_key, PinFile, ServerPins};
 use crate::config::ServerConfig;
 use crate::lock;
 use crate::mcp::ToolEntry;
-use crate::process::{self, UserDir};
+use crate::process::{self, Stamp, UserDir};
 use crate::sha256;
 use std::ffi::OsString;
 use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::thread;
-use std::time::{Duration, Instant, SystemTime};
+use std::time::{Duration, Instant};
 
 /// How long a writer waits for the lock, and when a lock is left over from a
 /// process that died holding it.
@@ -89,20 +89,8 @@ impl Store {
 
     /// What tells a changed file apart (`None`: there is none).
     pub(crate) fn stamp(&self) -> Option<Stamp> {
-        let meta = std::fs::metadata(&self.path).ok()?;
-        Some(Stamp {
-            identity: process::file_identity(&meta),
-            len: meta.len(),
-            modified: meta.modified().ok(),
-        })
+        Stamp::of(&self.path)
     }
-}
-
-#[derive(PartialEq, Clone, Copy, Debug)]
-pub(crate) struct Stamp {
-    identity: Option<(u64, u64)>,
-    len: u64,
-    modified: Option<SystemTime>,
 }
 
 /// A lock file, created exclusively and removed on drop.
@@ -163,12 +151,14 @@ impl Pins {
                 return None;
             }
         };
+        // Before the read: an approval written after it is a change.
+        let seen = store.stamp();
         let file = store.load().unwrap_or_else(|e| {
             log::error!("pinTools: {e}; it is left as it is, and nothing is pinned until it is fixed or removed");
             store.empty()
         });
         Some(Pins {
-            seen: Mutex::new(store.stamp()),
+            seen: Mutex::new(seen),
             current: Mutex::new(Arc::new(file)),
             store,
         })

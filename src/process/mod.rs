@@ -62,13 +62,13 @@ pub(crate) use windows_watch::{Stdin, Waker, Watch};
 
 pub(crate) use dirs::{private_dir, private_file, user_dir, write_atomically, UserDir};
 pub use sys::{block_shutdown_signals, start_watchdog};
-pub(crate) use sys::{
-    command, file_identity, on_reload_signal, on_shutdown_signal, Tree, ALLOWED_ENV, HOME,
-};
+pub(crate) use sys::{command, on_reload_signal, on_shutdown_signal, Tree, ALLOWED_ENV, HOME};
 /// The shared fleet's needs (docs/reference.md §8).
 pub(crate) use sys::{rss_kb, spawn_detached};
 
+use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::SystemTime;
 
 /// How a child ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -118,6 +118,29 @@ pub(crate) struct Ready {
 pub(crate) enum Stream {
     Stdout,
     Stderr,
+}
+
+/// What tells a file's new version from the one read: its identity (a file
+/// renamed over it is another file; Unix only), size and modification time.
+/// Taken before the file is read, a stamp is never newer than what was read,
+/// so any change made after the read makes the next stamp differ.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Stamp {
+    identity: Option<(u64, u64)>,
+    len: u64,
+    modified: Option<SystemTime>,
+}
+
+impl Stamp {
+    /// The stamp of `path` now; `None` when it cannot be read.
+    pub(crate) fn of(path: &Path) -> Option<Stamp> {
+        let meta = std::fs::metadata(path).ok()?;
+        Some(Stamp {
+            identity: sys::file_identity(&meta),
+            len: meta.len(),
+            modified: meta.modified().ok(),
+        })
+    }
 }
 
 /// Set by a second shutdown trigger: stop sequences skip their grace waits

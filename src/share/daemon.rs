@@ -20,7 +20,7 @@ use crate::launch::Launcher;
 use crate::lock;
 use crate::mcp;
 use crate::outbox::Outbox;
-use crate::process::{self, local::Stream};
+use crate::process::{self, local::Stream, Stamp};
 use crate::server::Server;
 use crate::session::{Peer, Session};
 use crate::toolbox::ServerState;
@@ -38,9 +38,10 @@ const OUT_LIMIT: usize = 256 << 20;
 /// gathered into the line.
 const UNCOPIED: usize = 64 << 10;
 
-/// Serves the fleet of the config at `path` until it lingered long enough
-/// without a session, or a signal ends it.
-pub(crate) fn run(path: PathBuf, config: Config) -> io::Result<()> {
+/// Serves the fleet of the config at `path` (`config`, read after its stamp
+/// `seen` was taken) until it lingered long enough without a session, or a
+/// signal ends it.
+pub(crate) fn run(path: PathBuf, config: Config, seen: Option<Stamp>) -> io::Result<()> {
     let endpoint = Endpoint::of(&path)?;
     let listener = endpoint.bind()?;
     log::info!(
@@ -56,7 +57,7 @@ pub(crate) fn run(path: PathBuf, config: Config) -> io::Result<()> {
     let logs = Arc::new(Outbox::new(Box::new(io::stderr())));
     let launcher = Launcher::new(logs, dynamic.then_some(changes));
     let fleet = main_loop::start(&config, launcher, dynamic.then_some(changed));
-    fleet.watch_config(path.clone(), config.clone());
+    fleet.watch_config(path.clone(), config.clone(), seen);
     let daemon = Arc::new(Daemon {
         fleet,
         config,

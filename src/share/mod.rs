@@ -20,6 +20,7 @@ mod wire;
 
 use crate::config::Config;
 use crate::outbox::Outbox;
+use crate::process::Stamp;
 use std::io::{self, Write};
 use std::path::Path;
 use std::sync::Arc;
@@ -40,9 +41,10 @@ pub fn serve_session(
     front.run(input)
 }
 
-/// Runs the shared fleet of the config at `path` (`mcp-workbench fleet`).
-pub fn run_fleet(path: &Path, config: Config) -> io::Result<()> {
-    daemon::run(path.to_path_buf(), config)
+/// Runs the shared fleet of the config at `path` (`mcp-workbench fleet`):
+/// `config`, read after its stamp `seen` was taken (`config::Loaded`).
+pub fn run_fleet(path: &Path, config: Config, seen: Option<Stamp>) -> io::Result<()> {
+    daemon::run(path.to_path_buf(), config, seen)
 }
 
 /// What `check` says of the config's shared fleet: whether one runs, and

@@ -21,6 +21,14 @@ use std::time::{Duration, Instant};
 pub const WORKBENCH: &str = env!("CARGO_BIN_EXE_mcp-workbench");
 pub const FAKE: &str = env!("CARGO_BIN_EXE_mcp-fake-server");
 
+/// How many of the workbench's last stderr lines a failing test shows.
+pub const LOG_SHOWN: usize = 200;
+
+/// How long `expect_log` and `wait_list_changed` wait: what they wait for
+/// comes within a second or two (a config or pins poll is one second), more
+/// under load.
+pub const EVENT_WAIT: Duration = Duration::from_secs(15);
+
 /// How long a session waits for a line, and for the workbench's exit in
 /// `finish`, unless a test sets `Workbench::timeout`.
 pub const TIMEOUT: Duration = Duration::from_secs(20);
@@ -90,6 +98,14 @@ pub fn scratch(name: &str) -> PathBuf {
     let _ = fs::remove_dir_all(&dir);
     fs::create_dir_all(&dir).unwrap();
     dir.canonicalize().unwrap()
+}
+
+/// Saves `config` as `config.json` of `dir` as editors do: a new file
+/// renamed over the old one, so the workbench never reads half of it.
+pub fn save_config(dir: &Path, config: &Value) {
+    let new = dir.join("config.json.new");
+    fs::write(&new, config.to_string()).unwrap();
+    fs::rename(&new, dir.join("config.json")).unwrap();
 }
 
 /// A fresh folder for test `name` holding `config.json` and `files`.
@@ -498,8 +514,24 @@ impl Workbench {
         Some(serde_json::from_slice(&line).expect("stdout carries JSON only"))
     }
 
+    /// Waits up to `EVENT_WAIT` for a `notifications/tools/list_changed`,
+    /// keeping the lines before it in `others`.
+    pub fn wait_list_changed(&mut self, others: &mut Vec<Value>) {
+        let deadline = Instant::now() + EVENT_WAIT;
+        while let Some(left) = deadline.checked_duration_since(Instant::now()) {
+            match self.recv_within(left) {
+                Some(line) if line["method"] == "notifications/tools/list_changed" => return,
+                Some(line) => others.push(line),
+                None => break,
+            }
+        }
+        panic!(
+            "no notifications/tools/list_changed within {EVENT_WAIT:?}; other lines: {others:?}"
+        );
+    }
+
     /// Every line that arrives until none came for `quiet` (to show that
-    /// nothing more comes).
+    /// nothing more comes; never to wait for a line that must come).
     pub fn lines_until_quiet(&mut self, quiet: Duration) -> Vec<Value> {
         let mut lines = Vec::new();
         while let Some(line) = self.recv_within(quiet) {
@@ -580,7 +612,10 @@ impl Workbench {
         assert!(leftovers.is_empty(), "processes left behind: {leftovers:?}");
     }
 
-    /// Everything on stderr so far, invalid UTF-8 replaced.
+    /// Everything on stderr so far, invalid UTF-8 replaced. Stderr is read
+    /// apart from stdout: a line the workbench logged before an answer may
+    /// reach this log after it. To check a line while it runs, wait for it
+    /// (`expect_log`); after `end` or `finish` the log is whole.
     pub fn log(&self) -> String {
         String::from_utf8_lossy(&self.log.lock().unwrap()).into_owned()
     }
@@ -614,12 +649,33 @@ impl Workbench {
     pub fn wait_log(&self, needle: &str, n: usize, limit: Duration) -> bool {
         wait_until(limit, || self.log().matches(needle).count() >= n)
     }
+
+    /// Waits up to `EVENT_WAIT` for stderr to hold `needle`; fails otherwise
+    /// (the failing test shows the log).
+    pub fn expect_log(&self, needle: &str) {
+        assert!(
+            self.wait_log(needle, 1, EVENT_WAIT),
+            "no {needle:?} on the workbench's stderr within {EVENT_WAIT:?}"
+        );
+    }
 }
 
 impl Drop for Workbench {
     fn drop(&mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();
+        if thread::panicking() {
+            // The test failed with the workbench running: what it logged
+            // says why. Its stderr ends with its exit (a server that holds
+            // it open is not waited for).
+            if let Some(reader) = &self.stderr {
+                wait_until(Duration::from_secs(2), || reader.is_finished());
+            }
+            eprintln!(
+                "the workbench's stderr (last {LOG_SHOWN} lines):\n{}",
+                self.log_tail(LOG_SHOWN)
+            );
+        }
         if self.remove_dir {
             let _ = fs::remove_dir_all(&self.dir);
         }

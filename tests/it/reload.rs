@@ -7,12 +7,12 @@
 //! every second); no assertion bounds how fast anything happens.
 
 use crate::harness::{
-    alive, counted, fake, gone, is_error, list_changed, signal, starts, text, tool, Workbench,
+    alive, counted, fake, gone, is_error, list_changed, save_config as save, signal, starts, text,
+    tool, wait_until, Workbench, EVENT_WAIT,
 };
 use serde_json::{json, Value};
 use std::fs;
-use std::path::Path;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// A script that appends its pid to `log` at every start, with an `echo`
 /// tool, an `env` tool that shows `VALUE`, and a `slow` one.
@@ -27,13 +27,6 @@ fn script(log: &str) -> Value {
     )
 }
 
-/// Saves `config` as editors do: a new file renamed over the old one.
-fn save(dir: &Path, config: &Value) {
-    let new = dir.join("config.json.new");
-    fs::write(&new, config.to_string()).unwrap();
-    fs::rename(&new, dir.join("config.json")).unwrap();
-}
-
 const RELOADED: &str = "config reloaded:";
 const REFUSED: &str = "the config was not reloaded";
 
@@ -43,22 +36,9 @@ fn reload(wb: &Workbench, config: &Value, outcome: &str, n: usize) {
     save(&wb.dir, config);
     signal(wb.pid(), "USR1");
     assert!(
-        wb.wait_log(outcome, n, Duration::from_secs(15)),
+        wb.wait_log(outcome, n, EVENT_WAIT),
         "no {outcome:?} in the log"
     );
-}
-
-/// Waits for the next `list_changed`, keeping other lines.
-fn wait_list_changed(wb: &mut Workbench, others: &mut Vec<Value>) {
-    let deadline = Instant::now() + Duration::from_secs(15);
-    while Instant::now() < deadline {
-        match wb.recv_within(Duration::from_millis(200)) {
-            Some(line) if line["method"] == "notifications/tools/list_changed" => return,
-            Some(line) => others.push(line),
-            None => {}
-        }
-    }
-    panic!("no notifications/tools/list_changed; other lines: {others:?}");
 }
 
 fn toolbox_enum(list: &Value) -> Value {
@@ -83,7 +63,7 @@ fn a_saved_config_adds_removes_and_describes_toolboxes_with_one_list_changed() {
         "keep": {"description": "new words", "mcpServers": {"k": fake("k.json")}},
         "added": {"description": "fresh", "mcpServers": {"a": fake("k.json")}}}});
     save(&wb.dir, &new);
-    wait_list_changed(&mut wb, &mut others);
+    wb.wait_list_changed(&mut others);
 
     // json! sorts keys: the config lists added, then keep.
     let list = wb.request(3, "tools/list", json!({}));
@@ -167,14 +147,35 @@ fn calls_in_flight_finish_on_the_old_process_of_a_changed_or_removed_server() {
         }
         json!({"toolboxes": toolboxes})
     };
-    let files = [("s.json", script("s.log")), ("o.json", script("o.log"))];
+    // Each server notes the requests it receives.
+    let noting = |log: &str, received: &str| {
+        let mut script = script(log);
+        script["receivedTo"] = json!(received);
+        script
+    };
+    let files = [
+        ("s.json", noting("s.log", "s.received")),
+        ("o.json", noting("o.log", "o.received")),
+    ];
     let mut wb = Workbench::start("reload-in-flight", config("one", true), &files, &[]);
     let mut others = Vec::new();
     wb.open(1, "t", &mut others);
     wb.open(2, "other", &mut others);
     wb.use_tool(3, "t", "s", "slow", json!({}));
     wb.use_tool(4, "other", "o", "slow", json!({}));
-    // Both calls are in flight: s changes, and other's toolbox goes.
+    // Both calls are in flight (each server has its call; a call the
+    // workbench had not read yet would find no toolbox 'other'): s changes,
+    // and other's toolbox goes.
+    let in_flight = |received: &str| {
+        fs::read_to_string(wb.dir.join(received))
+            .unwrap_or_default()
+            .contains("\"slow\"")
+    };
+    assert!(
+        wait_until(EVENT_WAIT, || in_flight("s.received")
+            && in_flight("o.received")),
+        "the slow calls did not reach their servers"
+    );
     reload(&wb, &config("two", false), RELOADED, 1);
     wb.use_tool(5, "t", "s", "env", json!({}));
     assert_eq!(
@@ -211,15 +212,9 @@ fn a_config_with_errors_changes_nothing_and_is_logged_with_its_paths() {
         "t": {"description": "d", "mcpServers": {"s": {"args": ["s.json"]}}},
         "u": {"description": "d", "mcpServers": {}}}});
     reload(&wb, &broken, REFUSED, 1);
-    let log = wb.log();
-    assert!(
-        log.contains("  config.json: toolboxes.t.mcpServers.s.command: required string is missing"),
-        "{log}"
-    );
-    assert!(
-        log.contains("  config.json: mdoe: unknown key ignored; did you mean 'mode'?"),
-        "{log}"
-    );
+    // The lines after the first of the message may come a moment later.
+    wb.expect_log("  config.json: toolboxes.t.mcpServers.s.command: required string is missing");
+    wb.expect_log("  config.json: mdoe: unknown key ignored; did you mean 'mode'?");
     let list = wb.request(2, "tools/list", json!({}));
     assert_eq!(toolbox_enum(&list), json!(["t"]));
     wb.use_tool(3, "t", "s", "echo", json!({}));
@@ -232,7 +227,7 @@ fn a_config_with_errors_changes_nothing_and_is_logged_with_its_paths() {
         "t": {"description": "d", "mcpServers": {"s": fake("s.json")}},
         "u": {"description": "d", "mcpServers": {}}}});
     save(&wb.dir, &fixed);
-    wait_list_changed(&mut wb, &mut others);
+    wb.wait_list_changed(&mut others);
     let list = wb.request(4, "tools/list", json!({}));
     assert_eq!(toolbox_enum(&list), json!(["t", "u"]));
     assert_eq!(wb.finish().0, Some(0));
@@ -261,7 +256,7 @@ fn dynamic_mode_a_reload_changes_the_native_tools_in_one_list_changed() {
         "c": {"description": "d", "mcpServers": {}}}});
     let mut others = Vec::new();
     reload(&wb, &new, RELOADED, 1);
-    wait_list_changed(&mut wb, &mut others);
+    wb.wait_list_changed(&mut others);
     let list = wb.request(3, "tools/list", json!({}));
     let names: Vec<&str> = list["result"]["tools"]
         .as_array()
@@ -308,17 +303,13 @@ fn an_empty_config_starts_and_takes_toolboxes_added_while_it_runs() {
         text(&missing),
         "Toolbox 'later' not found in configuration. The configuration has no toolboxes yet"
     );
-    assert!(
-        wb.log().contains("toolboxes: no toolboxes are defined yet"),
-        "{}",
-        wb.log()
-    );
+    wb.expect_log("toolboxes: no toolboxes are defined yet");
 
     save(
         &wb.dir,
         &json!({"toolboxes": {"later": {"description": "added", "mcpServers": {"k": fake("k.json")}}}}),
     );
-    wait_list_changed(&mut wb, &mut others);
+    wb.wait_list_changed(&mut others);
     let list = wb.request(3, "tools/list", json!({}));
     assert_eq!(toolbox_enum(&list), json!(["later"]));
     let opened = wb.open(4, "later", &mut others);

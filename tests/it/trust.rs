@@ -212,7 +212,7 @@ fn a_changed_input_schema_is_held_back_until_approved_by_a_running_workbench() {
     assert_eq!(warnings(&open).len(), 1, "exfil stays held: {open}");
     wb.use_tool(101, "box", "s", "exfil", json!({}));
     assert!(is_error(&wb.answer(101, &mut Vec::new())));
-    assert!(wb.log().contains("the pins file changed"));
+    wb.expect_log("the pins file changed");
     wb.finish_clean(Duration::from_secs(10));
     let _ = fs::remove_dir_all(&dir);
 }
@@ -276,8 +276,10 @@ fn an_override_does_not_mask_a_change_and_native_tools_follow_approvals() {
     );
     // One list_changed when the approval is read; the native tool is back,
     // still with the override's text.
-    let lines = wb.lines_until_quiet(Duration::from_secs(4));
-    assert_eq!(list_changed(&lines), 1, "{lines:?}");
+    let mut lines = Vec::new();
+    wb.wait_list_changed(&mut lines);
+    lines.extend(wb.lines_until_quiet(Duration::from_millis(1500)));
+    assert_eq!(list_changed(&lines), 0, "one list_changed only: {lines:?}");
     let list = wb.request(4, "tools/list", json!({}));
     let read = list["result"]["tools"]
         .as_array()

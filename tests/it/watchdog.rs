@@ -41,13 +41,20 @@ fn pid_of(dir: &Path, command: &str) -> u32 {
     found[0].split_whitespace().next().unwrap().parse().unwrap()
 }
 
-/// The pid of the newest watchdog, from the workbench's log.
+/// The pid of the newest watchdog, from the workbench's log: waits for its
+/// line to be whole (stderr is read apart from stdout).
 fn watchdog_pid(wb: &Workbench) -> u32 {
-    let log = wb.log();
-    let (_, rest) = log
-        .rsplit_once("watchdog started (pid ")
-        .unwrap_or_else(|| panic!("no watchdog in the log:\n{log}"));
-    rest.split(')').next().unwrap().parse().unwrap()
+    let newest = || {
+        let log = wb.log();
+        let (_, rest) = log.rsplit_once("watchdog started (pid ")?;
+        rest.split_once(')')?.0.parse().ok()
+    };
+    let mut pid = None;
+    wait_until(Duration::from_secs(15), || {
+        pid = newest();
+        pid.is_some()
+    });
+    pid.expect("a watchdog started (pid N) line in the log")
 }
 
 /// Waits up to 3 s for `pid` to be reaped (no `/proc` entry, not even a zombie).
