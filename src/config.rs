@@ -881,6 +881,20 @@ fn show(node: &Node) -> String {
     }
 }
 
+/// Toolbox `t` (description `d`) of a config with one server `s`, written
+/// as `server` (JSON), taken from the folder `/c`: for other modules' tests.
+#[cfg(test)]
+pub(crate) fn one_server_toolbox(server: &str) -> ToolboxConfig {
+    let text = format!(
+        r#"{{"toolboxes": {{"t": {{"description": "d", "mcpServers": {{"s": {server}}}}}}}}}"#
+    );
+    let (file, folder) = (Path::new("/c/c.json"), Path::new("/c"));
+    let mut config = parse(text.as_bytes(), file, folder)
+        .expect("a valid test config")
+        .config;
+    config.toolboxes.remove(0)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

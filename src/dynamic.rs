@@ -9,10 +9,9 @@
 //! toolbox to use them, and its server's `maxResultChars` as the result size.
 //! No IO here.
 
-use crate::mcp::{self, text_of};
+use crate::mcp::{self, text_of, ToolFields};
 use crate::naming;
 use crate::toolbox::{ToolId, Toolbox, Toolboxes};
-use serde::Deserialize;
 use serde_json::value::RawValue;
 use serde_json::{json, Value};
 use std::collections::HashMap;
@@ -24,21 +23,6 @@ pub(crate) struct NativeTable {
     index: HashMap<String, usize>,
     /// The `tools/list` entries, comma-separated.
     listing: String,
-}
-
-/// The parts of a downstream `Tool` a native tool carries over.
-#[derive(Deserialize)]
-struct ToolParts<'a> {
-    #[serde(default, borrow)]
-    description: Option<&'a RawValue>,
-    #[serde(default, borrow)]
-    title: Option<&'a RawValue>,
-    #[serde(rename = "inputSchema", default, borrow)]
-    input_schema: Option<&'a RawValue>,
-    #[serde(rename = "outputSchema", default, borrow)]
-    output_schema: Option<&'a RawValue>,
-    #[serde(default, borrow)]
-    annotations: Option<&'a RawValue>,
 }
 
 impl NativeTable {
@@ -100,13 +84,8 @@ fn native_entry(
     raw: &RawValue,
     result_chars: Option<usize>,
 ) {
-    let parts: ToolParts = serde_json::from_str(raw.get()).unwrap_or(ToolParts {
-        description: None,
-        title: None,
-        input_schema: None,
-        output_schema: None,
-        annotations: None,
-    });
+    // The parts of the downstream `Tool` a native tool carries over.
+    let parts = ToolFields::read(raw).unwrap_or_default();
     let description = format!(
         "[{}/{}] {}",
         id.toolbox,

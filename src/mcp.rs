@@ -85,6 +85,33 @@ pub(crate) struct ToolEntry {
     pub raw: Box<RawValue>,
 }
 
+/// The fields of a `Tool` the workbench reads, each as the text the server
+/// sent: one field of an odd type or holding what serde_json cannot read as
+/// values (a number out of range, a lone surrogate) costs nothing else. All
+/// `None` when even the object's keys do not read.
+#[derive(Deserialize, Default)]
+pub(crate) struct ToolFields<'a> {
+    #[serde(borrow)]
+    pub name: Option<&'a RawValue>,
+    #[serde(borrow)]
+    pub title: Option<&'a RawValue>,
+    #[serde(borrow)]
+    pub description: Option<&'a RawValue>,
+    #[serde(borrow, rename = "inputSchema")]
+    pub input_schema: Option<&'a RawValue>,
+    #[serde(borrow, rename = "outputSchema")]
+    pub output_schema: Option<&'a RawValue>,
+    #[serde(borrow)]
+    pub annotations: Option<&'a RawValue>,
+}
+
+impl<'a> ToolFields<'a> {
+    /// The fields of the tool object `raw`; `None` when its keys do not read.
+    pub(crate) fn read(raw: &'a RawValue) -> Option<ToolFields<'a>> {
+        serde_json::from_str(raw.get()).ok()
+    }
+}
+
 /// The text of a string field as the server sent it: decoded when serde_json
 /// can (`None` when it is not a string); a string it cannot decode (a lone
 /// surrogate escape) as its text between the quotes, escapes and all, so a

@@ -345,15 +345,7 @@ fn meta_tools_entries(toolboxes: &[&ToolboxConfig]) -> [String; 2] {
 mod tests {
     use super::*;
 
-    fn toolbox(server: &str) -> ToolboxConfig {
-        let text = format!(
-            r#"{{"toolboxes": {{"t": {{"description": "d", "mcpServers": {{"s": {server}}}}}}}}}"#
-        );
-        let path = std::path::Path::new("/c/c.json");
-        let loaded = crate::config::parse(text.as_bytes(), path, std::path::Path::new("/c"));
-        let mut config = loaded.unwrap().config;
-        config.toolboxes.remove(0)
-    }
+    use crate::config::one_server_toolbox as toolbox;
 
     fn vars(pairs: &[(&str, &str)]) -> Vars {
         pairs

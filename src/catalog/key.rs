@@ -49,16 +49,7 @@ mod tests {
     use super::*;
 
     fn server(json: &str) -> ServerConfig {
-        let text = format!(
-            r#"{{"toolboxes": {{"t": {{"description": "d", "mcpServers": {{"s": {json}}}}}}}}}"#
-        );
-        let path = std::path::Path::new("/c/c.json");
-        crate::config::parse(text.as_bytes(), path, std::path::Path::new("/c"))
-            .unwrap()
-            .config
-            .toolboxes[0]
-            .servers[0]
-            .clone()
+        crate::config::one_server_toolbox(json).servers.remove(0)
     }
 
     #[test]

@@ -22,7 +22,7 @@ pub(crate) mod view;
 use crate::config::ServerConfig;
 use crate::expand::Vars;
 use crate::lock;
-use crate::mcp::{text_of, ToolEntry, ToolHead};
+use crate::mcp::{text_of, ToolEntry, ToolFields, ToolHead};
 use crate::process::{user_dir, UserDir};
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
@@ -43,18 +43,6 @@ pub(crate) struct CatalogTool {
     pub input_schema: Box<RawValue>,
 }
 
-/// A tool's fields as sent: each read on its own, so one odd field (a
-/// number out of range, a lone surrogate) loses nothing else.
-#[derive(Deserialize)]
-struct Fields<'a> {
-    #[serde(borrow)]
-    title: Option<&'a RawValue>,
-    #[serde(borrow)]
-    description: Option<&'a RawValue>,
-    #[serde(borrow, rename = "inputSchema")]
-    input_schema: Option<&'a RawValue>,
-}
-
 fn empty_schema() -> Box<RawValue> {
     RawValue::from_string("{\"type\":\"object\"}".into()).expect("valid JSON")
 }
@@ -63,11 +51,7 @@ impl CatalogTool {
     /// What a search reads of `entry`; a field of an unexpected type is
     /// left out, the others kept.
     pub(crate) fn of(entry: &ToolEntry) -> CatalogTool {
-        let fields = serde_json::from_str::<Fields>(entry.raw.get()).unwrap_or(Fields {
-            title: None,
-            description: None,
-            input_schema: None,
-        });
+        let fields = ToolFields::read(&entry.raw).unwrap_or_default();
         CatalogTool {
             name: entry.name.clone(),
             title: fields.title.and_then(text_of),

@@ -15,6 +15,7 @@
 pub(crate) mod store;
 
 use crate::config::ServerConfig;
+use crate::mcp::ToolFields;
 use crate::sha256;
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
@@ -102,31 +103,14 @@ pub(crate) fn fingerprint(name: &str, raw: &RawValue) -> Fingerprint {
     }
 }
 
-/// The pinned fields of a definition as the text the server sent.
-#[derive(Deserialize)]
-struct PinnedText<'a> {
-    #[serde(borrow)]
-    name: Option<&'a RawValue>,
-    #[serde(borrow)]
-    title: Option<&'a RawValue>,
-    #[serde(borrow)]
-    description: Option<&'a RawValue>,
-    #[serde(borrow, rename = "inputSchema")]
-    input_schema: Option<&'a RawValue>,
-    #[serde(borrow, rename = "outputSchema")]
-    output_schema: Option<&'a RawValue>,
-    #[serde(borrow)]
-    annotations: Option<&'a RawValue>,
-}
-
 /// The fingerprint of a definition that does not read as values: the
 /// pinned fields' exact text (the whole object's when even its keys do not
 /// read), behind a prefix that no value-read fingerprint starts with. The
 /// definition kept to show changes has each field as a value where it reads
 /// and as its JSON text where it does not.
 fn verbatim(name: &str, raw: &RawValue) -> Fingerprint {
-    let fields: Vec<(&str, &RawValue)> = match serde_json::from_str::<PinnedText>(raw.get()) {
-        Ok(p) => FIELDS
+    let fields: Vec<(&str, &RawValue)> = match ToolFields::read(raw) {
+        Some(p) => FIELDS
             .iter()
             .zip([
                 p.name,
@@ -138,7 +122,7 @@ fn verbatim(name: &str, raw: &RawValue) -> Fingerprint {
             ])
             .filter_map(|(f, text)| Some((*f, text?)))
             .collect(),
-        Err(_) => vec![("definition", raw)],
+        None => vec![("definition", raw)],
     };
     let mut text = String::from("verbatim");
     let mut definition = Map::new();
