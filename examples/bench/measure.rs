@@ -104,12 +104,14 @@ fn latency_rounds(ctx: &Ctx, paths: &mut [(&mut Proc, String)]) -> io::Result<Ve
 /// The name dynamic mode gives tool `echo` of tb0/s0.
 fn native_name(p: &mut Proc) -> io::Result<String> {
     let tools = p.request("tools/list", json!({}))?["tools"].take();
-    let meta = json!({"toolbox_name": "tb0", "source_server": "s0", "original_name": "echo"});
-    let tool = tools
-        .as_array()
-        .into_iter()
-        .flatten()
-        .find(|t| t["_meta"] == meta);
+    // `_meta` carries the host hints too (anthropic/alwaysLoad).
+    let ours = |t: &&Value| {
+        let meta = &t["_meta"];
+        meta["toolbox_name"] == "tb0"
+            && meta["source_server"] == "s0"
+            && meta["original_name"] == "echo"
+    };
+    let tool = tools.as_array().into_iter().flatten().find(ours);
     let name = tool.and_then(|t| t["name"].as_str()).map(str::to_owned);
     name.ok_or(io::Error::other("dynamic mode lists no native echo tool"))
 }
