@@ -30,6 +30,7 @@ fn script() -> Value {
         "starts.log",
         json!([
             tool("echo", json!({"env": ["MARKER"]})),
+            tool("say", json!({})),
             tool("slow", json!({"delayMs": 30000, "reply": {"content": []}}))
         ]),
     )
@@ -113,11 +114,14 @@ fn sessions_share_one_server_each_with_its_own_ids_and_holds() {
     a.open_ok(1, "dev");
     b.open_ok(1, "dev");
     assert_eq!(starts(&dir, "starts.log").len(), 1, "one process for both");
-    // The same id in both sessions: each gets its own answer.
-    a.use_tool(7, "dev", "s", "echo", json!({}));
-    b.use_tool(7, "dev", "s", "echo", json!({}));
-    assert_eq!(a.recv()["id"], 7);
-    assert_eq!(b.recv()["id"], 7);
+    // The same id in both sessions: each gets its own answer (the server
+    // echoes the arguments, which tell the two apart).
+    a.use_tool(7, "dev", "s", "say", json!({"from": "session-a"}));
+    b.use_tool(7, "dev", "s", "say", json!({"from": "session-b"}));
+    let (from_a, from_b) = (a.recv(), b.recv());
+    assert_eq!((&from_a["id"], &from_b["id"]), (&json!(7), &json!(7)));
+    assert!(text(&from_a).contains("session-a"), "{from_a}");
+    assert!(text(&from_b).contains("session-b"), "{from_b}");
     let report = status_until(&dir, &run, |r| {
         r["sessions"].as_array().is_some_and(|s| s.len() == 2)
     });
@@ -691,8 +695,8 @@ fn each_session_sees_native_tools_of_the_toolboxes_it_opened_and_every_reload() 
     let (a_tools, b_tools) = (natives(&mut a), natives(&mut b));
     assert_eq!(
         a_tools,
-        b_tools + 2,
-        "a sees echo and slow; b only the meta-tools"
+        b_tools + 3,
+        "a sees echo, say and slow; b only the meta-tools"
     );
     let b_lines = b.lines_until_quiet(Duration::from_millis(300));
     assert_eq!(list_changed(&b_lines), 0, "a's open changes nothing for b");
