@@ -1,7 +1,11 @@
 //! The retrieval benchmark of `find_tools` (run by `scripts/retrieval-bench`):
 //! the tools of real servers (`testdata/retrieval/catalog.json`, grouped into
-//! toolboxes by `toolboxes.json`) searched with the queries of
-//! `queries.json`, each marked with the tools that answer it.
+//! toolboxes by `toolboxes.json`) searched with a query set, each query
+//! marked with the tools that answer it: `queries.json` (v1, the set the
+//! ranker was first tuned on) or `queries-v2.json` (v2, written in a model's
+//! words before any ranking was run on it, split into a tuning half and a
+//! test half). Only the tuning half is for changing the ranker; the test
+//! half is run for the report (`--split test`).
 //!
 //! Prints recall@1, recall@5 and MRR for the workbench's ranker (`rank`, fed
 //! exactly as `find_tools` feeds it) and for a plain BM25 over name and
@@ -180,17 +184,62 @@ impl Score {
     }
 }
 
+/// What to run: which query file, which split, and whether to list misses.
+struct Options {
+    queries: String,
+    split: String,
+    verbose: bool,
+}
+
+fn options() -> Options {
+    let mut options = Options {
+        queries: "queries-v2.json".into(),
+        split: "tune".into(),
+        verbose: false,
+    };
+    let mut args = std::env::args().skip(1);
+    while let Some(arg) = args.next() {
+        match arg.as_str() {
+            "-v" => options.verbose = true,
+            "--queries" => {
+                options.queries = match args.next().as_deref() {
+                    Some("v1") => "queries.json".into(),
+                    Some("v2") => "queries-v2.json".into(),
+                    Some(other) => other.into(),
+                    None => panic!("--queries needs v1, v2 or a file of testdata/retrieval"),
+                }
+            }
+            "--split" => options.split = args.next().expect("--split needs tune, test or all"),
+            other => panic!(
+                "unknown argument {other:?}: [-v] [--queries v1|v2|FILE] [--split tune|test|all]"
+            ),
+        }
+    }
+    options
+}
+
 fn main() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/retrieval");
-    let verbose = std::env::args().any(|a| a == "-v");
+    let options = options();
     let tools = tools(&root, 1);
-    let queries = load(&root.join("queries.json"));
-    let queries = queries.as_array().expect("queries");
+    let queries = load(&root.join(&options.queries));
+    // A query without a split (the first set) belongs to every split.
+    let queries: Vec<&Value> = queries
+        .as_array()
+        .expect("queries")
+        .iter()
+        .filter(|q| {
+            options.split == "all"
+                || q.get("split")
+                    .and_then(Value::as_str)
+                    .is_none_or(|s| s == options.split)
+        })
+        .collect();
     let documents: Vec<rank::Document> = tools.iter().map(|t| t.document.clone()).collect();
     let index = Index::new(&documents);
     let baseline = Baseline::new(&tools);
     let mut scores: HashMap<(&str, &str), Score> = HashMap::new();
-    for query in queries {
+    for query in &queries {
         let text = query["query"].as_str().unwrap_or_default();
         let kind = query["kind"].as_str().unwrap_or_default();
         let relevant: Vec<String> = query["relevant"]
@@ -219,16 +268,18 @@ fn main() {
                 .or_default()
                 .add(ranked, &relevant);
         }
-        if verbose && !ours.iter().take(5).any(|id| relevant.contains(id)) {
+        if options.verbose && !ours.iter().take(1).any(|id| relevant.contains(id)) {
             println!(
-                "miss [{kind}] {text:?}: want {relevant:?}, got {:?}",
+                "miss@1 [{kind}] {text:?}: want {relevant:?}, got {:?}",
                 &ours[..ours.len().min(3)]
             );
         }
     }
     println!(
-        "catalog: {} tools of real servers; {} queries",
+        "catalog: {} tools of real servers; {}, split {}: {} queries",
         tools.len(),
+        options.queries,
+        options.split,
         queries.len()
     );
     for ranker in ["find_tools", "plain BM25"] {
@@ -238,10 +289,9 @@ fn main() {
                 "paraphrase" => "paraphrases",
                 _ => "all",
             };
-            println!(
-                "{ranker:<11} {label:<17} {}",
-                scores[&(ranker, kind)].show()
-            );
+            if let Some(score) = scores.get(&(ranker, kind)) {
+                println!("{ranker:<11} {label:<17} {}", score.show());
+            }
         }
     }
 
@@ -255,13 +305,13 @@ fn main() {
     let started = Instant::now();
     let mut found = 0;
     for _ in 0..rounds {
-        for query in queries {
+        for query in &queries {
             found += index
                 .search(query["query"].as_str().unwrap_or_default(), 8)
                 .len();
         }
     }
-    let per_search = started.elapsed() / (rounds * queries.len()) as u32;
+    let per_search = started.elapsed() / (rounds * queries.len().max(1)) as u32;
     println!(
         "{} tools: index built in {:.2} ms, one search (limit 8) takes {:.1} us on average ({found} results)",
         big.len(),
