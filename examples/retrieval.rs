@@ -58,7 +58,13 @@ fn tools(root: &Path, copies: usize) -> Vec<Tool> {
             } else {
                 format!("{server_name}{copy}")
             };
-            for tool in server["tools"].as_array().expect("tools") {
+            let listed = server["tools"].as_array().expect("tools");
+            let namespace = rank::namespace(
+                listed
+                    .iter()
+                    .map(|t| t["name"].as_str().unwrap_or_default()),
+            );
+            for tool in listed {
                 let name = tool["name"].as_str().unwrap_or_default();
                 let description = tool["description"].as_str().unwrap_or_default();
                 let schema = tool
@@ -80,6 +86,7 @@ fn tools(root: &Path, copies: usize) -> Vec<Tool> {
                         Some(description),
                         &schema,
                         &context,
+                        namespace.as_deref(),
                     ),
                 });
             }
@@ -189,6 +196,7 @@ struct Options {
     queries: String,
     split: String,
     verbose: bool,
+    fit: bool,
 }
 
 fn options() -> Options {
@@ -196,11 +204,13 @@ fn options() -> Options {
         queries: "queries-v2.json".into(),
         split: "tune".into(),
         verbose: false,
+        fit: false,
     };
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
         match arg.as_str() {
             "-v" => options.verbose = true,
+            "--fit" => options.fit = true,
             "--queries" => {
                 options.queries = match args.next().as_deref() {
                     Some("v1") => "queries.json".into(),
@@ -211,17 +221,107 @@ fn options() -> Options {
             }
             "--split" => options.split = args.next().expect("--split needs tune, test or all"),
             other => panic!(
-                "unknown argument {other:?}: [-v] [--queries v1|v2|FILE] [--split tune|test|all]"
+                "unknown argument {other:?}: [-v] [--fit] [--queries v1|v2|FILE] [--split tune|test|all]"
             ),
         }
     }
     options
 }
 
+/// The queries and the tools that answer them, as tool indexes.
+type Judged = Vec<(String, Vec<usize>)>;
+
+fn judged(tools: &[Tool], queries: &[&Value]) -> Judged {
+    queries
+        .iter()
+        .map(|q| {
+            let relevant: Vec<usize> = q["relevant"]
+                .as_array()
+                .expect("relevant")
+                .iter()
+                .filter_map(|r| tools.iter().position(|t| Some(t.id.as_str()) == r.as_str()))
+                .collect();
+            (
+                q["query"].as_str().unwrap_or_default().to_string(),
+                relevant,
+            )
+        })
+        .collect()
+}
+
+/// MRR (with recall@5 as a small tie-breaker) of `weights` on `queries`.
+fn objective(index: &Index, queries: &Judged, weights: &rank::Weights) -> f64 {
+    let mut total = 0.0;
+    for (query, relevant) in queries {
+        let hits = index.search_with(query, 50, weights);
+        if let Some(rank) = hits.iter().position(|h| relevant.contains(&h.doc)) {
+            total += 1.0 / (rank as f64 + 1.0) + if rank < 5 { 0.1 } else { 0.0 };
+        }
+    }
+    total / queries.len().max(1) as f64
+}
+
+/// Fits the ranker's weights by coordinate ascent on the tuning queries
+/// (v2's tuning half and all of v1, never v2's test half), and prints them.
+fn fit(root: &Path, tools: &[Tool], index: &Index) {
+    let v1 = load(&root.join("queries.json"));
+    let v2 = load(&root.join("queries-v2.json"));
+    let tuning: Vec<&Value> = v1
+        .as_array()
+        .expect("queries")
+        .iter()
+        .chain(
+            v2.as_array()
+                .expect("queries")
+                .iter()
+                .filter(|q| q["split"] == "tune"),
+        )
+        .collect();
+    let queries = judged(tools, &tuning);
+    let mut best = rank::Weights::FITTED;
+    let mut score = objective(index, &queries, &best);
+    println!(
+        "fitting on {} tuning queries; now {score:.4}",
+        queries.len()
+    );
+    for _round in 0..4 {
+        let mut improved = false;
+        for coordinate in 0..13 {
+            for factor in [0.5, 0.7, 0.85, 1.2, 1.4, 2.0] {
+                let mut w = best;
+                let value = match coordinate {
+                    0..=4 => &mut w.field[coordinate],
+                    5..=9 => &mut w.b[coordinate - 5],
+                    10 => &mut w.k1,
+                    11 => &mut w.concept,
+                    _ => &mut w.light,
+                };
+                *value *= factor;
+                if (5..=9).contains(&coordinate) {
+                    *value = value.clamp(0.0, 1.0);
+                }
+                let s = objective(index, &queries, &w);
+                if s > score + 1e-9 {
+                    (best, score, improved) = (w, s, true);
+                }
+            }
+        }
+        if !improved {
+            break;
+        }
+    }
+    println!("fitted: {score:.4}\n{best:#?}");
+}
+
 fn main() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/retrieval");
     let options = options();
     let tools = tools(&root, 1);
+    if options.fit {
+        let documents: Vec<rank::Document> = tools.iter().map(|t| t.document.clone()).collect();
+        fit(&root, &tools, &Index::new(&documents));
+        return;
+    }
     let queries = load(&root.join(&options.queries));
     // A query without a split (the first set) belongs to every split.
     let queries: Vec<&Value> = queries

@@ -97,6 +97,7 @@ impl Built {
                     toolbox.description.as_str(),
                     server.name.as_str(),
                 ];
+                let namespace = rank::namespace(seen.tools.iter().map(|t| t.name.as_str()));
                 for entry in &seen.tools {
                     let tool = CatalogTool::of(entry);
                     documents.push(rank::tool_document(
@@ -105,6 +106,7 @@ impl Built {
                         tool.description.as_deref(),
                         tool.input_schema.get(),
                         &context,
+                        namespace.as_deref(),
                     ));
                     entries.push(Entry {
                         toolbox: Arc::clone(toolbox),
