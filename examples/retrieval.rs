@@ -339,6 +339,9 @@ fn main() {
     let index = Index::new(&documents);
     let baseline = Baseline::new(&tools);
     let mut scores: HashMap<(&str, &str), Score> = HashMap::new();
+    // The best score of each query, and whether the first result was right:
+    // what `find_tools`'s weak-match threshold is set from.
+    let mut best: Vec<(f64, bool)> = Vec::new();
     for query in &queries {
         let text = query["query"].as_str().unwrap_or_default();
         let kind = query["kind"].as_str().unwrap_or_default();
@@ -348,11 +351,12 @@ fn main() {
             .iter()
             .map(|r| r.as_str().unwrap_or_default().to_string())
             .collect();
-        let ours: Vec<String> = index
-            .search(text, 50)
-            .iter()
-            .map(|h| tools[h.doc].id.clone())
-            .collect();
+        let hits = index.search(text, 50);
+        let ours: Vec<String> = hits.iter().map(|h| tools[h.doc].id.clone()).collect();
+        best.push((
+            hits.first().map_or(0.0, |h| h.score) / index.max_idf(),
+            ours.first().is_some_and(|id| relevant.contains(id)),
+        ));
         let theirs: Vec<String> = baseline
             .search(text)
             .iter()
@@ -394,6 +398,15 @@ fn main() {
             }
         }
     }
+
+    best.sort_by(|a, b| a.0.total_cmp(&b.0));
+    let mut line = String::from("best score / max idf:");
+    for cut in [1.0, 1.25, 1.5, 1.75, 2.0, 2.5, 3.0] {
+        let under: Vec<&(f64, bool)> = best.iter().filter(|(s, _)| *s < cut).collect();
+        let right = under.iter().filter(|(_, r)| *r).count();
+        line.push_str(&format!("  <{cut}: {right} right of {}", under.len()));
+    }
+    println!("{line}");
 
     // About 1,000 tools: the catalog six times over, as six sets of servers.
     let big = self::tools(&root, 6);

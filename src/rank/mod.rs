@@ -186,6 +186,26 @@ fn terms(text: &str) -> Vec<Term> {
     out
 }
 
+/// The words of a query that say what it wants: stemmed, without stop
+/// words and light verbs, sorted, without repeats (what search learns by).
+pub fn key_words(text: &str) -> Vec<String> {
+    let mut out: Vec<String> = words::split(text)
+        .into_iter()
+        .filter(|w| w.chars().count() > 1 && !words::is_stop_word(w))
+        .map(|w| words::stem(&w))
+        .filter(|w| !words::is_light_verb(w))
+        .collect();
+    out.sort_unstable();
+    out.dedup();
+    out
+}
+
+/// A name as its words (`read_file`, `readFile` and `read file` alike):
+/// how a query that names a tool exactly is recognised.
+pub fn name_key(text: &str) -> String {
+    words::split(text).join(" ")
+}
+
 /// A searchable set of documents, built once and searched many times.
 pub struct Index {
     docs: usize,
@@ -250,6 +270,20 @@ impl Index {
 
     pub fn len(&self) -> usize {
         self.docs
+    }
+
+    /// The largest inverse document frequency a term can have here (a term
+    /// of one document): the scale of this index's scores, which grow with
+    /// the number of documents.
+    pub fn max_idf(&self) -> f64 {
+        let n = self.docs as f64;
+        (1.0 + (n - 0.5) / 1.5).ln().max(f64::MIN_POSITIVE)
+    }
+
+    /// Whether stemmed word `stem` means something here: some document
+    /// has it, or it names a concept.
+    pub fn knows(&self, stem: &str) -> bool {
+        !concepts::of_word(stem).is_empty() || self.postings.contains_key(&Term::Word(stem.into()))
     }
 
     pub fn is_empty(&self) -> bool {
