@@ -59,11 +59,12 @@ fn tools(root: &Path, copies: usize) -> Vec<Tool> {
                 format!("{server_name}{copy}")
             };
             let listed = server["tools"].as_array().expect("tools");
-            let namespace = rank::namespace(
-                listed
-                    .iter()
-                    .map(|t| t["name"].as_str().unwrap_or_default()),
-            );
+            let alike = rank::server_words(listed.iter().map(|t| {
+                (
+                    t["name"].as_str().unwrap_or_default(),
+                    t["description"].as_str().unwrap_or_default(),
+                )
+            }));
             for tool in listed {
                 let name = tool["name"].as_str().unwrap_or_default();
                 let description = tool["description"].as_str().unwrap_or_default();
@@ -86,7 +87,7 @@ fn tools(root: &Path, copies: usize) -> Vec<Tool> {
                         Some(description),
                         &schema,
                         &context,
-                        namespace.as_deref(),
+                        &alike,
                     ),
                 });
             }

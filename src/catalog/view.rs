@@ -130,16 +130,21 @@ impl Built {
                     toolbox.description.as_str(),
                     server.name.as_str(),
                 ];
-                let namespace = rank::namespace(seen.tools.iter().map(|t| t.name.as_str()));
-                for entry in &seen.tools {
-                    let tool = CatalogTool::of(entry);
+                let tools: Vec<CatalogTool> = seen.tools.iter().map(CatalogTool::of).collect();
+                let alike = rank::server_words(tools.iter().map(|t| {
+                    (
+                        t.name.as_str(),
+                        t.description.as_deref().unwrap_or_default(),
+                    )
+                }));
+                for tool in tools {
                     documents.push(rank::tool_document(
                         &tool.name,
                         tool.title.as_deref(),
                         tool.description.as_deref(),
                         tool.input_schema.get(),
                         &context,
-                        namespace.as_deref(),
+                        &alike,
                     ));
                     entries.push(Entry {
                         toolbox: Arc::clone(toolbox),

@@ -50,11 +50,11 @@ pub struct Weights {
 
 impl Weights {
     pub const FITTED: Weights = Weights {
-        field: [7.2, 7.2, 0.85, 0.15, 2.0],
-        b: [0.5, 0.3, 1.0, 0.45, 0.25],
-        k1: 1.44,
-        concept: 1.18,
-        light: 0.1,
+        field: [5.2, 7.2, 0.85, 0.022, 1.45],
+        b: [0.59, 0.3, 1.0, 0.54, 0.25],
+        k1: 1.22,
+        concept: 1.98,
+        light: 0.025,
     };
 }
 
@@ -76,16 +76,16 @@ impl Document {
 /// The document of one tool: its name, title and description, the names,
 /// descriptions and allowed values (`enum`) of its parameters (the
 /// `properties` of `input_schema`, JSON text), and `context` (toolbox and
-/// server names and descriptions). `namespace` (see `namespace`) is a word
-/// the server puts in front of every tool's name: it says which server, not
-/// what the tool does, so it counts as context, not as name.
+/// server names and descriptions). `server` (see `ServerWords`) is what
+/// every tool of its server says alike: it says which server, not what the
+/// tool does, so it counts as context.
 pub fn tool_document(
     name: &str,
     title: Option<&str>,
     description: Option<&str>,
     input_schema: &str,
     context: &[&str],
-    namespace: Option<&str>,
+    server: &ServerWords,
 ) -> Document {
     let mut parameters = String::new();
     if let Ok(schema) = serde_json::from_str::<serde_json::Value>(input_schema) {
@@ -111,46 +111,73 @@ pub fn tool_document(
     }
     let mut shown_name = name.to_string();
     let mut context = context.join(" ");
-    if let Some(prefix) = namespace {
+    if let Some(prefix) = &server.namespace {
         let parts = words::split(name);
-        if parts.len() > 1 && parts[0] == prefix {
+        if parts.len() > 1 && &parts[0] == prefix {
             shown_name = parts[1..].join(" ");
             context.push(' ');
             context.push_str(prefix);
         }
     }
+    let description = description.unwrap_or_default();
+    let description = match server.boilerplate.is_empty() {
+        true => description.to_string(),
+        false => words::split(description)
+            .into_iter()
+            .filter(|w| !server.boilerplate.contains(w))
+            .collect::<Vec<_>>()
+            .join(" "),
+    };
     Document::default()
         .with(Field::Name, &shown_name)
         .with(Field::Title, title.unwrap_or_default())
-        .with(Field::Description, description.unwrap_or_default())
+        .with(Field::Description, &description)
         .with(Field::Parameters, &parameters)
         .with(Field::Context, &context)
 }
 
-/// The word a server puts in front of its tools' names (`browser_`,
-/// `slack_`, `API-`), if any: the first word of at least four in five of
-/// its tools' names, when it has three tools or more.
-pub fn namespace<'a>(names: impl IntoIterator<Item = &'a str>) -> Option<String> {
+/// What every tool of one server says alike, which tells the server, not
+/// the tool: `namespace`, the first word of at least four in five of its
+/// tools' names (`browser_`, `slack_`, `API-`), and `boilerplate`, the words
+/// in at least four in five of its tools' descriptions (`Notion | ...
+/// Error Responses: 400: Bad request`). Only for servers of three tools or
+/// more.
+#[derive(Debug, Default, Clone, PartialEq)]
+pub struct ServerWords {
+    pub namespace: Option<String>,
+    pub boilerplate: Vec<String>,
+}
+
+/// The `ServerWords` of a server whose tools have these names and
+/// descriptions.
+pub fn server_words<'a>(tools: impl IntoIterator<Item = (&'a str, &'a str)>) -> ServerWords {
     let mut firsts: Vec<String> = Vec::new();
+    let mut described: Vec<String> = Vec::new();
     let mut total = 0usize;
-    for name in names {
+    for (name, description) in tools {
         total += 1;
         if let Some(first) = words::split(name).into_iter().next() {
             firsts.push(first);
         }
+        let mut seen = words::split(description);
+        seen.sort_unstable();
+        seen.dedup();
+        described.extend(seen);
     }
     if total < 3 {
-        return None;
+        return ServerWords::default();
     }
-    firsts.sort_unstable();
-    let mut best: Option<(&str, usize)> = None;
-    for group in firsts.chunk_by(|a, b| a == b) {
-        if best.is_none_or(|(_, n)| group.len() > n) {
-            best = Some((&group[0], group.len()));
-        }
+    let common = |mut all: Vec<String>| -> Vec<String> {
+        all.sort_unstable();
+        all.chunk_by(|a, b| a == b)
+            .filter(|group| group.len() * 5 >= total * 4)
+            .map(|group| group[0].clone())
+            .collect()
+    };
+    ServerWords {
+        namespace: common(firsts).into_iter().next(),
+        boilerplate: common(described),
     }
-    best.filter(|(_, n)| n * 5 >= total * 4)
-        .map(|(word, _)| word.to_string())
 }
 
 /// A term: a stemmed word, or a concept (`Concept`).
@@ -450,22 +477,46 @@ mod tests {
 
     #[test]
     fn a_prefix_every_tool_of_a_server_shares_is_a_namespace() {
+        let namespace =
+            |names: [&'static str; 3]| server_words(names.into_iter().map(|n| (n, ""))).namespace;
         assert_eq!(
             namespace(["browser_click", "browser_type", "browser_navigate"]).as_deref(),
             Some("browser")
         );
         assert_eq!(namespace(["read_file", "write_file", "edit_file"]), None);
-        assert_eq!(namespace(["git_add", "git_log"]), None, "too few to tell");
-        let doc = tool_document("git_log", None, None, "{}", &["vcs"], Some("git"));
+        let two = server_words([("git_add", ""), ("git_log", "")]);
+        assert_eq!(two, ServerWords::default(), "too few to tell");
+        let server = server_words([
+            ("git_log", "Git: show the log"),
+            ("git_add", "Git: add the file"),
+            ("git_status", "Git: the status"),
+        ]);
+        assert_eq!(server.boilerplate, ["git", "the"]);
+        let doc = tool_document(
+            "git_log",
+            None,
+            Some("Git: show the log"),
+            "{}",
+            &["vcs"],
+            &server,
+        );
         assert_eq!(doc.fields[0], (Field::Name, "log".to_string()));
-        assert_eq!(doc.fields[1], (Field::Context, "vcs git".to_string()));
+        assert_eq!(doc.fields[1], (Field::Description, "show log".to_string()));
+        assert_eq!(doc.fields[2], (Field::Context, "vcs git".to_string()));
     }
 
     #[test]
     fn allowed_values_of_parameters_are_searched() {
         let schema = r#"{"type":"object","properties":{"action":{"type":"string","enum":["list","rename"]}}}"#;
         let docs = vec![
-            tool_document("tabs", None, Some("Manage tabs"), schema, &[], None),
+            tool_document(
+                "tabs",
+                None,
+                Some("Manage tabs"),
+                schema,
+                &[],
+                &ServerWords::default(),
+            ),
             tool("other", "Something else"),
         ];
         let index = Index::new(&docs);
