@@ -1,7 +1,11 @@
 //! The retrieval benchmark of `find_tools` (run by `scripts/retrieval-bench`):
 //! the tools of real servers (`testdata/retrieval/catalog.json`, grouped into
-//! toolboxes by `toolboxes.json`) searched with the queries of
-//! `queries.json`, each marked with the tools that answer it.
+//! toolboxes by `toolboxes.json`) searched with a query set, each query
+//! marked with the tools that answer it: `queries.json` (v1, the set the
+//! ranker was first tuned on) or `queries-v2.json` (v2, written in a model's
+//! words before any ranking was run on it, split into a tuning half and a
+//! test half). Only the tuning half is for changing the ranker; the test
+//! half is run for the report (`--split test`).
 //!
 //! Prints recall@1, recall@5 and MRR for the workbench's ranker (`rank`, fed
 //! exactly as `find_tools` feeds it) and for a plain BM25 over name and
@@ -54,7 +58,14 @@ fn tools(root: &Path, copies: usize) -> Vec<Tool> {
             } else {
                 format!("{server_name}{copy}")
             };
-            for tool in server["tools"].as_array().expect("tools") {
+            let listed = server["tools"].as_array().expect("tools");
+            let alike = rank::server_words(listed.iter().map(|t| {
+                (
+                    t["name"].as_str().unwrap_or_default(),
+                    t["description"].as_str().unwrap_or_default(),
+                )
+            }));
+            for tool in listed {
                 let name = tool["name"].as_str().unwrap_or_default();
                 let description = tool["description"].as_str().unwrap_or_default();
                 let schema = tool
@@ -76,6 +87,7 @@ fn tools(root: &Path, copies: usize) -> Vec<Tool> {
                         Some(description),
                         &schema,
                         &context,
+                        &alike,
                     ),
                 });
             }
@@ -180,17 +192,158 @@ impl Score {
     }
 }
 
+/// What to run: which query file, which split, and whether to list misses.
+struct Options {
+    queries: String,
+    split: String,
+    verbose: bool,
+    fit: bool,
+}
+
+fn options() -> Options {
+    let mut options = Options {
+        queries: "queries-v2.json".into(),
+        split: "tune".into(),
+        verbose: false,
+        fit: false,
+    };
+    let mut args = std::env::args().skip(1);
+    while let Some(arg) = args.next() {
+        match arg.as_str() {
+            "-v" => options.verbose = true,
+            "--fit" => options.fit = true,
+            "--queries" => {
+                options.queries = match args.next().as_deref() {
+                    Some("v1") => "queries.json".into(),
+                    Some("v2") => "queries-v2.json".into(),
+                    Some(other) => other.into(),
+                    None => panic!("--queries needs v1, v2 or a file of testdata/retrieval"),
+                }
+            }
+            "--split" => options.split = args.next().expect("--split needs tune, test or all"),
+            other => panic!(
+                "unknown argument {other:?}: [-v] [--fit] [--queries v1|v2|FILE] [--split tune|test|all]"
+            ),
+        }
+    }
+    options
+}
+
+/// The queries and the tools that answer them, as tool indexes.
+type Judged = Vec<(String, Vec<usize>)>;
+
+fn judged(tools: &[Tool], queries: &[&Value]) -> Judged {
+    queries
+        .iter()
+        .map(|q| {
+            let relevant: Vec<usize> = q["relevant"]
+                .as_array()
+                .expect("relevant")
+                .iter()
+                .filter_map(|r| tools.iter().position(|t| Some(t.id.as_str()) == r.as_str()))
+                .collect();
+            (
+                q["query"].as_str().unwrap_or_default().to_string(),
+                relevant,
+            )
+        })
+        .collect()
+}
+
+/// MRR (with recall@5 as a small tie-breaker) of `weights` on `queries`.
+fn objective(index: &Index, queries: &Judged, weights: &rank::Weights) -> f64 {
+    let mut total = 0.0;
+    for (query, relevant) in queries {
+        let hits = index.search_with(query, 50, weights);
+        if let Some(rank) = hits.iter().position(|h| relevant.contains(&h.doc)) {
+            total += 1.0 / (rank as f64 + 1.0) + if rank < 5 { 0.1 } else { 0.0 };
+        }
+    }
+    total / queries.len().max(1) as f64
+}
+
+/// Fits the ranker's weights by coordinate ascent on the tuning queries
+/// (v2's tuning half and all of v1, never v2's test half), and prints them.
+fn fit(root: &Path, tools: &[Tool], index: &Index) {
+    let v1 = load(&root.join("queries.json"));
+    let v2 = load(&root.join("queries-v2.json"));
+    let tuning: Vec<&Value> = v1
+        .as_array()
+        .expect("queries")
+        .iter()
+        .chain(
+            v2.as_array()
+                .expect("queries")
+                .iter()
+                .filter(|q| q["split"] == "tune"),
+        )
+        .collect();
+    let queries = judged(tools, &tuning);
+    let mut best = rank::Weights::FITTED;
+    let mut score = objective(index, &queries, &best);
+    println!(
+        "fitting on {} tuning queries; now {score:.4}",
+        queries.len()
+    );
+    for _round in 0..4 {
+        let mut improved = false;
+        for coordinate in 0..13 {
+            for factor in [0.5, 0.7, 0.85, 1.2, 1.4, 2.0] {
+                let mut w = best;
+                let value = match coordinate {
+                    0..=4 => &mut w.field[coordinate],
+                    5..=9 => &mut w.b[coordinate - 5],
+                    10 => &mut w.k1,
+                    11 => &mut w.concept,
+                    _ => &mut w.light,
+                };
+                *value *= factor;
+                if (5..=9).contains(&coordinate) {
+                    *value = value.clamp(0.0, 1.0);
+                }
+                let s = objective(index, &queries, &w);
+                if s > score + 1e-9 {
+                    (best, score, improved) = (w, s, true);
+                }
+            }
+        }
+        if !improved {
+            break;
+        }
+    }
+    println!("fitted: {score:.4}\n{best:#?}");
+}
+
 fn main() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/retrieval");
-    let verbose = std::env::args().any(|a| a == "-v");
+    let options = options();
     let tools = tools(&root, 1);
-    let queries = load(&root.join("queries.json"));
-    let queries = queries.as_array().expect("queries");
+    if options.fit {
+        let documents: Vec<rank::Document> = tools.iter().map(|t| t.document.clone()).collect();
+        fit(&root, &tools, &Index::new(&documents));
+        return;
+    }
+    let queries = load(&root.join(&options.queries));
+    // A query without a split (the first set) belongs to every split.
+    let queries: Vec<&Value> = queries
+        .as_array()
+        .expect("queries")
+        .iter()
+        .filter(|q| {
+            options.split == "all"
+                || q.get("split")
+                    .and_then(Value::as_str)
+                    .is_none_or(|s| s == options.split)
+        })
+        .collect();
     let documents: Vec<rank::Document> = tools.iter().map(|t| t.document.clone()).collect();
     let index = Index::new(&documents);
     let baseline = Baseline::new(&tools);
     let mut scores: HashMap<(&str, &str), Score> = HashMap::new();
-    for query in queries {
+    // The best score of each query, and whether the first result was right:
+    // what `find_tools`'s weak-match threshold is set from.
+    let mut best: Vec<(f64, bool)> = Vec::new();
+    for query in &queries {
         let text = query["query"].as_str().unwrap_or_default();
         let kind = query["kind"].as_str().unwrap_or_default();
         let relevant: Vec<String> = query["relevant"]
@@ -199,11 +352,12 @@ fn main() {
             .iter()
             .map(|r| r.as_str().unwrap_or_default().to_string())
             .collect();
-        let ours: Vec<String> = index
-            .search(text, 50)
-            .iter()
-            .map(|h| tools[h.doc].id.clone())
-            .collect();
+        let hits = index.search(text, 50);
+        let ours: Vec<String> = hits.iter().map(|h| tools[h.doc].id.clone()).collect();
+        best.push((
+            hits.first().map_or(0.0, |h| h.score) / index.max_idf(),
+            ours.first().is_some_and(|id| relevant.contains(id)),
+        ));
         let theirs: Vec<String> = baseline
             .search(text)
             .iter()
@@ -219,16 +373,18 @@ fn main() {
                 .or_default()
                 .add(ranked, &relevant);
         }
-        if verbose && !ours.iter().take(5).any(|id| relevant.contains(id)) {
+        if options.verbose && !ours.iter().take(1).any(|id| relevant.contains(id)) {
             println!(
-                "miss [{kind}] {text:?}: want {relevant:?}, got {:?}",
+                "miss@1 [{kind}] {text:?}: want {relevant:?}, got {:?}",
                 &ours[..ours.len().min(3)]
             );
         }
     }
     println!(
-        "catalog: {} tools of real servers; {} queries",
+        "catalog: {} tools of real servers; {}, split {}: {} queries",
         tools.len(),
+        options.queries,
+        options.split,
         queries.len()
     );
     for ranker in ["find_tools", "plain BM25"] {
@@ -238,12 +394,20 @@ fn main() {
                 "paraphrase" => "paraphrases",
                 _ => "all",
             };
-            println!(
-                "{ranker:<11} {label:<17} {}",
-                scores[&(ranker, kind)].show()
-            );
+            if let Some(score) = scores.get(&(ranker, kind)) {
+                println!("{ranker:<11} {label:<17} {}", score.show());
+            }
         }
     }
+
+    best.sort_by(|a, b| a.0.total_cmp(&b.0));
+    let mut line = String::from("best score / max idf:");
+    for cut in [1.0, 1.25, 1.5, 1.75, 2.0, 2.5, 3.0] {
+        let under: Vec<&(f64, bool)> = best.iter().filter(|(s, _)| *s < cut).collect();
+        let right = under.iter().filter(|(_, r)| *r).count();
+        line.push_str(&format!("  <{cut}: {right} right of {}", under.len()));
+    }
+    println!("{line}");
 
     // About 1,000 tools: the catalog six times over, as six sets of servers.
     let big = self::tools(&root, 6);
@@ -255,13 +419,13 @@ fn main() {
     let started = Instant::now();
     let mut found = 0;
     for _ in 0..rounds {
-        for query in queries {
+        for query in &queries {
             found += index
                 .search(query["query"].as_str().unwrap_or_default(), 8)
                 .len();
         }
     }
-    let per_search = started.elapsed() / (rounds * queries.len()) as u32;
+    let per_search = started.elapsed() / (rounds * queries.len().max(1)) as u32;
     println!(
         "{} tools: index built in {:.2} ms, one search (limit 8) takes {:.1} us on average ({found} results)",
         big.len(),

@@ -27,6 +27,9 @@ Usage:
       new), show what changed (SCOPE: TOOLBOX[/SERVER[/TOOL]]), or show it and
       approve it once you confirm on the terminal (--yes: without asking; never
       give --yes to a model)
+  mcp-workbench learned [--config PATH] [list | clear]
+      what find_tools learned from use (a search's words and the tool the model
+      then called instead): list it, or forget it all
   mcp-workbench --help | --version
 
 The config path is --config, else $WORKBENCH_CONFIG, else ./workbench-config.json.
@@ -85,6 +88,11 @@ pub enum Command {
         config: ConfigPath,
         action: PinsAction,
     },
+    /// What `find_tools` learned from use: list it, or `clear` it.
+    Learned {
+        config: ConfigPath,
+        clear: bool,
+    },
     Help,
     Version,
 }
@@ -118,7 +126,7 @@ pub fn parse(
     env: &dyn Fn(&str) -> Option<OsString>,
 ) -> Result<Command, String> {
     let mut word: Option<&'static str> = None;
-    // The words after `pins`.
+    // The words after `pins` or `learned`.
     let mut pins = Vec::new();
     let mut json = false;
     let mut yes = false;
@@ -136,8 +144,10 @@ pub fn parse(
         match (flag, inline) {
             ("-h" | "--help", None) => return Ok(Command::Help),
             ("-V" | "--version", None) => return Ok(Command::Version),
-            (w, None) if word == Some("pins") && !w.starts_with('-') => pins.push(w.to_string()),
-            (w @ ("check" | "index" | "status" | "fleet" | "pins"), None) => {
+            (w, None) if matches!(word, Some("pins" | "learned")) && !w.starts_with('-') => {
+                pins.push(w.to_string())
+            }
+            (w @ ("check" | "index" | "status" | "fleet" | "pins" | "learned"), None) => {
                 let w = WORDS
                     .iter()
                     .copied()
@@ -202,6 +212,10 @@ pub fn parse(
             config,
             action: pins_action(pins, yes)?,
         }),
+        (Some("learned"), None) => Ok(Command::Learned {
+            config,
+            clear: learned_action(&pins)?,
+        }),
         (Some("status"), None) => Ok(Command::Status { config, json }),
         (Some("fleet"), None) => Ok(Command::Fleet { config }),
         (Some("index"), None) => Ok(Command::Index { config }),
@@ -211,8 +225,21 @@ pub fn parse(
 }
 
 /// The command words (`fleet` is the shared fleet's own, not in the usage).
-/// The command words; the first four are the ones people type.
-const WORDS: &[&str] = &["check", "index", "status", "pins", "fleet"];
+const WORDS: &[&str] = &["check", "index", "status", "pins", "learned", "fleet"];
+
+/// The words after `learned`: whether it is `clear`.
+fn learned_action(words: &[String]) -> Result<bool, String> {
+    match words {
+        [] => Ok(false),
+        [list] if list == "list" => Ok(false),
+        [clear] if clear == "clear" => Ok(true),
+        [word] => Err(match suggest::closest(word, &["list", "clear"]) {
+            Some(close) => format!("learned: unknown action '{word}'; did you mean '{close}'?"),
+            None => format!("learned: unknown action '{word}' (list or clear)"),
+        }),
+        [_, extra, ..] => Err(format!("learned: unexpected argument '{extra}'")),
+    }
+}
 
 /// The words after `pins`; `yes`: `--yes` was given.
 fn pins_action(words: Vec<String>, yes: bool) -> Result<PinsAction, String> {
@@ -260,7 +287,7 @@ fn unexpected(text: &str, flag: &str) -> String {
     let (what, known) = if text.starts_with('-') {
         ("unknown option", FLAGS)
     } else {
-        ("unexpected argument", &WORDS[..4])
+        ("unexpected argument", &WORDS[..5])
     };
     match suggest::closest(flag, known) {
         Some(close) => format!("{what} '{text}'; did you mean '{close}'?"),
@@ -377,6 +404,41 @@ mod tests {
                 },
                 trace: None
             })
+        );
+    }
+
+    #[test]
+    fn learned_lists_or_clears() {
+        let learned = |clear| {
+            Ok(Command::Learned {
+                config: flag("c.json"),
+                clear,
+            })
+        };
+        assert_eq!(
+            parse_str(&["learned", "--config", "c.json"]),
+            learned(false)
+        );
+        assert_eq!(
+            parse_str(&["--config=c.json", "learned", "list"]),
+            learned(false)
+        );
+        assert_eq!(
+            parse_str(&["learned", "clear", "--config=c.json"]),
+            learned(true)
+        );
+        let err = |args: &[&str]| parse_str(args).unwrap_err();
+        assert_eq!(
+            err(&["learned", "claer"]),
+            "learned: unknown action 'claer'; did you mean 'clear'?"
+        );
+        assert_eq!(
+            err(&["learned", "list", "x"]),
+            "learned: unexpected argument 'x'"
+        );
+        assert_eq!(
+            err(&["learned", "--json"]),
+            "--json applies to check and status"
         );
     }
 

@@ -18,6 +18,7 @@ pub mod framing;
 pub mod index;
 pub mod jsonrpc;
 pub(crate) mod launch;
+pub mod learned_command;
 pub mod mcp;
 pub(crate) mod meta_tools;
 pub(crate) mod naming;

@@ -8,7 +8,9 @@
 use mcp_workbench::cli::{self, Command, ConfigPath, ConfigSource};
 use mcp_workbench::config::{self, ConfigError, Problem};
 use mcp_workbench::process::Stamp;
-use mcp_workbench::{check, index, mcp, pins_command, relative_args, server::Server};
+use mcp_workbench::{
+    check, index, learned_command, mcp, pins_command, relative_args, server::Server,
+};
 use std::io::{self, IsTerminal, Write};
 use std::path::Path;
 use std::process::ExitCode;
@@ -46,6 +48,7 @@ fn main() -> ExitCode {
         // cannot be written) still show.
         Command::Index { config } => (config.clone(), "warn"),
         Command::Pins { config, .. } => (config.clone(), "error"),
+        Command::Learned { config, .. } => (config.clone(), "warn"),
     };
     env_logger::Builder::from_env(env_logger::Env::default().default_filter_or(default_level))
         .target(env_logger::Target::Stderr)
@@ -88,6 +91,9 @@ fn main() -> ExitCode {
             }
             return ExitCode::from(2);
         }
+    }
+    if let Command::Learned { clear, .. } = command {
+        return learned_command::run(&config_path.path, clear, &mut io::stdout());
     }
     if let Command::Pins { action, .. } = &command {
         let env = |name: &str| std::env::var_os(name);
@@ -166,7 +172,11 @@ fn main() -> ExitCode {
                 }
             }
         }
-        Command::Help | Command::Version | Command::Status { .. } | Command::Pins { .. } => {
+        Command::Help
+        | Command::Version
+        | Command::Status { .. }
+        | Command::Pins { .. }
+        | Command::Learned { .. } => {
             unreachable!("handled above")
         }
     }

@@ -49,6 +49,9 @@ pub struct Server {
     /// The config the workbench started with (what `watch_config` compares
     /// the file with first).
     config: Config,
+    /// The last `find_tools` search, until the next tool call tells whether
+    /// it showed what the model wanted (`catalog::view::learn`).
+    searched: Option<Box<catalog::view::Searched>>,
 }
 
 #[derive(Serialize)]
@@ -83,6 +86,7 @@ impl Server {
             session,
             fleet,
             config,
+            searched: None,
         }
     }
 
@@ -454,7 +458,9 @@ impl Server {
                     env: self.session.peer.as_ref().map(|peer| &peer.env),
                     pins: self.fleet.pins.as_ref(),
                 };
-                let outcome = catalog::view::find_tools(&self.fleet.catalog, &scope, &args);
+                let (outcome, searched) =
+                    catalog::view::find_tools(&self.fleet.catalog, &scope, &args);
+                self.searched = searched.map(Box::new);
                 self.send_outcome(&id, &outcome);
             }
             other => match self.session.native().lookup(other) {
@@ -486,6 +492,31 @@ impl Server {
     /// The hot path: `forward` writes the call to the child; the child's
     /// own thread answers the host. `arguments` are the host's bytes,
     /// borrowed from its line (copied only for a call that waits for a restart).
+    /// The first call after a search: if it reaches a tool the search did
+    /// not show, the catalog learns what the search's words meant, and is
+    /// written on a thread of its own (never the main thread's IO).
+    fn learn_from(&mut self, tool_id: &ToolId) {
+        let Some(searched) = self.searched.take() else {
+            return;
+        };
+        let ToolId {
+            toolbox,
+            server,
+            tool,
+        } = tool_id;
+        if !catalog::view::learn(&self.fleet.catalog, &searched, toolbox, server, tool) {
+            return;
+        }
+        log::debug!("find_tools learned that a search meant {toolbox}/{server}/{tool}");
+        let fleet = Arc::clone(&self.fleet);
+        let spawned = std::thread::Builder::new()
+            .name("catalog write".into())
+            .spawn(move || fleet.catalog.save());
+        if let Err(e) = spawned {
+            log::warn!("cannot write what find_tools learned: {e}");
+        }
+    }
+
     fn forward(
         &mut self,
         id: RequestId,
@@ -493,6 +524,10 @@ impl Server {
         arguments: &RawValue,
         meta: Option<&RawValue>,
     ) {
+        // Nothing to do on the hot path unless a search waits to be judged.
+        if self.searched.is_some() {
+            self.learn_from(&tool_id);
+        }
         // The host's progressToken is replaced by one the child's progress can be
         // matched by; other _meta keys (trace context and the like) pass through.
         let mut meta = match meta.filter(|m| m.get().starts_with('{')) {

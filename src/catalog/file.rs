@@ -5,8 +5,10 @@
 //! mid-write leaves the old catalog whole).
 //!
 //! It holds toolbox and server names, definition keys (hashes), tools and
-//! times; no command, argument or environment value.
+//! times, and what search learned from use (`learned`: stemmed query words
+//! and tool names); no command, argument, result or environment value.
 
+use super::learned::Learned;
 use super::Listing;
 use crate::process::{private_dir, write_atomically};
 use crate::sha256;
@@ -24,6 +26,9 @@ struct Document {
     /// The canonical path of the config this catalog belongs to.
     config: String,
     servers: Vec<Listing>,
+    /// Absent from files written before search learned from use.
+    #[serde(default)]
+    learned: Learned,
 }
 
 /// The catalog file of config `config` (its canonical path) in cache folder `dir`.
@@ -35,10 +40,10 @@ pub(crate) fn path_in(dir: &Path, config: &str) -> PathBuf {
 /// The listings in `path`, which must belong to `config`. A missing file is
 /// an empty catalog; a file that cannot be read, is not a catalog or belongs
 /// to another config is an error saying so (the caller warns and rebuilds).
-pub(crate) fn read(path: &Path, config: &str) -> Result<Vec<Listing>, String> {
+pub(crate) fn read(path: &Path, config: &str) -> Result<(Vec<Listing>, Learned), String> {
     let text = match fs::read_to_string(path) {
         Ok(text) => text,
-        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Default::default()),
         Err(e) => return Err(format!("cannot read it: {e}")),
     };
     let document: Document =
@@ -52,23 +57,30 @@ pub(crate) fn read(path: &Path, config: &str) -> Result<Vec<Listing>, String> {
     if document.config != config {
         return Err(format!("it belongs to config {}", document.config));
     }
-    Ok(document.servers)
+    Ok((document.servers, document.learned))
 }
 
-/// Writes `servers` as the catalog of `config` to `path`, atomically, in a
-/// folder only the user can enter.
-pub(crate) fn write(path: &Path, config: &str, servers: &[&Listing]) -> io::Result<()> {
+/// Writes `servers` and `learned` as the catalog of `config` to `path`,
+/// atomically, in a folder only the user can enter.
+pub(crate) fn write(
+    path: &Path,
+    config: &str,
+    servers: &[&Listing],
+    learned: &Learned,
+) -> io::Result<()> {
     #[derive(Serialize)]
     struct Out<'a> {
         format: &'a str,
         config: &'a str,
         servers: &'a [&'a Listing],
+        learned: &'a Learned,
     }
     private_dir(path.parent().unwrap_or(Path::new(".")))?;
     let text = serde_json::to_vec(&Out {
         format: FORMAT,
         config,
         servers,
+        learned,
     })?;
     write_atomically(path, &text)
 }
@@ -85,7 +97,7 @@ mod tests {
         let path = path_in(&dir, "/a/config.json");
         assert_ne!(path, path_in(&dir, "/b/config.json"));
         assert!(
-            read(&path, "/a/config.json").unwrap().is_empty(),
+            read(&path, "/a/config.json").unwrap().0.is_empty(),
             "missing: empty"
         );
         let listing = Listing {
@@ -98,8 +110,17 @@ mod tests {
             )
             .unwrap()],
         };
-        write(&path, "/a/config.json", &[&listing]).unwrap();
-        let back = read(&path, "/a/config.json").unwrap();
+        let mut learned = Learned::default();
+        learned.record(super::super::learned::Association {
+            words: vec!["rememb".into()],
+            toolbox: "t".into(),
+            server: "s".into(),
+            tool: "n".into(),
+            at: 7,
+        });
+        write(&path, "/a/config.json", &[&listing], &learned).unwrap();
+        let (back, learned_back) = read(&path, "/a/config.json").unwrap();
+        assert_eq!(learned_back, learned);
         assert_eq!(
             (back.len(), back[0].key.as_str(), back[0].listed_at),
             (1, "k", 5)

@@ -10,13 +10,18 @@
 //! is decided when a search runs, by `visible::visible`, the one function
 //! every view of a server's tools goes through (filters, pins, overrides).
 //!
-//! Locks: `listings` is held only to read or swap a snapshot; `file` orders
+//! It also keeps what search learned from use (`learned`): query words and
+//! the tool they meant, never a call's arguments or result.
+//!
+//! Locks: `listings` and `learned` are held only to read or change them in
+//! memory; `file` orders
 //! the writes (on toolbox workers, never on the main thread). A write merges
 //! what another process wrote meanwhile, so two workbenches of one config
 //! lose nothing of each other's listings for long.
 
 mod file;
 pub(crate) mod key;
+pub(crate) mod learned;
 pub(crate) mod view;
 
 use crate::config::ServerConfig;
@@ -24,6 +29,7 @@ use crate::expand::Vars;
 use crate::lock;
 use crate::mcp::{text_of, ToolEntry, ToolFields, ToolHead};
 use crate::process::{user_dir, UserDir};
+use learned::{Association, Learned};
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 use std::collections::BTreeMap;
@@ -112,6 +118,8 @@ pub(crate) struct Catalog {
     file: Mutex<Option<Attached>>,
     /// The last search index built, reused while nothing changed.
     pub(crate) built: Mutex<Option<Arc<view::Built>>>,
+    /// What search learned from use.
+    learned: Mutex<Learned>,
 }
 
 #[derive(Default, Clone)]
@@ -128,7 +136,7 @@ struct Attached {
     warned: bool,
 }
 
-fn now_ms() -> u64 {
+pub(crate) fn now_ms() -> u64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
@@ -152,7 +160,10 @@ impl Catalog {
         let config = canonical.display().to_string();
         let path = file::path_in(&dir, &config);
         match file::read(&path, &config) {
-            Ok(listings) => self.merge(listings),
+            Ok((listings, learned)) => {
+                self.merge(listings);
+                lock(&self.learned).merge(learned);
+            }
             Err(why) => log::warn!(
                 "ignoring the tool catalog {} ({why}); it is rebuilt from the next listings",
                 path.display()
@@ -187,6 +198,32 @@ impl Catalog {
         if changed {
             current.generation += 1;
         }
+    }
+
+    /// Remembers that a search's words meant a tool, in memory (`save`
+    /// writes it); nothing for a search with no known word.
+    pub(crate) fn learn(&self, association: Association) {
+        lock(&self.learned).record(association);
+    }
+
+    /// The associations similar to a search's known words, most alike first.
+    pub(crate) fn learned_for(&self, words: &[String]) -> Vec<Association> {
+        lock(&self.learned)
+            .matching(words)
+            .into_iter()
+            .cloned()
+            .collect()
+    }
+
+    /// Everything learned (`mcp-workbench learned list`).
+    pub(crate) fn learned(&self) -> Learned {
+        lock(&self.learned).clone()
+    }
+
+    /// Forgets everything learned (`mcp-workbench learned clear`); a
+    /// running workbench of the config forgets it at its next write.
+    pub(crate) fn forget(&self) {
+        lock(&self.learned).clear(now_ms());
     }
 
     /// Records what servers just listed (`remember`), then writes the file.
@@ -231,9 +268,11 @@ impl Catalog {
         let Some(file) = attached.as_mut() else {
             return;
         };
-        if let Ok(theirs) = file::read(&file.path, &file.config) {
+        if let Ok((theirs, learned)) = file::read(&file.path, &file.config) {
             self.merge(theirs);
+            lock(&self.learned).merge(learned);
         }
+        let learned = lock(&self.learned).clone();
         let oldest = now_ms().saturating_sub(u64::try_from(KEEP.as_millis()).unwrap_or(0));
         let snapshot = self.snapshot();
         let kept: Vec<&Listing> = snapshot
@@ -242,7 +281,7 @@ impl Catalog {
             .map(|l| &**l)
             .filter(|l| l.listed_at >= oldest)
             .collect();
-        match file::write(&file.path, &file.config, &kept) {
+        match file::write(&file.path, &file.config, &kept, &learned) {
             Ok(()) => log::debug!("tool catalog written: {}", file.path.display()),
             Err(e) if !file.warned => {
                 file.warned = true;

@@ -3,11 +3,17 @@
 //! listing in the catalog (`toolFilters`, pins, `toolOverrides`: the one
 //! function every view of a server's tools goes through), ranked by `rank`.
 //!
+//! The order: a tool the query names exactly first, then tools the catalog
+//! learned these words meant (`learned`), then the rest by score. When the
+//! best score is weak, the answer says so and names the toolboxes whose
+//! descriptions match, so the model opens one instead of guessing.
+//!
 //! No IO. The search index is built from the configured toolboxes, the
 //! catalog's listings and the pins, and kept until one of them changes, so a
 //! search costs a few lookups, not a rebuild.
 
-use super::{key, Catalog, CatalogTool};
+use super::learned::Association;
+use super::{key, now_ms, Catalog, CatalogTool};
 use crate::config::ToolboxConfig;
 use crate::expand::Vars;
 use crate::jsonrpc::Members;
@@ -21,11 +27,20 @@ use crate::toolbox::Toolboxes;
 use crate::visible::visible;
 use serde::Serialize;
 use serde_json::value::RawValue;
+use std::collections::HashMap;
 use std::sync::Arc;
 
 /// `find_tools`'s `limit` when the call gives none, and its bounds.
 pub(crate) const DEFAULT_LIMIT: usize = 8;
 pub(crate) const MAX_LIMIT: usize = 50;
+
+/// A best score under this many times the index's largest idf
+/// (`Index::max_idf`, the scale of its scores) is a weak match: the answer
+/// adds a `note` and the toolboxes whose descriptions match. Set from the
+/// retrieval benchmark's tuning queries (`scripts/retrieval-bench`): below
+/// it, the first result was wrong for 7 of 10 (v2's tuning half) and 6 of 7
+/// (v1).
+pub(crate) const WEAK: f64 = 1.75;
 
 /// What a search is made over: the configured toolboxes, the environment
 /// their definitions expand with (a shared fleet's session's; `None`: the
@@ -46,6 +61,13 @@ pub(crate) struct Built {
     pins: Option<Arc<PinFile>>,
     index: Index,
     entries: Vec<Entry>,
+    /// `id` of each entry → its index.
+    by_id: HashMap<String, usize>,
+    /// `rank::name_key` of each tool's name → the entries so named.
+    by_name: HashMap<String, Vec<usize>>,
+    /// The configured toolboxes as documents (name, description, servers),
+    /// for the note of a weak search.
+    toolbox_index: Index,
     /// Toolboxes with an enabled server that was never listed.
     not_indexed: Vec<Arc<ToolboxConfig>>,
 }
@@ -55,6 +77,17 @@ struct Entry {
     toolbox: Arc<ToolboxConfig>,
     server: usize,
     tool: CatalogTool,
+}
+
+impl Entry {
+    fn server_name(&self) -> &str {
+        &self.toolbox.servers[self.server].name
+    }
+}
+
+/// One key for a tool's toolbox, server and name.
+fn id(toolbox: &str, server: &str, tool: &str) -> String {
+    format!("{toolbox}\0{server}\0{tool}")
 }
 
 fn same<T>(a: Option<&Arc<T>>, b: Option<&Arc<T>>) -> bool {
@@ -97,14 +130,21 @@ impl Built {
                     toolbox.description.as_str(),
                     server.name.as_str(),
                 ];
-                for entry in &seen.tools {
-                    let tool = CatalogTool::of(entry);
+                let tools: Vec<CatalogTool> = seen.tools.iter().map(CatalogTool::of).collect();
+                let alike = rank::server_words(tools.iter().map(|t| {
+                    (
+                        t.name.as_str(),
+                        t.description.as_deref().unwrap_or_default(),
+                    )
+                }));
+                for tool in tools {
                     documents.push(rank::tool_document(
                         &tool.name,
                         tool.title.as_deref(),
                         tool.description.as_deref(),
                         tool.input_schema.get(),
                         &context,
+                        &alike,
                     ));
                     entries.push(Entry {
                         toolbox: Arc::clone(toolbox),
@@ -117,13 +157,38 @@ impl Built {
                 not_indexed.push(Arc::clone(toolbox));
             }
         }
+        let mut by_id = HashMap::new();
+        let mut by_name: HashMap<String, Vec<usize>> = HashMap::new();
+        for (i, entry) in entries.iter().enumerate() {
+            by_id.insert(
+                id(&entry.toolbox.name, entry.server_name(), &entry.tool.name),
+                i,
+            );
+            by_name
+                .entry(rank::name_key(&entry.tool.name))
+                .or_default()
+                .push(i);
+        }
+        let toolbox_documents: Vec<rank::Document> = configs
+            .iter()
+            .map(|t| {
+                let servers: Vec<&str> = t.servers.iter().map(|s| s.name.as_str()).collect();
+                rank::Document::default()
+                    .with(rank::Field::Name, &t.name)
+                    .with(rank::Field::Description, &t.description)
+                    .with(rank::Field::Context, &servers.join(" "))
+            })
+            .collect();
         Built {
             generation: snapshot.generation,
-            configs,
             env: scope.env.cloned(),
             pins: scope.pins.map(Pins::file),
             index: Index::new(&documents),
+            toolbox_index: Index::new(&toolbox_documents),
+            configs,
             entries,
+            by_id,
+            by_name,
             not_indexed,
         }
     }
@@ -151,6 +216,9 @@ struct Found<'a> {
     #[serde(rename = "inputSchema")]
     input_schema: &'a RawValue,
     score: f64,
+    /// Lifted by what the catalog learned from use.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    learned: bool,
 }
 
 #[derive(Serialize)]
@@ -163,27 +231,101 @@ struct NotIndexed<'a> {
 struct Answer<'a> {
     query: &'a str,
     tools: Vec<Found<'a>>,
+    /// A weak best match: what the model should do instead of guessing.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    note: Option<&'a str>,
+    /// With `note`: the toolboxes whose descriptions match the query.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    toolboxes: Vec<NotIndexed<'a>>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     not_indexed: Vec<NotIndexed<'a>>,
 }
 
+const WEAK_NOTE: &str = "No tool matches these words well. Rather than calling a guess, \
+     open a toolbox that fits (open_toolbox; toolboxes: those whose descriptions match) \
+     and pick from its tools, or search again in other words.";
+
+/// What a search showed, kept by the session until its next tool call:
+/// if that call reaches a tool the search did not show, the search's words
+/// are learned for that tool (`learn`).
+pub(crate) struct Searched {
+    /// The query's key words the catalog knows (`rank::key_words`, known to
+    /// the index): what would be learned. Never empty.
+    words: Vec<String>,
+    /// `id` of every tool shown.
+    shown: Vec<String>,
+    /// When (milliseconds since the Unix epoch).
+    at: u64,
+}
+
+/// How long after a search a call still tells what the search meant.
+const LEARN_WINDOW_MS: u64 = 5 * 60 * 1000;
+
+/// The session's next tool call after a search (`searched`): when it
+/// reaches a tool the search did not show, within `LEARN_WINDOW_MS`, the
+/// catalog learns that the search's words meant it. Whether anything was
+/// learned (the caller then has the catalog written, off its thread).
+pub(crate) fn learn(
+    catalog: &Catalog,
+    searched: &Searched,
+    toolbox: &str,
+    server: &str,
+    tool: &str,
+) -> bool {
+    let now = now_ms();
+    let key = id(toolbox, server, tool);
+    if searched.shown.contains(&key) || now.saturating_sub(searched.at) > LEARN_WINDOW_MS {
+        return false;
+    }
+    // Only a tool the catalog has: a call to a name that does not exist
+    // teaches nothing.
+    let known = lock(&catalog.built)
+        .as_ref()
+        .is_some_and(|built| built.by_id.contains_key(&key));
+    if !known {
+        return false;
+    }
+    catalog.learn(Association {
+        words: searched.words.clone(),
+        toolbox: toolbox.into(),
+        server: server.into(),
+        tool: tool.into(),
+        at: now,
+    });
+    true
+}
+
 /// The `find_tools` meta-tool: validates `args`, then searches. Quick (the
 /// index is cached), so the session answers it on its own thread.
-pub(crate) fn find_tools(catalog: &Catalog, scope: &Scope<'_>, args: &Members) -> Outcome {
+pub(crate) fn find_tools(
+    catalog: &Catalog,
+    scope: &Scope<'_>,
+    args: &Members,
+) -> (Outcome, Option<Searched>) {
     let outline = params::outline(args, &[]);
     match params::find_tools(&outline, args.get("limit"), DEFAULT_LIMIT, MAX_LIMIT) {
-        Ok((query, limit)) => Outcome {
-            text: find(catalog, scope, &query, limit),
-            is_error: false,
-            json: true,
-        },
-        Err(text) => Outcome::error(text),
+        Ok((query, limit)) => {
+            let (text, searched) = find(catalog, scope, &query, limit);
+            let outcome = Outcome {
+                text,
+                is_error: false,
+                json: true,
+            };
+            (outcome, searched)
+        }
+        Err(text) => (Outcome::error(text), None),
     }
 }
 
 /// The `find_tools` result object (compact JSON): the best `limit` tools for
-/// `query` across every configured toolbox, and the toolboxes not indexed.
-pub(crate) fn find(catalog: &Catalog, scope: &Scope<'_>, query: &str, limit: usize) -> String {
+/// `query` across every configured toolbox, and the toolboxes not indexed;
+/// and what the session keeps of the search to learn from its next call.
+pub(crate) fn find(
+    catalog: &Catalog,
+    scope: &Scope<'_>,
+    query: &str,
+    limit: usize,
+) -> (String, Option<Searched>) {
     let built = {
         let mut cached = lock(&catalog.built);
         match cached.as_ref().filter(|b| b.current(catalog, scope)) {
@@ -195,23 +337,75 @@ pub(crate) fn find(catalog: &Catalog, scope: &Scope<'_>, query: &str, limit: usi
             }
         }
     };
-    let tools = built
+    let mut words = rank::key_words(query);
+    words.retain(|w| built.index.knows(w));
+    // Exact names first, then what was learned, then the rest by score.
+    let exact: &[usize] = built
+        .by_name
+        .get(&rank::name_key(query))
+        .map_or(&[], Vec::as_slice);
+    let lifted: Vec<usize> = catalog
+        .learned_for(&words)
+        .iter()
+        .filter_map(|a| {
+            built
+                .by_id
+                .get(&id(&a.toolbox, &a.server, &a.tool))
+                .copied()
+        })
+        .collect();
+    let hits = built
         .index
-        .search(query, limit)
-        .into_iter()
-        .map(|hit| {
-            let entry = &built.entries[hit.doc];
+        .search(query, limit + exact.len() + lifted.len());
+    let score_of = |doc: usize| hits.iter().find(|h| h.doc == doc).map_or(0.0, |h| h.score);
+    let mut order: Vec<(usize, f64, bool)> = Vec::with_capacity(limit);
+    for &doc in exact {
+        order.push((doc, score_of(doc), false));
+    }
+    for &doc in &lifted {
+        if !order.iter().any(|(d, _, _)| *d == doc) {
+            order.push((doc, score_of(doc), true));
+        }
+    }
+    for hit in &hits {
+        if !order.iter().any(|(d, _, _)| *d == hit.doc) {
+            order.push((hit.doc, hit.score, false));
+        }
+    }
+    order.truncate(limit);
+    let best = hits.first().map_or(0.0, |h| h.score);
+    let weak = exact.is_empty() && lifted.is_empty() && best < WEAK * built.index.max_idf();
+    let tools: Vec<Found<'_>> = order
+        .iter()
+        .map(|&(doc, score, learned)| {
+            let entry = &built.entries[doc];
             let tool = &entry.tool;
             Found {
                 toolbox: &entry.toolbox.name,
-                server: &entry.toolbox.servers[entry.server].name,
+                server: entry.server_name(),
                 tool: &tool.name,
                 description: tool.description.as_deref().unwrap_or_default(),
                 input_schema: &tool.input_schema,
-                score: (hit.score * 1000.0).round() / 1000.0,
+                score: (score * 1000.0).round() / 1000.0,
+                learned,
             }
         })
         .collect();
+    let toolboxes = match weak {
+        false => Vec::new(),
+        true => built
+            .toolbox_index
+            .search(query, built.configs.len())
+            .into_iter()
+            .map(|hit| {
+                let t = &built.configs[hit.doc];
+                NotIndexed {
+                    toolbox: &t.name,
+                    description: &t.description,
+                }
+            })
+            .collect(),
+    };
     let not_indexed = built
         .not_indexed
         .iter()
@@ -220,10 +414,21 @@ pub(crate) fn find(catalog: &Catalog, scope: &Scope<'_>, query: &str, limit: usi
             description: &t.description,
         })
         .collect();
+    let searched = (!words.is_empty()).then(|| Searched {
+        shown: tools
+            .iter()
+            .map(|f| id(f.toolbox, f.server, f.tool))
+            .collect(),
+        words,
+        at: now_ms(),
+    });
     let answer = Answer {
         query,
         tools,
+        note: weak.then_some(WEAK_NOTE),
+        toolboxes,
         not_indexed,
     };
-    serde_json::to_string(&answer).expect("the answer serialises")
+    let text = serde_json::to_string(&answer).expect("the answer serialises");
+    (text, searched)
 }

@@ -11,7 +11,8 @@
 //! descriptions), which is weakest. A field's term frequency is normalised
 //! by its length (BM25's `b`), the weighted sum saturates once (`k1`), and
 //! each query term counts by its inverse document frequency. A concept token
-//! counts `CONCEPT_WEIGHT` of a word.
+//! counts `Weights::concept` of a word; the weights are fitted on the
+//! retrieval benchmark's tuning queries (`scripts/retrieval-bench --fit`).
 
 mod concepts;
 mod words;
@@ -29,17 +30,33 @@ pub enum Field {
 }
 
 const FIELDS: usize = 5;
-/// Weight of a match in each field.
-const WEIGHT: [f64; FIELDS] = [3.0, 2.0, 1.0, 0.5, 0.6];
-/// BM25's length normalisation per field.
-const B: [f64; FIELDS] = [0.3, 0.3, 0.75, 0.75, 0.5];
-/// BM25's saturation.
-const K1: f64 = 1.2;
-/// What a concept match counts for, against a word match.
-const CONCEPT_WEIGHT: f64 = 0.7;
-/// What a light verb of a query (`show`, `get`) counts for: people put
-/// them in front of what they want, and tool names start with them.
-const LIGHT_WEIGHT: f64 = 0.4;
+
+/// The ranker's free numbers. `Weights::FITTED` is what `find_tools` uses;
+/// the retrieval benchmark fits them (`--fit`) on its tuning queries.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Weights {
+    /// Weight of a match in each field.
+    pub field: [f64; FIELDS],
+    /// BM25's length normalisation per field.
+    pub b: [f64; FIELDS],
+    /// BM25's saturation.
+    pub k1: f64,
+    /// What a concept match counts for, against a word match.
+    pub concept: f64,
+    /// What a light verb of a query (`show`, `get`) counts for: people put
+    /// them in front of what they want, and tool names start with them.
+    pub light: f64,
+}
+
+impl Weights {
+    pub const FITTED: Weights = Weights {
+        field: [5.2, 7.2, 0.85, 0.022, 1.45],
+        b: [0.59, 0.3, 1.0, 0.54, 0.25],
+        k1: 1.22,
+        concept: 1.98,
+        light: 0.025,
+    };
+}
 
 /// The text of one document, field by field.
 #[derive(Debug, Default, Clone)]
@@ -56,15 +73,19 @@ impl Document {
     }
 }
 
-/// The document of one tool: its name, title and description, the names and
-/// descriptions of its parameters (the `properties` of `input_schema`, JSON
-/// text), and `context` (toolbox and server names and descriptions).
+/// The document of one tool: its name, title and description, the names,
+/// descriptions and allowed values (`enum`) of its parameters (the
+/// `properties` of `input_schema`, JSON text), and `context` (toolbox and
+/// server names and descriptions). `server` (see `ServerWords`) is what
+/// every tool of its server says alike: it says which server, not what the
+/// tool does, so it counts as context.
 pub fn tool_document(
     name: &str,
     title: Option<&str>,
     description: Option<&str>,
     input_schema: &str,
     context: &[&str],
+    server: &ServerWords,
 ) -> Document {
     let mut parameters = String::new();
     if let Ok(schema) = serde_json::from_str::<serde_json::Value>(input_schema) {
@@ -76,15 +97,87 @@ pub fn tool_document(
                     parameters.push_str(text);
                     parameters.push(' ');
                 }
+                let values = property
+                    .get("enum")
+                    .or_else(|| property.get("items").and_then(|i| i.get("enum")));
+                for value in values.and_then(|v| v.as_array()).into_iter().flatten() {
+                    if let Some(text) = value.as_str() {
+                        parameters.push_str(text);
+                        parameters.push(' ');
+                    }
+                }
             }
         }
     }
+    let mut shown_name = name.to_string();
+    let mut context = context.join(" ");
+    if let Some(prefix) = &server.namespace {
+        let parts = words::split(name);
+        if parts.len() > 1 && &parts[0] == prefix {
+            shown_name = parts[1..].join(" ");
+            context.push(' ');
+            context.push_str(prefix);
+        }
+    }
+    let description = description.unwrap_or_default();
+    let description = match server.boilerplate.is_empty() {
+        true => description.to_string(),
+        false => words::split(description)
+            .into_iter()
+            .filter(|w| !server.boilerplate.contains(w))
+            .collect::<Vec<_>>()
+            .join(" "),
+    };
     Document::default()
-        .with(Field::Name, name)
+        .with(Field::Name, &shown_name)
         .with(Field::Title, title.unwrap_or_default())
-        .with(Field::Description, description.unwrap_or_default())
+        .with(Field::Description, &description)
         .with(Field::Parameters, &parameters)
-        .with(Field::Context, &context.join(" "))
+        .with(Field::Context, &context)
+}
+
+/// What every tool of one server says alike, which tells the server, not
+/// the tool: `namespace`, the first word of at least four in five of its
+/// tools' names (`browser_`, `slack_`, `API-`), and `boilerplate`, the words
+/// in at least four in five of its tools' descriptions (`Notion | ...
+/// Error Responses: 400: Bad request`). Only for servers of three tools or
+/// more.
+#[derive(Debug, Default, Clone, PartialEq)]
+pub struct ServerWords {
+    pub namespace: Option<String>,
+    pub boilerplate: Vec<String>,
+}
+
+/// The `ServerWords` of a server whose tools have these names and
+/// descriptions.
+pub fn server_words<'a>(tools: impl IntoIterator<Item = (&'a str, &'a str)>) -> ServerWords {
+    let mut firsts: Vec<String> = Vec::new();
+    let mut described: Vec<String> = Vec::new();
+    let mut total = 0usize;
+    for (name, description) in tools {
+        total += 1;
+        if let Some(first) = words::split(name).into_iter().next() {
+            firsts.push(first);
+        }
+        let mut seen = words::split(description);
+        seen.sort_unstable();
+        seen.dedup();
+        described.extend(seen);
+    }
+    if total < 3 {
+        return ServerWords::default();
+    }
+    let common = |mut all: Vec<String>| -> Vec<String> {
+        all.sort_unstable();
+        all.chunk_by(|a, b| a == b)
+            .filter(|group| group.len() * 5 >= total * 4)
+            .map(|group| group[0].clone())
+            .collect()
+    };
+    ServerWords {
+        namespace: common(firsts).into_iter().next(),
+        boilerplate: common(described),
+    }
 }
 
 /// A term: a stemmed word, or a concept (`Concept`).
@@ -118,6 +211,26 @@ fn terms(text: &str) -> Vec<Term> {
         out.push(Term::Word(stem.clone()));
     }
     out
+}
+
+/// The words of a query that say what it wants: stemmed, without stop
+/// words and light verbs, sorted, without repeats (what search learns by).
+pub fn key_words(text: &str) -> Vec<String> {
+    let mut out: Vec<String> = words::split(text)
+        .into_iter()
+        .filter(|w| w.chars().count() > 1 && !words::is_stop_word(w))
+        .map(|w| words::stem(&w))
+        .filter(|w| !words::is_light_verb(w))
+        .collect();
+    out.sort_unstable();
+    out.dedup();
+    out
+}
+
+/// A name as its words (`read_file`, `readFile` and `read file` alike):
+/// how a query that names a tool exactly is recognised.
+pub fn name_key(text: &str) -> String {
+    words::split(text).join(" ")
 }
 
 /// A searchable set of documents, built once and searched many times.
@@ -186,6 +299,20 @@ impl Index {
         self.docs
     }
 
+    /// The largest inverse document frequency a term can have here (a term
+    /// of one document): the scale of this index's scores, which grow with
+    /// the number of documents.
+    pub fn max_idf(&self) -> f64 {
+        let n = self.docs as f64;
+        (1.0 + (n - 0.5) / 1.5).ln().max(f64::MIN_POSITIVE)
+    }
+
+    /// Whether stemmed word `stem` means something here: some document
+    /// has it, or it names a concept.
+    pub fn knows(&self, stem: &str) -> bool {
+        !concepts::of_word(stem).is_empty() || self.postings.contains_key(&Term::Word(stem.into()))
+    }
+
     pub fn is_empty(&self) -> bool {
         self.docs == 0
     }
@@ -193,12 +320,17 @@ impl Index {
     /// The best `limit` documents for `query`, best first; equal scores in
     /// document order. Documents that match no term are not returned.
     pub fn search(&self, query: &str, limit: usize) -> Vec<Hit> {
+        self.search_with(query, limit, &Weights::FITTED)
+    }
+
+    /// `search` with other weights (the benchmark's fitting).
+    pub fn search_with(&self, query: &str, limit: usize, w: &Weights) -> Vec<Hit> {
         let mut weights: Vec<(Term, f64)> = Vec::new();
         for term in terms(query) {
             let weight = match &term {
-                Term::Word(w) if words::is_light_verb(w) => LIGHT_WEIGHT,
+                Term::Word(word) if words::is_light_verb(word) => w.light,
                 Term::Word(_) => 1.0,
-                Term::Concept(_) => CONCEPT_WEIGHT,
+                Term::Concept(_) => w.concept,
             };
             match weights.iter_mut().find(|(t, _)| *t == term) {
                 Some((_, w)) => *w = w.max(weight),
@@ -218,11 +350,12 @@ impl Index {
                 let mut weighted = 0.0;
                 for f in 0..FIELDS {
                     if tf[f] > 0 {
-                        let norm = 1.0 - B[f] + B[f] * f64::from(length[f]) / self.mean_length[f];
-                        weighted += WEIGHT[f] * f64::from(tf[f]) / norm;
+                        let norm =
+                            1.0 - w.b[f] + w.b[f] * f64::from(length[f]) / self.mean_length[f];
+                        weighted += w.field[f] * f64::from(tf[f]) / norm;
                     }
                 }
-                scores[*doc as usize] += weight * idf * weighted * (K1 + 1.0) / (K1 + weighted);
+                scores[*doc as usize] += weight * idf * weighted * (w.k1 + 1.0) / (w.k1 + weighted);
             }
         }
         let mut hits: Vec<Hit> = scores
@@ -319,9 +452,12 @@ mod tests {
 
     #[test]
     fn ties_keep_document_order_and_nothing_matches_nothing() {
-        let docs = vec![tool("a_one", "same words"), tool("b_two", "same words")];
+        let docs = vec![
+            tool("a_one", "matching words"),
+            tool("b_two", "matching words"),
+        ];
         let index = Index::new(&docs);
-        let hits = index.search("same", 5);
+        let hits = index.search("matching", 5);
         assert_eq!(hits.len(), 2);
         assert_eq!(hits[0].score, hits[1].score);
         assert_eq!((hits[0].doc, hits[1].doc), (0, 1));
@@ -337,6 +473,54 @@ mod tests {
         let hits = index.search("create directory file entities", 3);
         assert_eq!(hits.len(), 3);
         assert!(hits.windows(2).all(|w| w[0].score >= w[1].score));
+    }
+
+    #[test]
+    fn a_prefix_every_tool_of_a_server_shares_is_a_namespace() {
+        let namespace =
+            |names: [&'static str; 3]| server_words(names.into_iter().map(|n| (n, ""))).namespace;
+        assert_eq!(
+            namespace(["browser_click", "browser_type", "browser_navigate"]).as_deref(),
+            Some("browser")
+        );
+        assert_eq!(namespace(["read_file", "write_file", "edit_file"]), None);
+        let two = server_words([("git_add", ""), ("git_log", "")]);
+        assert_eq!(two, ServerWords::default(), "too few to tell");
+        let server = server_words([
+            ("git_log", "Git: show the log"),
+            ("git_add", "Git: add the file"),
+            ("git_status", "Git: the status"),
+        ]);
+        assert_eq!(server.boilerplate, ["git", "the"]);
+        let doc = tool_document(
+            "git_log",
+            None,
+            Some("Git: show the log"),
+            "{}",
+            &["vcs"],
+            &server,
+        );
+        assert_eq!(doc.fields[0], (Field::Name, "log".to_string()));
+        assert_eq!(doc.fields[1], (Field::Description, "show log".to_string()));
+        assert_eq!(doc.fields[2], (Field::Context, "vcs git".to_string()));
+    }
+
+    #[test]
+    fn allowed_values_of_parameters_are_searched() {
+        let schema = r#"{"type":"object","properties":{"action":{"type":"string","enum":["list","rename"]}}}"#;
+        let docs = vec![
+            tool_document(
+                "tabs",
+                None,
+                Some("Manage tabs"),
+                schema,
+                &[],
+                &ServerWords::default(),
+            ),
+            tool("other", "Something else"),
+        ];
+        let index = Index::new(&docs);
+        assert_eq!(index.search("rename", 2)[0].doc, 0);
     }
 
     #[test]

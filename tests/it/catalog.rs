@@ -437,3 +437,185 @@ fn overrides_and_pins_apply_to_the_search() {
     wb.finish_clean(Duration::from_secs(10));
     let _ = fs::remove_dir_all(&dir);
 }
+
+/// `notes/memory` (two tools of a knowledge graph) and `files/fs`.
+fn learning_config() -> (Value, Vec<(&'static str, Value)>) {
+    let config = json!({"toolboxes": {
+        "files": {"description": "Local files", "mcpServers": {"fs": fake("fs.json")}},
+        "notes": {"description": "Long-term notes", "mcpServers": {"memory": fake("memory.json")}}
+    }});
+    let scripts = vec![
+        (
+            "fs.json",
+            counted(
+                "fs.log",
+                json!([
+                    described("search_files", "Search for files matching a pattern"),
+                    described("read_file", "Read the complete contents of a file"),
+                ]),
+            ),
+        ),
+        (
+            "memory.json",
+            counted(
+                "memory.log",
+                json!([
+                    described(
+                        "add_observations",
+                        "Add new observations to existing entities"
+                    ),
+                    described("create_entities", "Create entities in a graph"),
+                ]),
+            ),
+        ),
+    ];
+    (config, scripts)
+}
+
+/// The catalog file in `dir`'s cache folder while a workbench may be
+/// writing it (its temporary file beside it): "" until there is one.
+fn catalog_now(dir: &Path) -> String {
+    let folder = if cfg!(windows) {
+        dir.join("cache/mcp-workbench/cache")
+    } else {
+        dir.join("cache/mcp-workbench")
+    };
+    fs::read_dir(&folder)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|x| x == "json"))
+        .filter(|p| !p.file_name().unwrap().to_string_lossy().starts_with('.'))
+        .find_map(|p| fs::read_to_string(p).ok())
+        .unwrap_or_default()
+}
+
+/// `mcp-workbench learned [ACTION]` in `dir`: its exit code and stdout.
+fn learned(dir: &Path, action: &[&str]) -> (Option<i32>, String) {
+    let mut cmd = workbench_in(dir);
+    cmd.args(["learned", "--config", "config.json"])
+        .args(action)
+        .env("RUST_LOG", "off");
+    for (k, v) in cache_env(dir) {
+        cmd.env(k, v);
+    }
+    let out = cmd.output().unwrap();
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+    )
+}
+
+#[test]
+fn a_miss_the_model_then_resolves_becomes_a_hit_but_never_beats_an_exact_name() {
+    let (config, scripts) = learning_config();
+    let dir = case("catalog-learns", &config, &scripts);
+    let mut wb = session(&dir, &[]);
+    wb.open_ok(1, "files");
+    wb.open_ok(2, "notes");
+
+    // A miss: the words find search_files, and the model then reaches
+    // add_observations another way.
+    let miss = find(&mut wb, 3, "keep this pattern for Alice in mind");
+    assert!(
+        !found(&miss).contains(&"notes/memory/add_observations".to_string()),
+        "{miss}"
+    );
+    wb.use_tool(
+        4,
+        "notes",
+        "memory",
+        "add_observations",
+        json!({"path": "secret-argument-7"}),
+    );
+    let called = wb.answer(4, &mut Vec::new());
+    assert!(!is_error(&called), "{called}");
+    let written = crate::harness::wait_until(Duration::from_secs(10), || {
+        catalog_now(&dir).contains("add_observations\",\"at\"")
+    });
+    assert!(
+        written,
+        "nothing learned was written; stderr:\n{}",
+        wb.log()
+    );
+
+    // The same words, and similar ones, now find it first.
+    let again = find(&mut wb, 5, "keep this pattern for Alice in mind");
+    assert_eq!(found(&again)[0], "notes/memory/add_observations", "{again}");
+    assert_eq!(again["tools"][0]["learned"], true);
+    let similar = find(&mut wb, 6, "remember the pattern");
+    assert_eq!(
+        found(&similar)[0],
+        "notes/memory/add_observations",
+        "{similar}"
+    );
+
+    // A search that showed the tool the model called teaches nothing.
+    let hit = find(&mut wb, 7, "read a file");
+    assert_eq!(found(&hit)[0], "files/fs/read_file", "{hit}");
+    wb.use_tool(8, "files", "fs", "read_file", json!({}));
+    assert!(!is_error(&wb.answer(8, &mut Vec::new())));
+
+    // Words that name a tool exactly still find that tool first, even
+    // when they also meant another tool once.
+    wb.call(
+        9,
+        "find_tools",
+        json!({"query": "search files matching a pattern", "limit": 1}),
+    );
+    assert!(!is_error(&wb.answer(9, &mut Vec::new())));
+    wb.use_tool(10, "notes", "memory", "add_observations", json!({}));
+    assert!(!is_error(&wb.answer(10, &mut Vec::new())));
+    let written = crate::harness::wait_until(Duration::from_secs(10), || {
+        catalog_now(&dir).contains("\"match\"")
+    });
+    assert!(
+        written,
+        "the second association was not written; stderr:\n{}",
+        wb.log()
+    );
+    let exact = find(&mut wb, 11, "search_files");
+    assert_eq!(
+        found(&exact)[..2],
+        ["files/fs/search_files", "notes/memory/add_observations"],
+        "{exact}"
+    );
+    wb.finish_clean(Duration::from_secs(10));
+
+    // Kept per config, inspectable, without arguments or names no tool uses.
+    let text = catalog_text(&dir);
+    for absent in ["secret-argument-7", "alic", "Alice", "mind"] {
+        assert!(!text.contains(absent), "{absent} in the catalog: {text}");
+    }
+    let (code, listed) = learned(&dir, &[]);
+    assert_eq!(code, Some(0), "{listed}");
+    assert_eq!(
+        listed.lines().collect::<Vec<_>>(),
+        [
+            "notes/memory/add_observations: pattern",
+            "notes/memory/add_observations: fil match pattern search",
+        ],
+        "{listed}"
+    );
+    assert_eq!(
+        learned(&dir, &["clear"]),
+        (
+            Some(0),
+            "forgot 2 associations learned from use\n".to_string()
+        )
+    );
+    assert_eq!(
+        learned(&dir, &["list"]),
+        (Some(0), "nothing learned from use yet\n".to_string())
+    );
+    let mut wb = session(&dir, &[]);
+    let forgotten = find(&mut wb, 1, "keep this pattern for Alice in mind");
+    assert_ne!(
+        found(&forgotten)[0],
+        "notes/memory/add_observations",
+        "{forgotten}"
+    );
+    wb.finish_clean(Duration::from_secs(10));
+    let _ = fs::remove_dir_all(&dir);
+}
