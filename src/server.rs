@@ -489,9 +489,6 @@ impl Server {
         }
     }
 
-    /// The hot path: `forward` writes the call to the child; the child's
-    /// own thread answers the host. `arguments` are the host's bytes,
-    /// borrowed from its line (copied only for a call that waits for a restart).
     /// The first call after a search: if it reaches a tool the search did
     /// not show, the catalog learns what the search's words meant, and is
     /// written on a thread of its own (never the main thread's IO).
@@ -517,6 +514,9 @@ impl Server {
         }
     }
 
+    /// The hot path: `forward` writes the call to the child; the child's
+    /// own thread answers the host. `arguments` are the host's bytes,
+    /// borrowed from its line (copied only for a call that waits for a restart).
     fn forward(
         &mut self,
         id: RequestId,
