@@ -16,6 +16,8 @@
 // A test tool, and a crate of its own: it spawns processes and writes stdout
 // as it likes (clippy.toml), and `pub` in it means crate-wide.
 #![allow(unreachable_pub, clippy::disallowed_methods, clippy::print_stdout)]
+// Test tools: a failure is a panic with its reason, not an answer to handle.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use serde_json::{json, Value};
 use std::io::{BufRead, BufReader, Write};

@@ -684,6 +684,7 @@ impl Checker {
         out
     }
 
+    #[allow(clippy::expect_used, reason = "an empty template parses")]
     fn server(&mut self, name: &str, node: &Node, path: &str) -> Option<ServerConfig> {
         let entries = self.object(node, path, SERVER_KEYS)?;
         let errors_before = self.errors.len();

@@ -250,6 +250,10 @@ fn plain(line: &[u8]) -> bool {
 }
 
 /// Classifies one parsed JSON value.
+#[allow(
+    clippy::expect_used,
+    reason = "a parsed value serialises; a parsed object serialises"
+)]
 pub(crate) fn classify(value: Value) -> Incoming<'static> {
     let Value::Object(mut obj) = value else {
         return Incoming::invalid(None, "a message must be a JSON object");
@@ -342,6 +346,7 @@ pub(crate) fn present<'de, D: Deserializer<'de>>(d: D) -> Result<Option<&'de Raw
 }
 
 /// `{}`, for tool arguments that are absent.
+#[allow(clippy::expect_used, reason = "{} is JSON")]
 pub(crate) fn empty_object() -> &'static RawValue {
     serde_json::from_str("{}").expect("{} is JSON")
 }
@@ -520,6 +525,7 @@ struct NotificationLine<'a, P: Serialize + ?Sized> {
     params: Option<&'a P>,
 }
 
+#[allow(clippy::expect_used, reason = "messages serialise: keys are strings")]
 fn to_line<T: Serialize>(msg: &T) -> Vec<u8> {
     let mut line = serde_json::to_vec(msg).expect("messages serialise: keys are strings");
     line.push(b'\n');
@@ -543,6 +549,7 @@ pub(crate) fn raw_result_line(id: &RequestId, result: &RawValue) -> Vec<u8> {
 
 /// The bytes before and after the result of a result line, so that a large
 /// forwarded result can be written around without being copied into a line.
+#[allow(clippy::expect_used, reason = "ids serialise")]
 pub(crate) fn raw_result_parts(id: &RequestId) -> (Vec<u8>, &'static [u8]) {
     let mut head = b"{\"jsonrpc\":\"2.0\",\"id\":".to_vec();
     serde_json::to_writer(&mut head, id).expect("ids serialise");

@@ -335,6 +335,7 @@ impl Server {
         self.session.structured()
     }
 
+    #[allow(clippy::expect_used, reason = "the tool list is JSON")]
     fn tools_list(&self, id: &RequestId, params: &Members) -> Result<Vec<u8>, ErrorObject> {
         if params.get("cursor").is_some_and(|c| c.get() != "null") {
             return Err(invalid_params("Invalid cursor: the tool list has one page"));

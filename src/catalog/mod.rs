@@ -49,6 +49,7 @@ pub(crate) struct CatalogTool {
     pub input_schema: Box<RawValue>,
 }
 
+#[allow(clippy::expect_used, reason = "valid JSON")]
 fn empty_schema() -> Box<RawValue> {
     RawValue::from_string("{\"type\":\"object\"}".into()).expect("valid JSON")
 }

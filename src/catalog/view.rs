@@ -320,6 +320,7 @@ pub(crate) fn find_tools(
 /// The `find_tools` result object (compact JSON): the best `limit` tools for
 /// `query` across every configured toolbox, and the toolboxes not indexed;
 /// and what the session keeps of the search to learn from its next call.
+#[allow(clippy::expect_used, reason = "the answer serialises")]
 pub(crate) fn find(
     catalog: &Catalog,
     scope: &Scope<'_>,

@@ -83,6 +83,10 @@ impl Input {
 
     /// Sends one complete line, or refuses all of it. What the pipe does not
     /// take is queued as it is: the line is never copied.
+    #[allow(
+        clippy::expect_used,
+        reason = "the pipe is checked present above, under the same lock"
+    )]
     pub(super) fn write(&self, line: Vec<u8>) -> Result<(), WriteError> {
         let mut state = crate::lock(&self.state);
         if let Some(kind) = state.broken {
@@ -209,6 +213,7 @@ impl State {
 
 #[cfg(all(test, unix))] // `sleep` and `cat` stand in for children
 #[allow(clippy::disallowed_methods)] // the tests spawn their stand-in children
+#[allow(clippy::unwrap_used, clippy::expect_used)] // tests, under more than `cfg(test)`
 mod tests {
     use super::*;
     use crate::process::{Stream, Watch};

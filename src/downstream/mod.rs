@@ -847,5 +847,8 @@ impl std::fmt::Debug for Downstream {
     }
 }
 
-#[cfg(all(test, unix))] // the child's stdin is a plain pipe here
+// The child's stdin is a plain pipe here. Tests, though not under
+// `cfg(test)` alone, which is all clippy takes for tests.
+#[cfg(all(test, unix))]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
 mod tests;

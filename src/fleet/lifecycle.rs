@@ -67,6 +67,10 @@ pub(crate) fn submit(fleet: &Arc<Fleet>, slot: &Arc<Slot>, op: Op) {
 /// idle (holding the queue, so no operation starts meanwhile; the caller
 /// then tells the host once for the whole reload), else after the operations
 /// queued before it (then the host hears of it by itself).
+#[allow(
+    clippy::expect_used,
+    reason = "the reload's change is taken once: the closure runs once"
+)]
 pub(crate) fn reload(fleet: &Arc<Fleet>, slot: &Arc<Slot>, change: Reload) {
     let mut change = Some(change);
     let applied = fleet.queues.if_idle(

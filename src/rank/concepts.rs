@@ -229,6 +229,7 @@ struct Table {
     phrases: HashMap<(String, String), Vec<u16>>,
 }
 
+#[allow(clippy::expect_used, reason = "fewer than 65536 concepts")]
 fn table() -> &'static Table {
     static TABLE: OnceLock<Table> = OnceLock::new();
     TABLE.get_or_init(|| {

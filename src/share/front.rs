@@ -220,6 +220,7 @@ impl Front {
     }
 
     /// The id of the front's own request `what`.
+    #[allow(clippy::expect_used, reason = "a string is an id")]
     fn own_id(&self, what: &str) -> RequestId {
         let id = serde_json::Value::String(format!("{}{what}", self.own));
         RequestId::from_json(&id).expect("a string is an id")
