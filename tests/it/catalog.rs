@@ -4,9 +4,7 @@
 //! `not_indexed`, applies `toolFilters`, survives a corrupt file, and keeps
 //! no environment value in clear; `mcp-workbench index` fills it.
 
-use crate::harness::{
-    command, counted, fake, is_error, scratch, starts, text, workbench_in, Workbench,
-};
+use crate::harness::{case_dir, counted, fake, is_error, starts, text, workbench_in, Workbench};
 use serde_json::{json, Value};
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -60,16 +58,6 @@ fn scripts() -> Vec<(&'static str, Value)> {
     ]
 }
 
-/// A folder holding the config and scripts, with a cache folder of its own.
-fn case(name: &str, config: &Value, files: &[(&str, Value)]) -> PathBuf {
-    let dir = scratch(name);
-    fs::write(dir.join("config.json"), config.to_string()).unwrap();
-    for (file, content) in files {
-        fs::write(dir.join(file), content.to_string()).unwrap();
-    }
-    dir
-}
-
 /// The environment that puts the user's cache folder inside `dir`.
 fn cache_env(dir: &Path) -> Vec<(&'static str, String)> {
     let cache = dir.join("cache").display().to_string();
@@ -88,11 +76,7 @@ fn session(dir: &Path, extra: &[(&str, &str)]) -> Workbench {
     let env = cache_env(dir);
     let mut pairs: Vec<(&str, &str)> = env.iter().map(|(k, v)| (*k, v.as_str())).collect();
     pairs.extend_from_slice(extra);
-    let mut wb = Workbench::spawn_raw(dir.to_path_buf(), command(dir, &pairs), false);
-    wb.send_line(crate::harness::INITIALIZE);
-    wb.init = wb.recv();
-    wb.send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
-    wb
+    Workbench::initialized(dir, &pairs)
 }
 
 /// `find_tools` as request `id`: its result object.
@@ -141,7 +125,7 @@ fn catalog_text(dir: &Path) -> String {
 
 #[test]
 fn the_catalog_outlives_a_session_and_a_search_starts_no_server() {
-    let dir = case("catalog-sessions", &config(), &scripts());
+    let dir = case_dir("catalog-sessions", &config(), &scripts());
     let mut wb = session(&dir, &[]);
     let empty = find(&mut wb, 1, "screenshot");
     assert_eq!(found(&empty), Vec::<String>::new());
@@ -183,7 +167,7 @@ fn the_catalog_outlives_a_session_and_a_search_starts_no_server() {
 
 #[test]
 fn use_tool_on_a_toolbox_not_open_starts_only_the_named_server() {
-    let dir = case("catalog-use-unopened", &config(), &scripts());
+    let dir = case_dir("catalog-use-unopened", &config(), &scripts());
     let mut wb = session(&dir, &[]);
     wb.use_tool(1, "files", "git", "git_log", json!({"n": 1}));
     let called = wb.answer(1, &mut Vec::new());
@@ -244,7 +228,7 @@ fn filters_apply_to_the_search_and_every_listing_feeds_it() {
     let mut config = config();
     config["toolboxes"]["files"]["mcpServers"]["fs"]["toolFilters"] = json!(["list_directory"]);
     config["toolboxes"]["files"]["mcpServers"]["git"]["disabled"] = json!(true);
-    let dir = case("catalog-filters", &config, &scripts());
+    let dir = case_dir("catalog-filters", &config, &scripts());
     let mut wb = session(&dir, &[]);
     wb.open_ok(1, "files");
     let result = find(&mut wb, 2, "read the contents of a file");
@@ -278,7 +262,7 @@ fn filters_apply_to_the_search_and_every_listing_feeds_it() {
 
 #[test]
 fn a_corrupt_catalog_is_ignored_with_a_warning_and_rebuilt() {
-    let dir = case("catalog-corrupt", &config(), &scripts());
+    let dir = case_dir("catalog-corrupt", &config(), &scripts());
     let mut wb = session(&dir, &[]);
     wb.open_ok(1, "web");
     wb.finish_clean(Duration::from_secs(10));
@@ -319,7 +303,7 @@ fn no_environment_value_reaches_the_catalog() {
     let mut config = config();
     config["toolboxes"]["web"]["mcpServers"]["browser"]["env"] =
         json!({"API_TOKEN": "${TOKEN}", "PLAIN": "plain-value-777"});
-    let dir = case("catalog-secrets", &config, &scripts());
+    let dir = case_dir("catalog-secrets", &config, &scripts());
     let mut wb = session(&dir, &[("TOKEN", secret)]);
     wb.open_ok(1, "web");
     wb.finish_clean(Duration::from_secs(10));
@@ -341,7 +325,7 @@ fn index_lists_every_server_into_the_catalog() {
     let mut config = config();
     config["toolboxes"]["broken"] = json!({"description": "b", "mcpServers": {
         "missing": {"command": "/nonexistent/server"}}});
-    let dir = case("catalog-index", &config, &scripts());
+    let dir = case_dir("catalog-index", &config, &scripts());
     let mut cmd = workbench_in(&dir);
     cmd.args(["index", "--config", "config.json"])
         .env("RUST_LOG", "off");
@@ -376,7 +360,7 @@ fn index_lists_every_server_into_the_catalog() {
 
 #[test]
 fn check_feeds_the_catalog_too() {
-    let dir = case("catalog-check", &config(), &scripts());
+    let dir = case_dir("catalog-check", &config(), &scripts());
     let mut cmd = crate::harness::check(&dir, &[]);
     for (k, v) in cache_env(&dir) {
         cmd.env(k, v);
@@ -410,7 +394,7 @@ fn overrides_and_pins_apply_to_the_search() {
         "mcpServers": {"s": {"command": "${FAKE_MCP_SERVER}", "args": ["s.json"],
             "toolOverrides": {"read": {"description": "Read a note from the archive"}}}}}}});
     let before = json!({"tools": [tool("read", "Read a file"), tool("other", "Another tool")]});
-    let dir = case("catalog-pins", &config, &[("s.json", before)]);
+    let dir = case_dir("catalog-pins", &config, &[("s.json", before)]);
     let state = dir.join("state").display().to_string();
     let extra = [("XDG_STATE_HOME", state.as_str())];
     let mut wb = session(&dir, &extra);
@@ -510,7 +494,7 @@ fn learned(dir: &Path, action: &[&str]) -> (Option<i32>, String) {
 #[test]
 fn a_miss_the_model_then_resolves_becomes_a_hit_but_never_beats_an_exact_name() {
     let (config, scripts) = learning_config();
-    let dir = case("catalog-learns", &config, &scripts);
+    let dir = case_dir("catalog-learns", &config, &scripts);
     let mut wb = session(&dir, &[]);
     wb.open_ok(1, "files");
     wb.open_ok(2, "notes");

@@ -382,6 +382,16 @@ impl Workbench {
         wb
     }
 
+    /// The workbench on `config.json` of `dir` with `env` added, through
+    /// `initialize` and `notifications/initialized`; the folder stays.
+    pub fn initialized(dir: &Path, env: &[(&str, &str)]) -> Workbench {
+        let mut wb = Workbench::spawn_raw(dir.to_path_buf(), command(dir, env), false);
+        wb.send_line(INITIALIZE);
+        wb.init = wb.recv();
+        wb.send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+        wb
+    }
+
     /// Starts `cmd` in `dir` and sends nothing. `remove_dir`: whether the
     /// folder goes when the session is dropped (not a folder of the repository).
     pub fn spawn_raw(dir: PathBuf, mut cmd: Command, remove_dir: bool) -> Workbench {

@@ -51,11 +51,7 @@ fn case(name: &str, config: &Value) -> (PathBuf, PathBuf) {
 fn session(dir: &Path, run: &Path, env: &[(&str, &str)]) -> Workbench {
     let mut all = vec![("XDG_RUNTIME_DIR", run.to_str().unwrap())];
     all.extend_from_slice(env);
-    let mut wb = Workbench::spawn_raw(dir.to_path_buf(), command(dir, &all), false);
-    wb.send_line(INITIALIZE);
-    wb.init = wb.recv();
-    wb.send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
-    wb
+    Workbench::initialized(dir, &all)
 }
 
 /// `mcp-workbench status --json` of the case: exit code and report.

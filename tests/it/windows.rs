@@ -252,11 +252,7 @@ fn shared_env(appdata: &Path) -> Vec<(&'static str, String)> {
 fn shared_session(dir: &Path, appdata: &Path) -> Workbench {
     let env = shared_env(appdata);
     let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (*k, v.as_str())).collect();
-    let mut wb = Workbench::spawn_raw(dir.to_path_buf(), command(dir, &env), false);
-    wb.send_line(crate::harness::INITIALIZE);
-    wb.init = wb.recv();
-    wb.send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
-    wb
+    Workbench::initialized(dir, &env)
 }
 
 /// `mcp-workbench status --json`: exit code, report, stderr.
