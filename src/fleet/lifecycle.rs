@@ -344,7 +344,11 @@ fn started_state(
             let pins = fleet.pins_for(toolbox, server, &s.tools);
             RunningServer::state(s.conn, s.tools, server, pins.as_deref())
         }
-        Err(why) => ServerState::Failed(why),
+        Err(why) => {
+            // The reason is the host's text (templates, never values).
+            log::warn!("[{toolbox}/{}] failed to start: {why}", server.name);
+            ServerState::Failed(why)
+        }
     }
 }
 

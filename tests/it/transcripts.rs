@@ -192,11 +192,19 @@ fn run_case_with_cache(dir: &Path, cache: &Path) -> Result<(), String> {
     if problems.is_empty() {
         Ok(())
     } else {
+        // Every warning and error in full (a failed start's reason comes
+        // long before the end), then the last lines.
+        let warnings: Vec<&str> = stderr_text
+            .lines()
+            .filter(|l| l.starts_with("[WARN") || l.starts_with("[ERROR"))
+            .take(100)
+            .collect();
         let tail: Vec<&str> = stderr_text.lines().rev().take(40).collect();
         let tail: Vec<&str> = tail.into_iter().rev().collect();
         Err(format!(
-            "{}\n--- workbench stderr (last lines) ---\n{}",
+            "{}\n--- workbench stderr: warnings and errors ---\n{}\n--- workbench stderr (last lines) ---\n{}",
             problems.join("\n"),
+            warnings.join("\n"),
             tail.join("\n")
         ))
     }
