@@ -126,11 +126,12 @@ pub enum ToolFilter {
 pub struct Problem {
     pub path: String,
     pub message: String,
-    /// An unknown key close to a known one (`toolFilter`): a warning when
-    /// serving (hosts' configs carry extra keys), an error for `check`, since
-    /// the typo changes what the config means.
+    /// For an unknown key close to a known one (`toolFilter`), that known
+    /// key: a warning when serving (hosts' configs carry extra keys), an
+    /// error for `check` (`Loaded::near_misses`), since the typo changes what
+    /// the config means.
     #[serde(skip)]
-    pub near_miss: bool,
+    pub near_miss: Option<String>,
 }
 
 impl fmt::Display for Problem {
@@ -201,6 +202,34 @@ pub struct Loaded {
     pub stamp: Option<Stamp>,
 }
 
+impl Loaded {
+    /// For `check`: the unknown keys that are a near miss of a known one, as
+    /// the problems of a config error (the other warnings with them), since
+    /// such a typo changes what the config means; `None` when there is none.
+    /// Serving only warns of them.
+    pub fn near_misses(&self, file: &Path) -> Option<ConfigError> {
+        let (misses, warnings): (Vec<&Problem>, Vec<&Problem>) =
+            self.warnings.iter().partition(|w| w.near_miss.is_some());
+        let problems: Vec<Problem> = misses
+            .into_iter()
+            .map(|miss| Problem {
+                path: miss.path.clone(),
+                message: format!(
+                    "unknown key; did you mean '{}'? (serving only warns of it; check \
+                     fails, since the typo changes what the config means)",
+                    miss.near_miss.as_deref().unwrap_or_default()
+                ),
+                near_miss: None,
+            })
+            .collect();
+        (!problems.is_empty()).then(|| ConfigError {
+            file: file.to_path_buf(),
+            problems,
+            warnings: warnings.into_iter().cloned().collect(),
+        })
+    }
+}
+
 /// Reads and validates the config file at `file`. Relative paths in it are
 /// taken from the file's folder.
 pub fn load(file: &Path) -> Result<Loaded, ConfigError> {
@@ -209,7 +238,7 @@ pub fn load(file: &Path) -> Result<Loaded, ConfigError> {
         problems: vec![Problem {
             path: String::new(),
             message,
-            near_miss: false,
+            near_miss: None,
         }],
         warnings: Vec::new(),
     };
@@ -236,7 +265,7 @@ pub fn parse(bytes: &[u8], file: &Path, folder: &Path) -> Result<Loaded, ConfigE
                 e.column(),
                 strip_position(&e.to_string())
             ),
-            near_miss: false,
+            near_miss: None,
         }],
         warnings: Vec::new(),
     })?;
@@ -304,7 +333,7 @@ impl Checker {
         self.errors.push(Problem {
             path: path.to_string(),
             message: message.to_string(),
-            near_miss: false,
+            near_miss: None,
         });
     }
 
@@ -312,7 +341,7 @@ impl Checker {
         self.warnings.push(Problem {
             path,
             message: message.to_string(),
-            near_miss: false,
+            near_miss: None,
         });
     }
 
@@ -341,8 +370,8 @@ impl Checker {
                     format!(" (known keys: {})", known.join(", "))
                 };
                 self.warning(child_path(path, key), format!("unknown key ignored{hint}"));
-                if let (Some(warning), Some(_)) = (self.warnings.last_mut(), close) {
-                    warning.near_miss = true;
+                if let Some(warning) = self.warnings.last_mut() {
+                    warning.near_miss = close.map(str::to_string);
                 }
             }
         }

@@ -65,32 +65,14 @@ fn main() -> ExitCode {
     };
     // A misspelt key changes what the config means (`toolFilter` exposes
     // every tool): a warning when serving, an error for the doctor.
-    if let Command::Check { json, .. } = command {
-        if loaded.warnings.iter().any(|w| w.near_miss) {
-            let (mut problems, warnings): (Vec<Problem>, Vec<Problem>) =
-                std::mem::take(&mut loaded.warnings)
-                    .into_iter()
-                    .partition(|w| w.near_miss);
-            for problem in &mut problems {
-                let message = problem
-                    .message
-                    .replace("unknown key ignored; ", "unknown key; ");
-                problem.message = format!(
-                    "{message} (serving only warns of it; check fails, since the typo \
-                     changes what the config means)"
-                );
-            }
-            let error = ConfigError {
-                file: config_path.path.clone(),
-                problems,
-                warnings,
-            };
-            match json {
-                true => check::print_config_error(&error),
-                false => eprint!("{error}"),
-            }
-            return ExitCode::from(2);
+    if let (Command::Check { json, .. }, Some(error)) =
+        (&command, loaded.near_misses(&config_path.path))
+    {
+        match json {
+            true => check::print_config_error(&error),
+            false => eprint!("{error}"),
         }
+        return ExitCode::from(2);
     }
     if let Command::Learned { clear, .. } = command {
         return learned_command::run(&config_path.path, clear, &mut io::stdout());
@@ -247,7 +229,7 @@ fn load(config: &ConfigPath) -> Result<config::Loaded, ConfigError> {
             problems: vec![Problem {
                 path: String::new(),
                 message: format!("the file does not exist ({why}){advice}"),
-                near_miss: false,
+                near_miss: None,
             }],
             warnings: Vec::new(),
         });

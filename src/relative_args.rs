@@ -45,7 +45,7 @@ pub fn warnings(
                     cwd.join(value).display(),
                     folder.display()
                 ),
-                near_miss: false,
+                near_miss: None,
             });
         }
     }
