@@ -72,6 +72,23 @@ impl<T> Join<T> {
     }
 }
 
+/// What one copy found, with every part of its request once all reported:
+/// the toolbox the answer describes (`None` for a request to one copy, which
+/// is complete at once) and the findings in order. `None` while another copy
+/// has yet to report: that copy's worker answers.
+pub(crate) fn gather<T>(
+    share: Option<Share<T>>,
+    found: T,
+) -> Option<(Option<Arc<ToolboxConfig>>, Vec<T>)> {
+    match share {
+        None => Some((None, vec![found])),
+        Some((join, index)) => {
+            let all = join.put(index, found)?;
+            Some((Some(Arc::clone(&join.base)), all))
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -21,7 +21,7 @@
 //! The host is reached only through the fleet's `SessionLink`.
 
 use super::event::{Event, Watched};
-use super::join::{Closed, OpenFound, Opened};
+use super::join::{self, Closed, OpenFound, Opened};
 use super::queues::{Op, Reload};
 use super::Fleet;
 use crate::config::{ServerConfig, ToolboxConfig};
@@ -129,13 +129,10 @@ fn run_queue(fleet: &Arc<Fleet>, slot: &Arc<Slot>) {
                 share,
             } => {
                 let opened = open_toolbox(fleet, slot, &reply);
-                let mut outcome = match share {
-                    None => describe_open(None, vec![opened]),
-                    Some((join, index)) => match join.put(index, opened) {
-                        Some(all) => describe_open(Some(&join.base), all),
-                        None => continue, // the other copy's worker answers
-                    },
+                let Some((base, all)) = join::gather(share, opened) else {
+                    continue; // the other copy's worker answers
                 };
+                let mut outcome = describe_open(base.as_deref(), all);
                 if outcome.json && !outcome.is_error {
                     outcome.text = open_result::reshape(outcome.text, form, requested.as_deref());
                 }
@@ -143,12 +140,8 @@ fn run_queue(fleet: &Arc<Fleet>, slot: &Arc<Slot>) {
             }
             Op::Close { id, reply, share } => {
                 let closed = close_toolbox(fleet, slot, &reply);
-                let all = match share {
-                    None => vec![closed],
-                    Some((join, index)) => match join.put(index, closed) {
-                        Some(all) => all,
-                        None => continue,
-                    },
+                let Some((_, all)) = join::gather(share, closed) else {
+                    continue;
                 };
                 if let Some(id) = id {
                     fleet.answer(&reply, &id, &describe_close(&slot.name, &all));
