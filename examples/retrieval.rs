@@ -18,7 +18,7 @@
 // A benchmark: a failure is a panic with its reason, not an answer to handle.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use mcp_workbench::rank::{self, Index};
+use mcp_workbench::catalog::rank::{self, Index};
 use serde_json::Value;
 use std::collections::HashMap;
 use std::path::Path;

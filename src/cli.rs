@@ -3,7 +3,7 @@
 //! No IO: the environment (`WORKBENCH_CONFIG`, the home folder) is read through a
 //! lookup the caller passes.
 
-use crate::suggest;
+use crate::config::suggest;
 use std::ffi::OsString;
 use std::path::PathBuf;
 
@@ -296,19 +296,19 @@ fn unexpected(text: &str, flag: &str) -> String {
 }
 
 /// A path that starts with `~/` (or is `~`) is taken from the home folder
-/// (`process::HOME`): host configs pass arguments without a shell, so nothing
+/// (`sys::HOME`): host configs pass arguments without a shell, so nothing
 /// else expands it.
 fn expand_home(path: OsString, env: &dyn Fn(&str) -> Option<OsString>) -> Result<PathBuf, String> {
     let Some(text) = path.to_str() else {
         return Ok(PathBuf::from(path));
     };
-    if let Some(problem) = crate::expand::unsupported_tilde(text) {
+    if let Some(problem) = crate::config::expand::unsupported_tilde(text) {
         return Err(problem);
     }
-    let Some(rest) = crate::expand::home_relative(text) else {
+    let Some(rest) = crate::config::expand::home_relative(text) else {
         return Ok(PathBuf::from(path));
     };
-    match env(crate::process::HOME) {
+    match env(crate::sys::HOME) {
         Some(home) if !home.is_empty() => {
             let mut out = home;
             out.push(rest);
@@ -316,7 +316,7 @@ fn expand_home(path: OsString, env: &dyn Fn(&str) -> Option<OsString>) -> Result
         }
         _ => Err(format!(
             "'{text}' starts with '~' but {} is not set; write the absolute path",
-            crate::process::HOME
+            crate::sys::HOME
         )),
     }
 }
@@ -326,7 +326,7 @@ mod tests {
     use super::*;
 
     fn env(name: &str) -> Option<OsString> {
-        (name == crate::process::HOME).then(|| "/home/u".into())
+        (name == crate::sys::HOME).then(|| "/home/u".into())
     }
 
     fn parse_str(args: &[&str]) -> Result<Command, String> {
@@ -597,12 +597,12 @@ mod tests {
             parse(["--config", "~/x"].map(OsString::from), &no_home).unwrap_err(),
             format!(
                 "--config: '~/x' starts with '~' but {} is not set; write the absolute path",
-                crate::process::HOME
+                crate::sys::HOME
             )
         );
         let from_env = |name: &str| match name {
             "WORKBENCH_CONFIG" => Some(OsString::from("~/e.json")),
-            _ if name == crate::process::HOME => Some(OsString::from("/h")),
+            _ if name == crate::sys::HOME => Some(OsString::from("/h")),
             _ => None,
         };
         assert_eq!(

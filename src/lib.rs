@@ -4,42 +4,18 @@
 //! The crate is a library so that the binary, the fuzz targets and the tests can
 //! share it; `main.rs` is only argument handling and exit codes.
 
-pub(crate) mod batch;
-pub(crate) mod catalog;
-pub mod check;
+pub mod catalog;
 pub mod cli;
+pub mod commands;
 pub mod config;
 pub(crate) mod downstream;
-pub(crate) mod dynamic;
-pub(crate) mod expand;
 pub(crate) mod fleet;
-pub(crate) mod forward;
-pub mod framing;
-pub mod index;
-pub mod jsonrpc;
-pub(crate) mod launch;
-pub mod learned_command;
-pub mod mcp;
-pub(crate) mod meta_tools;
-pub(crate) mod naming;
-pub(crate) mod open_result;
-pub(crate) mod ordered_json;
-pub(crate) mod outbox;
-pub mod params;
+pub mod host;
 pub(crate) mod pins;
-pub mod pins_command;
-pub mod process;
-pub mod rank;
-pub mod relative_args;
-pub(crate) mod result_cap;
-pub mod server;
-pub(crate) mod session;
-pub(crate) mod sha256;
+pub mod protocol;
 pub mod share;
-pub(crate) mod suggest;
-pub(crate) mod toolbox;
-pub mod trace;
-pub(crate) mod visible;
+pub mod sys;
+pub(crate) mod tools;
 
 /// Locks a mutex, ignoring poisoning: every critical section in this crate
 /// leaves its data consistent, and a panic elsewhere must not cascade.

@@ -6,11 +6,12 @@
 #![allow(clippy::print_stdout, clippy::disallowed_methods)]
 
 use mcp_workbench::cli::{self, Command, ConfigPath, ConfigSource};
+use mcp_workbench::commands::{check, index, learned, pins};
+use mcp_workbench::config::relative_args;
 use mcp_workbench::config::{self, ConfigError, Problem};
-use mcp_workbench::process::Stamp;
-use mcp_workbench::{
-    check, index, learned_command, mcp, pins_command, relative_args, server::Server,
-};
+use mcp_workbench::host::server::Server;
+use mcp_workbench::protocol::mcp;
+use mcp_workbench::sys::Stamp;
 use std::io::{self, IsTerminal, Write};
 use std::path::Path;
 use std::process::ExitCode;
@@ -18,7 +19,7 @@ use std::process::ExitCode;
 fn main() -> ExitCode {
     // Before any thread exists, so that all of them inherit the mask; the
     // dispositions (SIGUSR2 ignored) hold from here on, opened toolbox or not.
-    mcp_workbench::process::block_shutdown_signals();
+    mcp_workbench::sys::block_shutdown_signals();
     let command = match cli::parse(std::env::args_os().skip(1), &|name| std::env::var_os(name)) {
         Ok(command) => command,
         Err(problem) => {
@@ -75,11 +76,11 @@ fn main() -> ExitCode {
         return ExitCode::from(2);
     }
     if let Command::Learned { clear, .. } = command {
-        return learned_command::run(&config_path.path, clear, &mut io::stdout());
+        return learned::run(&config_path.path, clear, &mut io::stdout());
     }
     if let Command::Pins { action, .. } = &command {
         let env = |name: &str| std::env::var_os(name);
-        let code = pins_command::run(&loaded.config, action, &env, &mut io::stdout(), &mut ask);
+        let code = pins::run(&loaded.config, action, &env, &mut io::stdout(), &mut ask);
         return ExitCode::from(code);
     }
     // Arguments that look like paths but are taken from the working
@@ -115,7 +116,7 @@ fn main() -> ExitCode {
         }
     }
     // Still before any thread exists, and before any file is opened.
-    if let Err(e) = mcp_workbench::process::start_watchdog() {
+    if let Err(e) = mcp_workbench::sys::start_watchdog() {
         log::warn!("cannot start the watchdog ({e}): if the workbench is killed, processes its servers started may survive it");
     }
     match command {
@@ -137,7 +138,7 @@ fn main() -> ExitCode {
         Command::Index { .. } => index::run(&loaded.config, &config_path.path, &mut io::stdout()),
         Command::Serve { trace, .. } => {
             if let Some(path) = trace {
-                if let Err(e) = mcp_workbench::trace::start(&path) {
+                if let Err(e) = mcp_workbench::host::trace::start(&path) {
                     eprintln!("error: cannot write the trace file {}: {e}", path.display());
                     return ExitCode::from(2);
                 }

@@ -61,7 +61,7 @@
 // Test tools: a failure is a panic with its reason, not an answer to handle.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use mcp_workbench::jsonrpc::compact;
+use mcp_workbench::protocol::jsonrpc::compact;
 use serde::Deserialize;
 use serde_json::value::RawValue;
 use serde_json::Value;

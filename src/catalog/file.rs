@@ -1,7 +1,7 @@
 //! The catalog's file (docs/reference.md §9): one per config in the user's
-//! cache folder (`process::user_dir`), named by a hash of the config's
+//! cache folder (`sys::user_dir`), named by a hash of the config's
 //! canonical path; reading it (a corrupt or foreign file is reported and
-//! ignored) and writing it atomically (`process::write_atomically`: a crash
+//! ignored) and writing it atomically (`sys::write_atomically`: a crash
 //! mid-write leaves the old catalog whole).
 //!
 //! It holds toolbox and server names, definition keys (hashes), tools and
@@ -10,8 +10,8 @@
 
 use super::learned::Learned;
 use super::Listing;
-use crate::process::{private_dir, write_atomically};
-use crate::sha256;
+use crate::pins::sha256;
+use crate::sys::{private_dir, write_atomically};
 use serde::{Deserialize, Serialize};
 use std::fs;
 use std::io;

@@ -6,9 +6,9 @@
 //!
 //! No IO: the environment comes through a lookup.
 
+use crate::config::expand::Vars;
 use crate::config::ServerConfig;
-use crate::expand::Vars;
-use crate::sha256;
+use crate::pins::sha256;
 use serde_json::json;
 
 /// The key of `server`'s definition, or `None` when a variable it uses is

@@ -22,13 +22,14 @@
 mod file;
 pub(crate) mod key;
 pub(crate) mod learned;
+pub mod rank;
 pub(crate) mod view;
 
+use crate::config::expand::Vars;
 use crate::config::ServerConfig;
-use crate::expand::Vars;
 use crate::lock;
-use crate::mcp::{text_of, ToolEntry, ToolFields, ToolHead};
-use crate::process::{user_dir, UserDir};
+use crate::protocol::mcp::{text_of, ToolEntry, ToolFields, ToolHead};
+use crate::sys::{user_dir, UserDir};
 use learned::{Association, Learned};
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;

@@ -14,17 +14,17 @@
 
 use super::learned::Association;
 use super::{key, now_ms, Catalog, CatalogTool};
+use crate::catalog::rank::{self, Index};
+use crate::config::expand::Vars;
 use crate::config::ToolboxConfig;
-use crate::expand::Vars;
-use crate::jsonrpc::Members;
+use crate::fleet::toolbox::Toolboxes;
+use crate::fleet::visible::visible;
 use crate::lock;
-use crate::meta_tools::Outcome;
-use crate::params;
 use crate::pins::store::Pins;
 use crate::pins::PinFile;
-use crate::rank::{self, Index};
-use crate::toolbox::Toolboxes;
-use crate::visible::visible;
+use crate::protocol::jsonrpc::Members;
+use crate::tools::meta_tools::Outcome;
+use crate::tools::params;
 use serde::Serialize;
 use serde_json::value::RawValue;
 use std::collections::HashMap;

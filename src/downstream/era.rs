@@ -15,8 +15,8 @@
 //!
 //! No IO here.
 
-use crate::jsonrpc::ErrorObject;
-use crate::mcp;
+use crate::protocol::jsonrpc::ErrorObject;
+use crate::protocol::mcp;
 use serde::Deserialize;
 use serde_json::{json, Map, Value};
 use std::collections::BTreeMap;

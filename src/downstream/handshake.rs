@@ -6,7 +6,7 @@
 
 use super::era::{self, DiscoverResult, Era, Modern, Next};
 use super::*;
-use crate::mcp::{self, InitializeResult, ListToolsResult, ToolHead};
+use crate::protocol::mcp::{self, InitializeResult, ListToolsResult, ToolHead};
 
 impl Downstream {
     /// Opens the connection in the era `known` (found earlier in the run for

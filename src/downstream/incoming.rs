@@ -6,8 +6,8 @@
 //! answer is not lost.
 
 use super::*;
-use crate::jsonrpc::{Incoming, Read};
-use crate::result_cap;
+use crate::downstream::result_cap;
+use crate::protocol::jsonrpc::{Incoming, Read};
 
 impl Downstream {
     pub(super) fn on_line(&self, line: &[u8], noise: &mut LogBudget) {

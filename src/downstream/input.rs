@@ -1,7 +1,7 @@
 //! A child's stdin, written without ever blocking the caller.
 //!
 //! The caller (the main thread on the hot path) writes a line with one
-//! non-blocking write (`process::Stdin::try_write`). Whatever the pipe does
+//! non-blocking write (`sys::Stdin::try_write`). Whatever the pipe does
 //! not take goes to a bounded queue, and the child's own thread writes it as
 //! the child reads (`flush`, when its wait says stdin has room). While the
 //! queue holds anything, every later line queues behind it, so lines never
@@ -9,7 +9,7 @@
 //! `QUEUE_LIMIT`; past it, lines are refused at once with `Full`, and the
 //! calls that carried them fail fast instead of freezing the workbench.
 
-use crate::process::{Stdin, Waker};
+use crate::sys::{Stdin, Waker};
 use std::collections::VecDeque;
 use std::io;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -216,7 +216,7 @@ impl State {
 #[allow(clippy::unwrap_used, clippy::expect_used)] // tests, under more than `cfg(test)`
 mod tests {
     use super::*;
-    use crate::process::{Stream, Watch};
+    use crate::sys::{Stream, Watch};
     use std::process::{Child, Command, Stdio};
     use std::time::Duration;
 

@@ -10,7 +10,7 @@
 //! - `lines.rs`, stdout and stderr cut into lines, with no IO;
 //! - `pump.rs`, the child's one thread, named `[toolbox/server]`: it spawns
 //!   the child, then waits on its stdout, stderr, stdin (when bytes are
-//!   queued), its exit and a wake-up, all at once (`process::Watch`), with the
+//!   queued), its exit and a wake-up, all at once (`sys::Watch`), with the
 //!   earliest call deadline as the timeout; it runs the stop sequence too;
 //! - `incoming.rs`, what a stdout line means: a response (forwarded results go
 //!   straight to the host from the child's thread), a ping, progress, a log
@@ -30,16 +30,18 @@ mod lines;
 mod owner;
 mod pending;
 mod pump;
+pub(crate) mod result_cap;
 
 pub(crate) use input::WriteError;
 pub(crate) use pump::STOP_GRACE;
 
-use crate::jsonrpc::{self, ErrorObject, RequestId};
+use crate::host::outbox::Outbox;
+use crate::host::trace;
 use crate::lock;
-use crate::mcp::{method, TextResult, ToolEntry};
-use crate::outbox::Outbox;
-use crate::process::{self, Stdin, Tree, Waker, Watch};
-use crate::{framing, trace};
+use crate::protocol::framing;
+use crate::protocol::jsonrpc::{self, ErrorObject, RequestId};
+use crate::protocol::mcp::{method, TextResult, ToolEntry};
+use crate::sys::{self, Stdin, Tree, Waker, Watch};
 use crossbeam_channel::{bounded, RecvTimeoutError, Sender};
 use era::{Era, Modern};
 use input::Input;
@@ -241,7 +243,7 @@ impl Downstream {
         outbox: Arc<Outbox>,
         changes: Option<Sender<Arc<Downstream>>>,
     ) -> Result<Arc<Downstream>, String> {
-        let mut cmd = process::command(&spec.program, &spec.env);
+        let mut cmd = sys::command(&spec.program, &spec.env);
         cmd.args(&spec.args)
             .env_clear()
             .envs(&spec.env)

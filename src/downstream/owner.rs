@@ -3,7 +3,7 @@
 //! child's own thread holds it: the stop sequence is steps of that thread's
 //! loop (`pump.rs`), not a wait of its own.
 
-use crate::process::{Exit, Helpers, Tree};
+use crate::sys::{Exit, Helpers, Tree};
 use std::io;
 use std::process::{Child, ChildStderr, ChildStdin, ChildStdout, Command};
 use std::sync::Arc;

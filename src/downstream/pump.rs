@@ -1,4 +1,4 @@
-//! The child's one thread: a loop over `process::Watch::wait`, which turns
+//! The child's one thread: a loop over `sys::Watch::wait`, which turns
 //! what the child and the workbench did into the connection's events: a stdout
 //! line (`incoming.rs`), stderr bytes, room in stdin, the exit of the process,
 //! a call's deadline, a stop request (a wake-up).
@@ -9,12 +9,12 @@
 //! on Unix), wait again, kill the tree. Whatever the phase, the exit of the
 //! process ends the loop: the rest of the tree is killed, the process reaped,
 //! and the thread ends, even if a helper still holds the pipes.
-//! `process::hurry` makes every grace period end at once (never the kill).
+//! `sys::hurry` makes every grace period end at once (never the kill).
 
 use super::lines::{LineBuffer, StderrLines};
 use super::owner::Owner;
 use super::*;
-use crate::process::{self, Exit, Stream, Watch};
+use crate::sys::{self, Exit, Stream, Watch};
 
 /// How long a stopping child gets after stdin is closed, and again after it
 /// was asked to stop.
@@ -45,7 +45,7 @@ enum Phase {
 impl Phase {
     /// When the phase ends, if the process has not exited by then.
     fn deadline(self) -> Option<Instant> {
-        let grace = if process::hurried() {
+        let grace = if sys::hurried() {
             Duration::ZERO
         } else {
             STOP_GRACE

@@ -3,8 +3,8 @@
 
 use crate::config::Config;
 use crate::downstream::Downstream;
-use crate::process::Stamp;
-use crate::toolbox::Slot;
+use crate::fleet::toolbox::Slot;
+use crate::sys::Stamp;
 use crossbeam_channel::Sender;
 use std::path::PathBuf;
 use std::sync::Weak;

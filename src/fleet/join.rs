@@ -8,8 +8,8 @@
 //! no threads.
 
 use crate::config::ToolboxConfig;
+use crate::fleet::toolbox::OpenToolbox;
 use crate::lock;
-use crate::toolbox::OpenToolbox;
 use std::sync::{Arc, Mutex};
 
 /// What opening one copy found.

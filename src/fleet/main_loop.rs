@@ -24,8 +24,8 @@ use super::timers::Timers;
 use super::Fleet;
 use crate::config::Config;
 use crate::downstream::{Downstream, Idle};
-use crate::launch::Launcher;
-use crate::process::{self, Stamp};
+use crate::fleet::launch::Launcher;
+use crate::sys::{self, Stamp};
 use crossbeam_channel::{after, never, select, Receiver, Sender};
 use std::path::PathBuf;
 use std::sync::{Arc, Weak};
@@ -157,7 +157,7 @@ impl Loop {
                 events,
             } => {
                 let signal = events.clone();
-                process::on_reload_signal("reload signal", move || {
+                sys::on_reload_signal("reload signal", move || {
                     let _ = signal.send(Event::ReloadRequested);
                 });
                 // Not a stamp taken now: the file may have changed since it

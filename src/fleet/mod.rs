@@ -12,24 +12,27 @@
 
 pub(crate) mod event;
 pub(crate) mod join;
+pub(crate) mod launch;
 pub(crate) mod lifecycle;
 pub(crate) mod main_loop;
 pub(crate) mod queues;
 pub(crate) mod reload;
 pub(crate) mod timers;
+pub(crate) mod toolbox;
+pub(crate) mod visible;
 
 use crate::catalog::Catalog;
 use crate::config::{Config, ServerConfig, ToolboxConfig};
-use crate::jsonrpc::RequestId;
-use crate::launch::Launcher;
+use crate::fleet::launch::Launcher;
+use crate::fleet::toolbox::{Registry, Slot, Toolboxes};
+use crate::host::outbox::Outbox;
 use crate::lock;
-use crate::mcp::ToolEntry;
-use crate::meta_tools::Outcome;
-use crate::outbox::Outbox;
 use crate::pins::store::Pins;
 use crate::pins::ServerPins;
-use crate::process::Stamp;
-use crate::toolbox::{Registry, Slot, Toolboxes};
+use crate::protocol::jsonrpc::RequestId;
+use crate::protocol::mcp::ToolEntry;
+use crate::sys::Stamp;
+use crate::tools::meta_tools::Outcome;
 use crossbeam_channel::Sender;
 use event::Event;
 use queues::Queues;

@@ -9,12 +9,12 @@
 use super::join::{Closed, OpenFound, Share};
 use crate::config::ToolboxConfig;
 use crate::downstream::Downstream;
-use crate::forward::ForwardedCall;
-use crate::jsonrpc::RequestId;
+use crate::fleet::toolbox::Slot;
+use crate::host::outbox::Outbox;
 use crate::lock;
-use crate::open_result;
-use crate::outbox::Outbox;
-use crate::toolbox::Slot;
+use crate::protocol::jsonrpc::RequestId;
+use crate::tools::forward::ForwardedCall;
+use crate::tools::open_result;
 use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex, Weak};
 use std::time::{Duration, Instant};

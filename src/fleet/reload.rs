@@ -1,5 +1,5 @@
 //! The config applies live (docs/reference.md §3.5): the fleet loop polls
-//! the config file's stamp (`process::Stamp`: identity, size, modification
+//! the config file's stamp (`sys::Stamp`: identity, size, modification
 //! time) every second (editors write a new file and rename it over the old
 //! one), and SIGUSR1 asks for a reload at once; the loop then runs `reload`
 //! on a worker. A reload loads and validates the file as at start-up; a
@@ -22,7 +22,7 @@ use super::lifecycle;
 use super::queues::Reload;
 use super::Fleet;
 use crate::config::{self, Config, ToolboxConfig};
-use crate::toolbox::{Slot, Toolbox};
+use crate::fleet::toolbox::{Slot, Toolbox};
 use std::path::Path;
 use std::sync::Arc;
 
@@ -124,7 +124,7 @@ fn names<'a>(slots: impl Iterator<Item = &'a Slot>) -> String {
 
 #[cfg(test)]
 mod tests {
-    use crate::process::Stamp;
+    use crate::sys::Stamp;
 
     #[test]
     fn a_file_renamed_over_the_config_is_a_change() {

@@ -12,11 +12,11 @@
 //! writes the file, one per config, in the user's state folder; `Pins` is
 //! what a running fleet keeps of it.
 
+pub(crate) mod sha256;
 pub(crate) mod store;
 
 use crate::config::ServerConfig;
-use crate::mcp::ToolFields;
-use crate::sha256;
+use crate::protocol::mcp::ToolFields;
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};

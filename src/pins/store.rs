@@ -10,9 +10,9 @@
 use super::{definition_hash, fingerprint, server_key, PinFile, ServerPins};
 use crate::config::ServerConfig;
 use crate::lock;
-use crate::mcp::ToolEntry;
-use crate::process::{self, Stamp, UserDir};
-use crate::sha256;
+use crate::pins::sha256;
+use crate::protocol::mcp::ToolEntry;
+use crate::sys::{self, Stamp, UserDir};
 use std::ffi::OsString;
 use std::io;
 use std::path::{Path, PathBuf};
@@ -38,7 +38,7 @@ impl Store {
         config: &Path,
         env: &dyn Fn(&str) -> Option<OsString>,
     ) -> Result<Store, String> {
-        let dir = process::user_dir(UserDir::State, env)?.join("pins");
+        let dir = sys::user_dir(UserDir::State, env)?.join("pins");
         let text = config.to_string_lossy();
         let name = &sha256::hex(text.as_bytes())[..16];
         Ok(Store {
@@ -74,14 +74,14 @@ impl Store {
         f: impl FnOnce(&mut PinFile) -> (R, bool),
     ) -> Result<(R, PinFile, Option<Stamp>), String> {
         let dir = self.path.parent().unwrap_or(Path::new("."));
-        process::private_dir(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+        sys::private_dir(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
         let _lock = FileLock::take(&self.path.with_extension("lock"))?;
         let mut file = self.load()?;
         let (out, changed) = f(&mut file);
         if changed {
             let mut bytes = serde_json::to_vec_pretty(&file).unwrap_or_default();
             bytes.push(b'\n');
-            process::write_atomically(&self.path, &bytes)
+            sys::write_atomically(&self.path, &bytes)
                 .map_err(|e| format!("cannot write {}: {e}", self.path.display()))?;
         }
         Ok((out, file, self.stamp()))
@@ -100,7 +100,7 @@ impl FileLock {
     fn take(path: &Path) -> Result<FileLock, String> {
         let until = Instant::now() + LOCK_WAIT;
         loop {
-            match process::private_file(path) {
+            match sys::private_file(path) {
                 Ok(_) => return Ok(FileLock(path.to_path_buf())),
                 Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {
                     let stale = std::fs::metadata(path)

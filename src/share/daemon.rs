@@ -14,16 +14,16 @@
 use super::endpoint::Endpoint;
 use super::wire::{Answer, Hello, ServerStatus, SessionStatus, Status};
 use crate::config::{Config, Mode};
+use crate::fleet::launch::Launcher;
+use crate::fleet::toolbox::ServerState;
 use crate::fleet::{main_loop, Fleet, SessionLink};
-use crate::framing::LineReader;
-use crate::launch::Launcher;
+use crate::host::outbox::Outbox;
+use crate::host::server::Server;
+use crate::host::session::{Peer, Session};
 use crate::lock;
-use crate::mcp;
-use crate::outbox::Outbox;
-use crate::process::{self, local::Stream, Stamp};
-use crate::server::Server;
-use crate::session::{Peer, Session};
-use crate::toolbox::ServerState;
+use crate::protocol::framing::LineReader;
+use crate::protocol::mcp;
+use crate::sys::{self, local::Stream, Stamp};
 use std::collections::VecDeque;
 use std::io::{self, BufReader, Write};
 use std::path::PathBuf;
@@ -69,7 +69,7 @@ pub(crate) fn run(path: PathBuf, config: Config, seen: Option<Stamp>) -> io::Res
         next_id: AtomicU64::new(1),
     });
     let ending = Arc::clone(&daemon);
-    process::on_shutdown_signal("signals", move |_| ending.end());
+    sys::on_shutdown_signal("signals", move |_| ending.end());
     let accepting = Arc::clone(&daemon);
     thread::Builder::new()
         .name("accept".into())
@@ -249,7 +249,7 @@ impl Daemon {
                     pid,
                     state: state.into(),
                     era,
-                    rss_kb: pid.and_then(process::rss_kb),
+                    rss_kb: pid.and_then(sys::rss_kb),
                     sessions: holders.clone(),
                 });
             }

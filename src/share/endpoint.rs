@@ -1,12 +1,12 @@
 //! Where a config's shared fleet listens (docs/reference.md §8): an
-//! endpoint (`process::local`) in a folder only the user can enter, named after the config's
+//! endpoint (`sys::local`) in a folder only the user can enter, named after the config's
 //! canonical path and the workbench's version, so an upgraded binary starts
 //! a fleet of its own while the old one drains. Next to it: the lock that
 //! makes two sessions starting together start one fleet, and the fleet's log.
 
-use crate::mcp;
-use crate::naming::fnv1a;
-use crate::process::local::{self, Listener, Stream};
+use crate::protocol::mcp;
+use crate::sys::local::{self, Listener, Stream};
+use crate::tools::naming::fnv1a;
 use std::fs::{self, File, OpenOptions};
 use std::io;
 use std::path::{Path, PathBuf};

@@ -14,12 +14,12 @@
 
 use super::endpoint::Endpoint;
 use super::wire::{Answer, Hello};
-use crate::framing::LineReader;
-use crate::jsonrpc::{self, ErrorObject, Incoming, Members, Read, RequestId};
+use crate::host::outbox::Outbox;
 use crate::lock;
-use crate::mcp::{self, method, TextResult};
-use crate::outbox::Outbox;
-use crate::process::{self, local::Stream};
+use crate::protocol::framing::LineReader;
+use crate::protocol::jsonrpc::{self, ErrorObject, Incoming, Members, Read, RequestId};
+use crate::protocol::mcp::{self, method, TextResult};
+use crate::sys::{self, local::Stream};
 use std::collections::{BTreeSet, HashMap};
 use std::io::{self, BufReader, Write};
 use std::path::{Path, PathBuf};
@@ -157,7 +157,7 @@ impl Front {
             .stdout(Stdio::null())
             .stderr(log);
         log::info!("starting the shared fleet of {}", self.config.display());
-        process::spawn_detached(&mut cmd)
+        sys::spawn_detached(&mut cmd)
     }
 
     /// Makes `stream` the fleet connection: the reader thread starts, and a

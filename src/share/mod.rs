@@ -9,7 +9,7 @@
 //! session's business, as in a workbench of its own. `endpoint` says where
 //! they meet; `wire` what they say before MCP flows; `status` reports.
 //!
-//! The connections are `process::local`'s: Unix sockets, or named pipes on
+//! The connections are `sys::local`'s: Unix sockets, or named pipes on
 //! Windows.
 
 pub(crate) mod daemon;
@@ -19,8 +19,8 @@ pub(crate) mod status;
 mod wire;
 
 use crate::config::Config;
-use crate::outbox::Outbox;
-use crate::process::Stamp;
+use crate::host::outbox::Outbox;
+use crate::sys::Stamp;
 use std::io::{self, Write};
 use std::path::Path;
 use std::sync::Arc;
@@ -37,7 +37,7 @@ pub fn serve_session(
     let host = Arc::new(Outbox::new(output));
     let mut front = front::Front::new(path, host)?;
     front.attach()?;
-    crate::process::on_shutdown_signal("signals", |_| std::process::exit(0));
+    crate::sys::on_shutdown_signal("signals", |_| std::process::exit(0));
     front.run(input)
 }
 

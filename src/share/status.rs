@@ -5,7 +5,7 @@
 use super::endpoint::Endpoint;
 use super::front::exchange;
 use super::wire::{Answer, Hello, Status};
-use crate::mcp;
+use crate::protocol::mcp;
 use std::io;
 use std::path::Path;
 

@@ -7,8 +7,8 @@
 //! so key order and numbers stay exactly as the server wrote them.
 
 use crate::config::ToolboxConfig;
-use crate::mcp::{self, TextResult};
-use crate::toolbox::{OpenToolbox, ServerState, Toolbox, Toolboxes};
+use crate::fleet::toolbox::{OpenToolbox, ServerState, Toolbox, Toolboxes};
+use crate::protocol::mcp::{self, TextResult};
 use serde_json::value::RawValue;
 use serde_json::{json, Value};
 

@@ -9,9 +9,9 @@
 //! channel, no other lock.
 
 use crate::downstream::{Downstream, Refused};
-use crate::jsonrpc::RequestId;
-use crate::outbox::Outbox;
-use crate::toolbox::{Registry, Route, ToolId, Variant};
+use crate::fleet::toolbox::{Registry, Route, ToolId, Variant};
+use crate::host::outbox::Outbox;
+use crate::protocol::jsonrpc::RequestId;
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 use std::ops::Deref;

@@ -19,7 +19,7 @@
 //! the config file's folder, not from the workbench's working directory (GUI
 //! hosts start it in `/`). This module does no IO: the folder is given.
 
-use crate::process;
+use crate::sys;
 use std::collections::BTreeMap;
 use std::path::{is_separator, Path, PathBuf};
 
@@ -132,7 +132,7 @@ impl Template {
     }
 }
 
-/// `~` or `~/...` becomes the home folder (`process::HOME`: `$HOME`, or
+/// `~` or `~/...` becomes the home folder (`sys::HOME`: `$HOME`, or
 /// `%USERPROFILE%` on Windows, where `~\...` works too; unset, it is reported
 /// like any unset variable); then a relative path is joined to `base` when
 /// `relative_to_base`.
@@ -143,9 +143,9 @@ fn anchor_path(
     lookup: &dyn Fn(&str) -> Option<String>,
 ) -> Result<String, String> {
     if let Some(rest) = home_relative(&value) {
-        let home = lookup(process::HOME)
+        let home = lookup(sys::HOME)
             .filter(|h| !h.is_empty())
-            .ok_or_else(|| process::HOME.to_string())?;
+            .ok_or_else(|| sys::HOME.to_string())?;
         return Ok(format!("{home}{rest}"));
     }
     if relative_to_base && !value.is_empty() && Path::new(&value).is_relative() {
@@ -219,7 +219,7 @@ pub(crate) fn child_env(
     let mut env: BTreeMap<String, String> = if inherit {
         all_parent.collect()
     } else {
-        process::ALLOWED_ENV
+        sys::ALLOWED_ENV
             .iter()
             .filter_map(|k| parent(k).map(|v| (k.to_string(), v)))
             .collect()
@@ -264,7 +264,7 @@ mod tests {
     #[cfg(windows)]
     fn windows_paths_are_anchored_to_the_config_folder() {
         let base = PathBuf::from(r"C:\Users\me\cfg");
-        let lookup = |n: &str| (n == process::HOME).then(|| r"C:\Users\me".to_string());
+        let lookup = |n: &str| (n == sys::HOME).then(|| r"C:\Users\me".to_string());
         let anchored = |s: &str, anchor: Anchor| {
             let template = Template::parse(s).unwrap().anchored(anchor);
             template.expand(&lookup).unwrap()
@@ -297,7 +297,7 @@ mod tests {
                 .unwrap()
                 .anchored(Anchor::Dir(base.clone()))
                 .expand(&|n| {
-                    if n == process::HOME {
+                    if n == sys::HOME {
                         home.clone()
                     } else {
                         lookup(n)
@@ -315,8 +315,8 @@ mod tests {
         assert_eq!(dir("/abs", None).unwrap(), "/abs");
         assert_eq!(dir("~/x", Some("/home/u")).unwrap(), "/home/u/x");
         assert_eq!(dir("~", Some("/home/u")).unwrap(), "/home/u");
-        assert_eq!(dir("~/x", None).unwrap_err(), process::HOME);
-        assert_eq!(dir("~/x", Some("")).unwrap_err(), process::HOME);
+        assert_eq!(dir("~/x", None).unwrap_err(), sys::HOME);
+        assert_eq!(dir("~/x", Some("")).unwrap_err(), sys::HOME);
         assert_eq!(program("npx").unwrap(), "npx", "a bare name uses PATH");
         assert_eq!(program("bin/server").unwrap(), "/cfg/dir/bin/server");
         assert_eq!(program("../${SET}/s").unwrap(), "/cfg/dir/../value/s");

@@ -8,9 +8,9 @@
 
 use crate::catalog::Catalog;
 use crate::config::Config;
-use crate::launch::{self, Launcher};
-use crate::outbox::Outbox;
-use crate::process;
+use crate::fleet::launch::{self, Launcher};
+use crate::host::outbox::Outbox;
+use crate::sys;
 use std::io::{self, Write};
 use std::path::Path;
 use std::process::ExitCode;
@@ -29,7 +29,7 @@ pub fn run(config: &Config, path: &Path, out: &mut impl Write) -> ExitCode {
     ));
     let watcher = Arc::clone(&launcher);
     // As `check` does: every server stopped, then the shell's code for it.
-    let _signals = process::on_shutdown_signal("signals", move |number| {
+    let _signals = sys::on_shutdown_signal("signals", move |number| {
         watcher.shutdown();
         std::process::exit(128 + number);
     });

@@ -15,23 +15,25 @@
 //! Params arrive as JSON text; each handler reads only the members it needs,
 //! and tool arguments are forwarded as the host's bytes, never parsed.
 
-use crate::batch::Slot;
 use crate::catalog;
 use crate::config::{Config, Mode};
 use crate::fleet::join::Join;
+use crate::fleet::launch::Launcher;
 use crate::fleet::queues::Op;
+use crate::fleet::toolbox::{ToolId, Toolbox};
 use crate::fleet::{lifecycle, main_loop, Fleet, SessionLink};
-use crate::forward::{self, ForwardedCall, Unsent};
-use crate::framing::{self, LineReader};
-use crate::jsonrpc::{self, ErrorObject, Incoming, Members, Read, RequestId};
-use crate::launch::Launcher;
-use crate::mcp::{self, method};
-use crate::meta_tools::{self, Outcome};
-use crate::outbox::Outbox;
-use crate::process::Stamp;
-use crate::session::Session;
-use crate::toolbox::{ToolId, Toolbox};
-use crate::{params, process, trace};
+use crate::host::outbox::Outbox;
+use crate::host::session::Session;
+use crate::host::trace;
+use crate::protocol::batch::Slot;
+use crate::protocol::framing::{self, LineReader};
+use crate::protocol::jsonrpc::{self, ErrorObject, Incoming, Members, Read, RequestId};
+use crate::protocol::mcp::{self, method};
+use crate::sys;
+use crate::sys::Stamp;
+use crate::tools::forward::{self, ForwardedCall, Unsent};
+use crate::tools::meta_tools::{self, Outcome};
+use crate::tools::params;
 use serde::Serialize;
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
@@ -131,8 +133,8 @@ impl Server {
     /// skips the kill; nor does a signal during a shutdown begun by stdin EOF.
     pub fn watch_signals(&self) {
         let fleet = Arc::clone(&self.fleet);
-        process::on_shutdown_signal("signals", move |_| {
-            process::on_shutdown_signal("signals (again)", |_| process::hurry());
+        sys::on_shutdown_signal("signals", move |_| {
+            sys::on_shutdown_signal("signals (again)", |_| sys::hurry());
             fleet.launcher.shutdown();
             std::process::exit(0);
         });

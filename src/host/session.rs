@@ -8,18 +8,18 @@
 //! implements. No thread and no child here; nothing here waits for anything
 //! but the host's stdout lock.
 
+use crate::config::expand::Vars;
 use crate::config::{Config, Mode, ToolboxConfig};
-use crate::dynamic::NativeTable;
-use crate::expand::Vars;
+use crate::fleet::launch;
+use crate::fleet::toolbox::{Part, Slot, Toolboxes, Variant, BASE};
 use crate::fleet::SessionLink;
-use crate::jsonrpc::{self, RequestId};
-use crate::launch;
+use crate::host::outbox::Outbox;
 use crate::lock;
-use crate::mcp::{self, method};
-use crate::meta_tools::{self, Outcome};
-use crate::open_result;
-use crate::outbox::Outbox;
-use crate::toolbox::{Part, Slot, Toolboxes, Variant, BASE};
+use crate::protocol::jsonrpc::{self, RequestId};
+use crate::protocol::mcp::{self, method};
+use crate::tools::dynamic::NativeTable;
+use crate::tools::meta_tools::{self, Outcome};
+use crate::tools::open_result;
 use std::collections::{HashMap, HashSet};
 use std::hash::{Hash, Hasher};
 use std::sync::atomic::{AtomicBool, Ordering};

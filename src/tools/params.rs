@@ -9,8 +9,8 @@
 //! valid `use_tool` call takes a faster typed read, `plain_use_tool`, with the
 //! same rules.
 
-use crate::jsonrpc::{self, Members};
-use crate::toolbox::ToolId;
+use crate::fleet::toolbox::ToolId;
+use crate::protocol::jsonrpc::{self, Members};
 use serde::Deserialize;
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
@@ -20,7 +20,7 @@ use std::borrow::Cow;
 /// strings as they are and other values as type-only stand-ins (an empty object
 /// or array, `0`, `false`, `null`); the members named in `open` are outlined
 /// one level deeper (`use_tool`'s `tool` object, `open_toolbox`'s `tools` array).
-pub fn outline(args: &Members, open: &[&str]) -> Map<String, Value> {
+pub(crate) fn outline(args: &Members, open: &[&str]) -> Map<String, Value> {
     args.iter()
         .map(|(key, raw)| {
             let value = match raw.get().as_bytes().first() {
@@ -53,7 +53,7 @@ fn stand_in(raw: &RawValue) -> Value {
 }
 
 /// The `toolbox_name` of `close_toolbox`.
-pub fn toolbox_name(args: &Map<String, Value>) -> Result<String, String> {
+pub(crate) fn toolbox_name(args: &Map<String, Value>) -> Result<String, String> {
     let mut problems = Vec::new();
     let name = toolbox_name_field(args, &mut problems);
     unknown_keys(args, &["toolbox_name"], "", &mut problems);
@@ -62,7 +62,9 @@ pub fn toolbox_name(args: &Map<String, Value>) -> Result<String, String> {
 
 /// The arguments of `open_toolbox`: `toolbox_name`, and optionally `tools`,
 /// the names of the tools whose full definitions to return.
-pub fn open_toolbox(args: &Map<String, Value>) -> Result<(String, Option<Vec<String>>), String> {
+pub(crate) fn open_toolbox(
+    args: &Map<String, Value>,
+) -> Result<(String, Option<Vec<String>>), String> {
     let mut problems = Vec::new();
     let name = toolbox_name_field(args, &mut problems);
     let tools = match args.get("tools") {
@@ -96,7 +98,7 @@ pub fn open_toolbox(args: &Map<String, Value>) -> Result<(String, Option<Vec<Str
 /// The arguments of `find_tools`: `query`, and `limit` (1 to `max_limit`,
 /// `default_limit` when absent). `limit` is its raw JSON value: the outline
 /// keeps no numbers.
-pub fn find_tools(
+pub(crate) fn find_tools(
     args: &Map<String, Value>,
     limit: Option<&RawValue>,
     default_limit: usize,
@@ -173,7 +175,7 @@ fn toolbox_name_field(args: &Map<String, Value>, problems: &mut Vec<String>) -> 
 /// when absent). `None` for anything else, for which `use_tool` on the call's
 /// `outline` gives the messages (or accepts what this pass does not take, such
 /// as a repeated key). Both apply the same rules.
-pub fn plain_use_tool(args: &RawValue) -> Option<(ToolId, &RawValue)> {
+pub(crate) fn plain_use_tool(args: &RawValue) -> Option<(ToolId, &RawValue)> {
     #[derive(Deserialize)]
     #[serde(deny_unknown_fields)]
     struct Call<'a> {
@@ -230,7 +232,7 @@ fn name_fits(name: &str, max: usize) -> bool {
 /// The identifier of a `use_tool` call, after checking its whole shape
 /// (`arguments`, when present, must be an object; the caller forwards the
 /// host's own bytes of it).
-pub fn use_tool(args: &Map<String, Value>) -> Result<ToolId, String> {
+pub(crate) fn use_tool(args: &Map<String, Value>) -> Result<ToolId, String> {
     let mut problems = Vec::new();
     let id = match args.get("tool") {
         None => {

@@ -427,11 +427,11 @@ fn exit_descriptor(_pid: u32) -> Option<OwnedFd> {
 #[allow(clippy::disallowed_methods)] // the tests spawn their stand-in children
 pub(super) mod tests {
     use super::*;
-    use crate::process::watch_tests::Role;
+    use crate::sys::watch_tests::Role;
     use std::process::{Child, Command, Stdio};
 
     /// A shell playing `role` (`watch_tests`), with the parent's ends watched.
-    pub(in crate::process) fn spawn(role: Role) -> (Child, Watch, Waker, Stdin) {
+    pub(in crate::sys) fn spawn(role: Role) -> (Child, Watch, Waker, Stdin) {
         let script = match role {
             Role::Echo => "read line; echo \"out:$line\"; echo err >&2",
             Role::SlowReader => "sleep 1; cat >/dev/null",

@@ -12,8 +12,8 @@
 //! characters than bytes, so a shorter result cannot hold too much text
 //! and passes without being read. `cut` is pure; `apply` writes the file.
 
-use crate::jsonrpc::Members;
-use crate::process::{self, UserDir};
+use crate::protocol::jsonrpc::Members;
+use crate::sys::{self, UserDir};
 use serde_json::json;
 use serde_json::value::RawValue;
 use std::io::Write;
@@ -200,8 +200,8 @@ static FILES: AtomicU64 = AtomicU64::new(0);
 /// Writes `text` to a new user-only file in the cache folder's `results`,
 /// after removing the files there older than a day; its path.
 fn save(text: &str) -> Result<PathBuf, String> {
-    let dir = process::user_dir(UserDir::Cache, &|name| std::env::var_os(name))?.join("results");
-    process::private_dir(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+    let dir = sys::user_dir(UserDir::Cache, &|name| std::env::var_os(name))?.join("results");
+    sys::private_dir(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
     remove_old(&dir);
     let ms = SystemTime::now()
         .duration_since(UNIX_EPOCH)
@@ -209,7 +209,7 @@ fn save(text: &str) -> Result<PathBuf, String> {
         .as_millis();
     let n = FILES.fetch_add(1, Ordering::Relaxed);
     let path = dir.join(format!("result-{ms}-{}-{n}.txt", std::process::id()));
-    let written = process::private_file(&path).and_then(|mut file| file.write_all(text.as_bytes()));
+    let written = sys::private_file(&path).and_then(|mut file| file.write_all(text.as_bytes()));
     match written {
         Ok(()) => Ok(path),
         Err(e) => {

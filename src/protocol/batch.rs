@@ -6,7 +6,7 @@
 //! is incomplete, then writes the whole batch as one array, in request order.
 //! No IO here.
 
-use crate::jsonrpc::RequestId;
+use crate::protocol::jsonrpc::RequestId;
 
 /// One place in a batch's answer array.
 pub(crate) enum Slot {

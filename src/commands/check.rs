@@ -18,12 +18,12 @@
 
 use crate::catalog::Catalog;
 use crate::config::{Config, ConfigError, Mode, Problem};
-use crate::launch::{self, Launcher};
-use crate::meta_tools;
-use crate::naming;
-use crate::outbox::Outbox;
-use crate::process;
-use crate::visible::visible;
+use crate::fleet::launch::{self, Launcher};
+use crate::fleet::visible::visible;
+use crate::host::outbox::Outbox;
+use crate::sys;
+use crate::tools::meta_tools;
+use crate::tools::naming;
 use serde::Serialize;
 use std::io::{self, Write};
 use std::path::Path;
@@ -207,7 +207,7 @@ impl Interrupt {
     fn watch(launcher: &Arc<Launcher>) -> Interrupt {
         let signal = Arc::new(AtomicI32::new(0));
         let (received, launcher) = (Arc::clone(&signal), Arc::clone(launcher));
-        let watcher = process::on_shutdown_signal("signals", move |number| {
+        let watcher = sys::on_shutdown_signal("signals", move |number| {
             received.store(number, Ordering::SeqCst);
             launcher.shutdown();
         });

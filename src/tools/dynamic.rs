@@ -9,9 +9,9 @@
 //! toolbox to use them, and its server's `maxResultChars` as the result size.
 //! No IO here.
 
-use crate::mcp::{self, text_of, ToolFields};
-use crate::naming;
-use crate::toolbox::{ToolId, Toolbox, Toolboxes};
+use crate::fleet::toolbox::{ToolId, Toolbox, Toolboxes};
+use crate::protocol::mcp::{self, text_of, ToolFields};
+use crate::tools::naming;
 use serde_json::value::RawValue;
 use serde_json::{json, Value};
 use std::collections::HashMap;

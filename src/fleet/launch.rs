@@ -6,17 +6,17 @@
 //! missing working directory is reported by its config path before the spawn.
 //!
 //! Shutdown runs once: the first trigger (stdin EOF or a signal) runs it; a
-//! later one makes it hurry (`process::hurry`) and waits for it to finish, so
+//! later one makes it hurry (`sys::hurry`) and waits for it to finish, so
 //! no trigger ends the process before every process group is killed, nor
-//! before what the servers left outside their groups is (`process::kill_orphans`).
+//! before what the servers left outside their groups is (`sys::kill_orphans`).
 
+use crate::config::expand::{self, Template, Vars};
 use crate::config::ServerConfig;
 use crate::downstream::era::{Definition, Era};
 use crate::downstream::{self, Downstream, Spec, Started};
-use crate::expand::{self, Template, Vars};
+use crate::host::outbox::Outbox;
 use crate::lock;
-use crate::outbox::Outbox;
-use crate::process;
+use crate::sys;
 use crossbeam_channel::Sender;
 use std::collections::HashMap;
 use std::sync::{Arc, Condvar, Mutex, Weak};
@@ -130,7 +130,7 @@ impl Launcher {
         let conns: Vec<Arc<Downstream>> = {
             let mut live = lock(&self.live);
             if live.shutting_down {
-                process::hurry();
+                sys::hurry();
                 while !live.done {
                     live = self.shut_down.wait(live).unwrap_or_else(|p| p.into_inner());
                 }
@@ -140,7 +140,7 @@ impl Launcher {
             live.conns.drain(..).filter_map(|w| w.upgrade()).collect()
         };
         stop_all(&conns, "");
-        process::kill_orphans();
+        sys::kill_orphans();
         lock(&self.live).done = true;
         self.shut_down.notify_all();
     }

@@ -584,7 +584,7 @@ impl Watch {
 #[allow(clippy::disallowed_methods)] // the tests spawn their stand-in children
 pub(super) mod tests {
     use super::*;
-    use crate::process::watch_tests::{read_until, Role};
+    use crate::sys::watch_tests::{read_until, Role};
     use std::io::Write;
     use std::process::{Child, Command, Stdio};
     use std::time::Instant;
@@ -641,7 +641,7 @@ pub(super) mod tests {
 
     /// This test binary playing `role` (`watch_tests`), with the parent's
     /// ends watched.
-    pub(in crate::process) fn spawn(role: Role) -> (Child, Watch, Waker, Stdin) {
+    pub(in crate::sys) fn spawn(role: Role) -> (Child, Watch, Waker, Stdin) {
         let role = match role {
             Role::Echo => "echo",
             Role::SlowReader => "slow-reader",

@@ -9,11 +9,11 @@
 //! replace the description or title of what remains. The rest of each
 //! definition stays the server's bytes. No IO here.
 
+use crate::config::suggest;
 use crate::config::{ServerConfig, ToolFilter, ToolOverride};
-use crate::jsonrpc::Members;
-use crate::mcp::ToolEntry;
 use crate::pins::{self, Hold, ServerPins};
-use crate::suggest;
+use crate::protocol::jsonrpc::Members;
+use crate::protocol::mcp::ToolEntry;
 use serde_json::json;
 use serde_json::value::RawValue;
 

@@ -9,12 +9,16 @@
 //! Only `load` does IO (it reads the one file); `parse` is pure and never logs
 //! expanded values.
 
-use crate::expand::{self, Anchor, Template};
-use crate::naming;
-use crate::open_result;
-use crate::ordered_json::Node;
-use crate::process::Stamp;
-use crate::suggest;
+pub(crate) mod expand;
+pub(crate) mod ordered_json;
+pub mod relative_args;
+pub(crate) mod suggest;
+
+use crate::config::ordered_json::Node;
+use crate::sys::Stamp;
+use crate::tools::naming;
+use crate::tools::open_result;
+use expand::{Anchor, Template};
 use serde::Serialize;
 use std::fmt;
 use std::path::{Path, PathBuf};

@@ -8,14 +8,14 @@
 //! reads it with one lock, as it read one toolbox's before, and never waits
 //! for an open; a reloaded config swaps the set of toolboxes the same way.
 
+use crate::config::expand::Vars;
 use crate::config::{Config, ServerConfig, ToolboxConfig};
 use crate::downstream::Downstream;
-use crate::expand::Vars;
+use crate::fleet::visible::{visible, Visible};
 use crate::lock;
-use crate::mcp::ToolEntry;
-use crate::open_result;
 use crate::pins::{self, ServerPins};
-use crate::visible::{visible, Visible};
+use crate::protocol::mcp::ToolEntry;
+use crate::tools::open_result;
 use std::collections::HashSet;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -250,7 +250,7 @@ pub(crate) enum Route {
 
 /// The `{toolbox, server, tool}` identifier of `use_tool`.
 #[derive(Debug, Clone, PartialEq)]
-pub struct ToolId {
+pub(crate) struct ToolId {
     pub toolbox: String,
     pub server: String,
     pub tool: String,
