@@ -16,6 +16,7 @@ pub mod protocol;
 pub mod share;
 pub mod sys;
 pub(crate) mod tools;
+pub mod wire;
 
 /// Locks a mutex, ignoring poisoning: every critical section in this crate
 /// leaves its data consistent, and a panic elsewhere must not cascade.

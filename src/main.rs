@@ -138,7 +138,7 @@ fn main() -> ExitCode {
         Command::Index { .. } => index::run(&loaded.config, &config_path.path, &mut io::stdout()),
         Command::Serve { trace, .. } => {
             if let Some(path) = trace {
-                if let Err(e) = mcp_workbench::host::trace::start(&path) {
+                if let Err(e) = mcp_workbench::wire::trace::start(&path) {
                     eprintln!("error: cannot write the trace file {}: {e}", path.display());
                     return ExitCode::from(2);
                 }

@@ -9,8 +9,8 @@
 use crate::catalog::Catalog;
 use crate::config::Config;
 use crate::fleet::launch::{self, Launcher};
-use crate::host::outbox::Outbox;
 use crate::sys;
+use crate::wire::outbox::Outbox;
 use std::io::{self, Write};
 use std::path::Path;
 use std::process::ExitCode;

@@ -35,13 +35,13 @@ pub(crate) mod result_cap;
 pub(crate) use input::WriteError;
 pub(crate) use pump::STOP_GRACE;
 
-use crate::host::outbox::Outbox;
-use crate::host::trace;
 use crate::lock;
 use crate::protocol::framing;
 use crate::protocol::jsonrpc::{self, ErrorObject, RequestId};
 use crate::protocol::mcp::{method, TextResult, ToolEntry};
 use crate::sys::{self, Stdin, Tree, Waker, Watch};
+use crate::wire::outbox::Outbox;
+use crate::wire::trace;
 use crossbeam_channel::{bounded, RecvTimeoutError, Sender};
 use era::{Era, Modern};
 use input::Input;

@@ -10,8 +10,8 @@
 //! ones in flight are still answered. The table also knows since when no
 //! forwarded call has been in flight: the idle timer's measure.
 
-use crate::host::outbox::Outbox;
 use crate::protocol::jsonrpc::RequestId;
+use crate::wire::outbox::Outbox;
 use serde_json::value::RawValue;
 use serde_json::Value;
 use std::collections::HashMap;

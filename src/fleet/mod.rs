@@ -11,6 +11,7 @@
 //! them in the registry and writes them to the child itself (`forward`).
 
 pub(crate) mod event;
+pub(crate) mod forward;
 pub(crate) mod join;
 pub(crate) mod launch;
 pub(crate) mod lifecycle;
@@ -25,7 +26,6 @@ use crate::catalog::Catalog;
 use crate::config::{Config, ServerConfig, ToolboxConfig};
 use crate::fleet::launch::Launcher;
 use crate::fleet::toolbox::{Registry, Slot, Toolboxes};
-use crate::host::outbox::Outbox;
 use crate::lock;
 use crate::pins::store::Pins;
 use crate::pins::ServerPins;
@@ -33,6 +33,7 @@ use crate::protocol::jsonrpc::RequestId;
 use crate::protocol::mcp::ToolEntry;
 use crate::sys::Stamp;
 use crate::tools::meta_tools::Outcome;
+use crate::wire::outbox::Outbox;
 use crossbeam_channel::Sender;
 use event::Event;
 use queues::Queues;

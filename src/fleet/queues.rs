@@ -9,12 +9,12 @@
 use super::join::{Closed, OpenFound, Share};
 use crate::config::ToolboxConfig;
 use crate::downstream::Downstream;
+use crate::fleet::forward::ForwardedCall;
 use crate::fleet::toolbox::Slot;
-use crate::host::outbox::Outbox;
 use crate::lock;
 use crate::protocol::jsonrpc::RequestId;
-use crate::tools::forward::ForwardedCall;
 use crate::tools::open_result;
+use crate::wire::outbox::Outbox;
 use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex, Weak};
 use std::time::{Duration, Instant};

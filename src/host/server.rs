@@ -17,23 +17,23 @@
 
 use crate::catalog;
 use crate::config::{Config, Mode};
+use crate::fleet::forward::{self, ForwardedCall, Unsent};
 use crate::fleet::join::Join;
 use crate::fleet::launch::Launcher;
 use crate::fleet::queues::Op;
 use crate::fleet::toolbox::{ToolId, Toolbox};
 use crate::fleet::{lifecycle, main_loop, Fleet, SessionLink};
-use crate::host::outbox::Outbox;
 use crate::host::session::Session;
-use crate::host::trace;
 use crate::protocol::batch::Slot;
 use crate::protocol::framing::{self, LineReader};
 use crate::protocol::jsonrpc::{self, ErrorObject, Incoming, Members, Read, RequestId};
 use crate::protocol::mcp::{self, method};
 use crate::sys;
 use crate::sys::Stamp;
-use crate::tools::forward::{self, ForwardedCall, Unsent};
 use crate::tools::meta_tools::{self, Outcome};
 use crate::tools::params;
+use crate::wire::outbox::Outbox;
+use crate::wire::trace;
 use serde::Serialize;
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};

@@ -14,12 +14,12 @@
 
 use super::endpoint::Endpoint;
 use super::wire::{Answer, Hello};
-use crate::host::outbox::Outbox;
 use crate::lock;
 use crate::protocol::framing::LineReader;
 use crate::protocol::jsonrpc::{self, ErrorObject, Incoming, Members, Read, RequestId};
 use crate::protocol::mcp::{self, method, TextResult};
 use crate::sys::{self, local::Stream};
+use crate::wire::outbox::Outbox;
 use std::collections::{BTreeSet, HashMap};
 use std::io::{self, BufReader, Write};
 use std::path::{Path, PathBuf};

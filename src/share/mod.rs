@@ -19,8 +19,8 @@ pub(crate) mod status;
 mod wire;
 
 use crate::config::Config;
-use crate::host::outbox::Outbox;
 use crate::sys::Stamp;
+use crate::wire::outbox::Outbox;
 use std::io::{self, Write};
 use std::path::Path;
 use std::sync::Arc;

@@ -4,7 +4,6 @@
 //! (`open_result`), and dynamic mode's native tools (`dynamic`, `naming`).
 
 pub(crate) mod dynamic;
-pub(crate) mod forward;
 pub(crate) mod meta_tools;
 pub(crate) mod naming;
 pub(crate) mod open_result;

@@ -5,11 +5,11 @@
 //! results are written by the thread that read them from the child, with no
 //! hand-off to another thread on the way (see ARCHITECTURE.md, hot path).
 
-use crate::host::trace;
 use crate::lock;
 use crate::protocol::batch::{Batches, Slot};
 use crate::protocol::framing;
 use crate::protocol::jsonrpc::{self, Incoming, Read, RequestId};
+use crate::wire::trace;
 use serde_json::value::RawValue;
 use std::io::Write;
 use std::sync::atomic::{AtomicBool, Ordering};

@@ -10,8 +10,8 @@
 
 use crate::downstream::{Downstream, Refused};
 use crate::fleet::toolbox::{Registry, Route, ToolId, Variant};
-use crate::host::outbox::Outbox;
 use crate::protocol::jsonrpc::RequestId;
+use crate::wire::outbox::Outbox;
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 use std::ops::Deref;
