@@ -147,7 +147,8 @@ fn main() -> ExitCode {
             server.watch_signals();
             server.keep_catalog(&config_path.path);
             server.watch_config(config_path.path.clone(), loaded.stamp);
-            match server.run(io::stdin().lock()) {
+            // Reads of 64 KiB pass by stdin's own smaller buffer.
+            match server.run(io::BufReader::with_capacity(1 << 16, io::stdin())) {
                 Ok(()) => ExitCode::SUCCESS,
                 Err(e) => {
                     log::error!("cannot read stdin: {e}");

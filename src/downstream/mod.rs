@@ -42,6 +42,7 @@ use crate::protocol::mcp::{method, TextResult, ToolEntry};
 use crate::sys::{self, Stdin, Tree, Waker, Watch};
 use crate::wire::outbox::Outbox;
 use crate::wire::trace;
+use crate::wire::SessionId;
 use crossbeam_channel::{bounded, RecvTimeoutError, Sender};
 use era::{Era, Modern};
 use input::Input;
@@ -420,7 +421,7 @@ impl Downstream {
     pub(crate) fn forward_call(
         &self,
         upstream_id: RequestId,
-        reply: &Arc<Outbox>,
+        (session, reply): (SessionId, &Arc<Outbox>),
         tool: &str,
         arguments: &RawValue,
         meta: &Map<String, Value>,
@@ -429,7 +430,7 @@ impl Downstream {
         let has_token = progress_token.is_some();
         let call = Call::new(
             upstream_id,
-            Arc::clone(reply),
+            (session, Arc::clone(reply)),
             tool,
             progress_token.cloned(),
             self.spec.call_timeout,
@@ -513,19 +514,19 @@ impl Downstream {
         ));
     }
 
-    /// Session `reply` cancelled `upstream_id`: if it is in flight here, forget
+    /// `session` cancelled `upstream_id`: if it is in flight here, forget
     /// it (no answer goes upstream) and tell the child (MCP 2025-11-25,
     /// basic/utilities/cancellation).
     pub(crate) fn cancel(
         &self,
         upstream_id: &RequestId,
-        reply: &Arc<Outbox>,
+        session: SessionId,
         reason: Option<&str>,
     ) -> bool {
         let (id, drained) = {
             let mut shared = lock(&self.shared);
             (
-                shared.pending.cancel(upstream_id, reply),
+                shared.pending.cancel(upstream_id, session),
                 shared.pending.take_drained(),
             )
         };
@@ -539,15 +540,15 @@ impl Downstream {
         true
     }
 
-    /// Ends every call session `reply` has in flight here: the child is told
+    /// Ends every call `session` has in flight here: the child is told
     /// each is cancelled, and the session gets `answer` (`{tool}` replaced by
     /// the tool's name) as an `isError` result, or nothing when `answer` is
     /// `None` (the session is gone). For a shared fleet's sessions (§8).
-    pub(crate) fn withdraw(&self, reply: &Arc<Outbox>, answer: Option<&str>) {
+    pub(crate) fn withdraw(&self, session: SessionId, answer: Option<&str>) {
         let (calls, drained) = {
             let mut shared = lock(&self.shared);
             (
-                shared.pending.take_calls_of(reply),
+                shared.pending.take_calls_of(session),
                 shared.pending.take_drained(),
             )
         };
@@ -556,7 +557,8 @@ impl Downstream {
             if let Some(text) = answer {
                 let text = text.replace("{tool}", &call.tool);
                 let result = TextResult::error(&text);
-                reply.send(&jsonrpc::result_line(&call.upstream_id, &result));
+                call.reply
+                    .send(&jsonrpc::result_line(&call.upstream_id, &result));
             }
         }
         if drained {

@@ -12,6 +12,7 @@
 
 use crate::protocol::jsonrpc::RequestId;
 use crate::wire::outbox::Outbox;
+use crate::wire::SessionId;
 use serde_json::value::RawValue;
 use serde_json::Value;
 use std::collections::HashMap;
@@ -33,7 +34,9 @@ pub(super) enum Entry {
 /// A forwarded call's bookkeeping.
 pub(super) struct Call {
     pub upstream_id: RequestId,
-    /// The session that sent it: where its answer and progress go.
+    /// The session that sent it.
+    pub session: SessionId,
+    /// Where its answer and progress go.
     pub reply: Arc<Outbox>,
     pub tool: String,
     /// Restarted by each progress notification, never past `cap`.
@@ -47,7 +50,7 @@ pub(super) struct Call {
 impl Call {
     pub(super) fn new(
         upstream_id: RequestId,
-        reply: Arc<Outbox>,
+        (session, reply): (SessionId, Arc<Outbox>),
         tool: &str,
         progress_token: Option<Value>,
         timeout: Duration,
@@ -57,6 +60,7 @@ impl Call {
         let cap = now + max.max(timeout);
         Call {
             upstream_id,
+            session,
             reply,
             tool: tool.to_string(),
             deadline: (now + timeout).min(cap),
@@ -132,13 +136,11 @@ impl Pending {
         }
     }
 
-    /// Forgets the forwarded call that session `reply` knows as `upstream`;
+    /// Forgets the forwarded call that `session` knows as `upstream`;
     /// its child id.
-    pub(super) fn cancel(&mut self, upstream: &RequestId, reply: &Arc<Outbox>) -> Option<i64> {
+    pub(super) fn cancel(&mut self, upstream: &RequestId, session: SessionId) -> Option<i64> {
         let id = self.entries.iter().find_map(|(id, e)| match e {
-            Entry::Call(call)
-                if call.upstream_id == *upstream && Arc::ptr_eq(&call.reply, reply) =>
-            {
+            Entry::Call(call) if call.upstream_id == *upstream && call.session == session => {
                 Some(*id)
             }
             _ => None,
@@ -147,9 +149,9 @@ impl Pending {
         Some(id)
     }
 
-    /// Takes every forwarded call of session `reply`, with its child id.
-    pub(super) fn take_calls_of(&mut self, reply: &Arc<Outbox>) -> Vec<(i64, Call)> {
-        self.take_calls(|call| Arc::ptr_eq(&call.reply, reply))
+    /// Takes every forwarded call of `session`, with its child id.
+    pub(super) fn take_calls_of(&mut self, session: SessionId) -> Vec<(i64, Call)> {
+        self.take_calls(|call| call.session == session)
     }
 
     /// A progress notification for call `id`: restarts its deadline (never
@@ -245,18 +247,26 @@ impl Pending {
 mod tests {
     use super::*;
 
-    fn session() -> Arc<Outbox> {
-        Arc::new(Outbox::new(Box::new(std::io::sink())))
+    fn session() -> (SessionId, Arc<Outbox>) {
+        (
+            SessionId::next(),
+            Arc::new(Outbox::new(Box::new(std::io::sink()))),
+        )
     }
 
     fn call(upstream: i64, timeout_ms: u64, max_ms: u64) -> Entry {
         call_of(&session(), upstream, timeout_ms, max_ms)
     }
 
-    fn call_of(reply: &Arc<Outbox>, upstream: i64, timeout_ms: u64, max_ms: u64) -> Entry {
+    fn call_of(
+        (session, reply): &(SessionId, Arc<Outbox>),
+        upstream: i64,
+        timeout_ms: u64,
+        max_ms: u64,
+    ) -> Entry {
         Entry::Call(Call::new(
             RequestId::Int(upstream),
-            Arc::clone(reply),
+            (*session, Arc::clone(reply)),
             "t",
             Some(Value::from("tok")),
             Duration::from_millis(timeout_ms),
@@ -281,10 +291,10 @@ mod tests {
         let mut p = Pending::default();
         let id = p.register(call_of(&one, 7, 1000, 1000)).unwrap();
         let others = p.register(call_of(&other, 7, 1000, 1000)).unwrap();
-        assert_eq!(p.cancel(&RequestId::Int(8), &one), None);
-        assert_eq!(p.cancel(&RequestId::Int(7), &one), Some(id));
+        assert_eq!(p.cancel(&RequestId::Int(8), one.0), None);
+        assert_eq!(p.cancel(&RequestId::Int(7), one.0), Some(id));
         assert!(p.complete(id).is_none(), "a cancelled call gets no answer");
-        let left: Vec<i64> = p.take_calls_of(&other).iter().map(|(id, _)| *id).collect();
+        let left: Vec<i64> = p.take_calls_of(other.0).iter().map(|(id, _)| *id).collect();
         assert_eq!(
             left,
             [others],
@@ -336,7 +346,7 @@ mod tests {
         p.complete(wait);
         let reply = session();
         p.register(call_of(&reply, 3, 1000, 1000)).unwrap();
-        assert!(p.cancel(&RequestId::Int(3), &reply).is_some());
+        assert!(p.cancel(&RequestId::Int(3), reply.0).is_some());
         assert!(p.quiet_since().is_some(), "a cancelled call leaves too");
     }
 

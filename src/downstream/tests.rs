@@ -38,7 +38,8 @@ fn stop_asked(conn: &Downstream) -> bool {
 
 struct Case {
     conn: Arc<Downstream>,
-    /// The session the calls come from.
+    /// The session the calls come from, and its outbox.
+    session: SessionId,
     outbox: Arc<Outbox>,
     host: Host,
     child: BufReader<PipeReader>,
@@ -75,6 +76,7 @@ impl Case {
         );
         Case {
             conn,
+            session: SessionId::next(),
             outbox,
             host,
             child: BufReader::new(child),
@@ -101,7 +103,7 @@ impl Case {
         self.conn
             .forward_call(
                 RequestId::Int(id),
-                &self.outbox,
+                (self.session, &self.outbox),
                 tool,
                 &args,
                 &Map::new(),
@@ -200,7 +202,7 @@ fn the_hosts_cancel_reaches_the_child_and_the_late_answer_is_dropped() {
     let sent = case.call(5, "slow", None);
     assert!(case
         .conn
-        .cancel(&RequestId::Int(5), &case.outbox, Some("user")));
+        .cancel(&RequestId::Int(5), case.session, Some("user")));
     let cancel = case.child_got();
     assert_eq!(
         cancel["params"],
@@ -212,7 +214,7 @@ fn the_hosts_cancel_reaches_the_child_and_the_late_answer_is_dropped() {
         "a cancelled call gets no answer"
     );
     assert!(
-        !case.conn.cancel(&RequestId::Int(5), &case.outbox, None),
+        !case.conn.cancel(&RequestId::Int(5), case.session, None),
         "once"
     );
 }
@@ -269,7 +271,7 @@ fn the_end_of_the_process_fails_what_is_in_flight_once_with_its_last_words() {
     let args = RawValue::from_string("{}".into()).unwrap();
     let refused = case.conn.forward_call(
         RequestId::Int(3),
-        &case.outbox,
+        (case.session, &case.outbox),
         "c",
         &args,
         &Map::new(),

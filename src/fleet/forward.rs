@@ -4,7 +4,7 @@
 //!
 //! Nothing here answers the host or restarts a server: a call that was not
 //! written comes back to the caller (`Unsent`), which answers it or hands it
-//! to the fleet's lifecycle for a start of its server. On the way to the
+//! to the fleet (`Fleet::restart_for`) for a start of its server. On the way to the
 //! child nothing is added to the registry's lookup and the child's write: no
 //! channel, no other lock.
 
@@ -12,6 +12,7 @@ use crate::downstream::{Downstream, Refused};
 use crate::fleet::toolbox::{Registry, Route, ToolId, Variant};
 use crate::protocol::jsonrpc::RequestId;
 use crate::wire::outbox::Outbox;
+use crate::wire::SessionId;
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 use std::ops::Deref;
@@ -22,7 +23,9 @@ use std::sync::Arc;
 /// restart owns a copy (the default).
 pub(crate) struct ForwardedCall<A = Box<RawValue>> {
     pub id: RequestId,
-    /// The session that sent it: where its answer goes.
+    /// The session that sent it.
+    pub session: SessionId,
+    /// Where its answer goes: the session's outbox.
     pub reply: Arc<Outbox>,
     /// Which copy of the toolbox serves this session (`toolbox::Variant`).
     pub variant: Variant,
@@ -42,6 +45,7 @@ impl<A: Deref<Target = RawValue>> ForwardedCall<A> {
     fn into_owned(self) -> ForwardedCall {
         ForwardedCall {
             id: self.id,
+            session: self.session,
             reply: self.reply,
             variant: self.variant,
             tool_id: self.tool_id,
@@ -55,11 +59,15 @@ impl<A: Deref<Target = RawValue>> ForwardedCall<A> {
 
 /// A call `forward` did not write: its caller hands it on.
 pub(crate) enum Unsent {
-    /// Its server died (whether the workbench had noticed or not), sleeps or
-    /// was reconfigured: the call, with its own copy of the arguments, waits
-    /// for one start of it (`fleet::lifecycle::restart_for`). Boxed: this
-    /// path copies the arguments anyway, and the hot path's result stays small.
-    Start(Box<ForwardedCall>),
+    /// Its server died (whether the workbench had noticed or not; `down`
+    /// says why, when it had), sleeps or was reconfigured: the call, with its
+    /// own copy of the arguments, waits for one start of it
+    /// (`Fleet::restart_for`). Boxed: this path copies the arguments
+    /// anyway, and the hot path's result stays small.
+    Start {
+        call: Box<ForwardedCall>,
+        down: Option<String>,
+    },
     /// The call fails: the `use_tool` error for request `id`.
     Fail(RequestId, String),
 }
@@ -72,12 +80,21 @@ pub(crate) fn forward<A: Deref<Target = RawValue>>(
 ) -> Result<(), Unsent> {
     let conn = match registry.resolve(&call.tool_id, call.variant) {
         Ok(Route::Conn(conn)) => conn,
-        Ok(Route::Start) => return Err(Unsent::Start(Box::new(call.into_owned()))),
+        Ok(Route::Start) => {
+            let call = Box::new(call.into_owned());
+            return Err(Unsent::Start { call, down: None });
+        }
         Err(text) => return Err(Unsent::Fail(call.id, text)),
     };
     match send(&call, &conn) {
         Ok(()) => Ok(()),
-        Err(Refused::Down(_)) => Err(Unsent::Start(Box::new(call.into_owned()))),
+        Err(Refused::Down(why)) => {
+            let call = Box::new(call.into_owned());
+            Err(Unsent::Start {
+                call,
+                down: Some(why),
+            })
+        }
         Err(Refused::Busy(why)) => {
             let text = busy_text(&call.tool_id, &why);
             Err(Unsent::Fail(call.id, text))
@@ -93,7 +110,7 @@ pub(crate) fn send<A: Deref<Target = RawValue>>(
     let token = call.progress_token.as_ref();
     conn.forward_call(
         call.id.clone(),
-        &call.reply,
+        (call.session, &call.reply),
         &call.tool_id.tool,
         &call.arguments,
         &call.meta,
@@ -111,5 +128,16 @@ pub(crate) fn busy_text(tool_id: &ToolId, why: &str) -> String {
     format!(
         "Tool '{tool}' in server '{server}' (toolbox '{toolbox}') was not called: the server \
          is not keeping up ({why}). Try again later, or close and reopen toolbox '{toolbox}'"
+    )
+}
+
+/// The error of a call whose server died again right after its restart.
+pub(crate) fn stopped_again(tool_id: &ToolId, why: &str) -> String {
+    let ToolId {
+        toolbox, server, ..
+    } = tool_id;
+    format!(
+        "Server '{server}' in toolbox '{toolbox}' stopped again right after it was \
+         restarted ({why}); the next call starts it again"
     )
 }

@@ -18,21 +18,21 @@
 //! - A request the host cancelled while it waited here gets no answer
 //!   (basic/utilities/cancellation, 2025-06-18: the receiver SHOULD NOT respond).
 //!
-//! The host is reached only through the fleet's `SessionLink`.
+//! Sessions hear of what happens here only as facts (`Fact`), on their own
+//! channels: nothing here renders an answer or waits for a session.
 
 use super::event::{Event, Watched};
-use super::join::{self, Closed, OpenFound, Opened};
+use super::facts::{Closed, Fact, NotOpened, OpenFound, Opened};
+use super::forward::ForwardedCall;
+use super::launch;
 use super::queues::{Op, Reload};
+use super::toolbox::{self, OpenToolbox, RunningServer, ServerState, Slot, Toolbox};
 use super::Fleet;
 use crate::config::expand::Vars;
-use crate::config::{ServerConfig, ToolboxConfig};
-use crate::downstream::{Downstream, Refused, Spec, Started};
-use crate::fleet::forward::{self, ForwardedCall};
-use crate::fleet::launch;
-use crate::fleet::toolbox::{self, OpenToolbox, RunningServer, ServerState, Slot, ToolId, Toolbox};
-use crate::tools::meta_tools::{self, Outcome};
-use crate::tools::open_result;
-use crate::wire::outbox::Outbox;
+use crate::config::ServerConfig;
+use crate::downstream::{Downstream, Spec, Started};
+use crate::wire::SessionId;
+use std::collections::BTreeMap;
 use std::sync::{Arc, Weak};
 use std::thread;
 use std::time::{Duration, Instant};
@@ -40,11 +40,6 @@ use std::time::{Duration, Instant};
 /// Queues `op` for toolbox `slot`, starting a worker for the queue if none
 /// runs. A restart joins a restart of the same server that has not begun yet.
 pub(crate) fn submit(fleet: &Arc<Fleet>, slot: &Arc<Slot>, op: Op) {
-    for (reply, id) in op.request_ids() {
-        if let Some(session) = fleet.session_of(reply) {
-            session.wait(id);
-        }
-    }
     if !fleet.queues.push(slot, op) {
         return;
     }
@@ -54,10 +49,17 @@ pub(crate) fn submit(fleet: &Arc<Fleet>, slot: &Arc<Slot>, op: Op) {
         .spawn(move || run_queue(&worker, &queued))
     {
         log::error!("cannot create a worker thread: {e}");
-        let text = format!("The workbench cannot create a thread ({e}); try again later");
+        let why = format!("The workbench cannot create a thread ({e}); try again later");
         for op in fleet.queues.abandon(slot) {
-            for (reply, id) in op.request_ids() {
-                fleet.answer(reply, id, &Outcome::error(text.clone()));
+            for asked in op.asked() {
+                let why = why.clone();
+                fleet.tell(
+                    asked.session,
+                    Fact::Failed {
+                        seq: asked.seq,
+                        why,
+                    },
+                );
             }
         }
     }
@@ -83,24 +85,24 @@ pub(crate) fn reload(fleet: &Arc<Fleet>, slot: &Arc<Slot>, change: Reload) {
     }
 }
 
-/// Queues `call`, which its server could not take (it died, sleeps or was
-/// reconfigured), for one start of that server, in its toolbox's queue.
-pub(crate) fn restart_for(fleet: &Arc<Fleet>, mut call: ForwardedCall) {
+/// Queues `call` (request `seq` of its session), which its server could not
+/// take (it died, sleeps or was reconfigured), for one start of that
+/// server, in its toolbox's queue.
+pub(crate) fn restart_for(fleet: &Arc<Fleet>, seq: u64, mut call: ForwardedCall) {
     let all = fleet.registry.current();
     let slot = match all.find_variant(&call.tool_id.toolbox, call.variant) {
         Some(toolbox) => Arc::clone(&toolbox.slot),
         None => {
-            let text = format!("Toolbox '{}' not found", call.tool_id.toolbox);
-            if let Some(session) = fleet.session_of(&call.reply) {
-                session.answer(&call.id, &Outcome::error(text));
-            }
-            return;
+            let started = Err(format!("Toolbox '{}' not found", call.tool_id.toolbox));
+            let session = call.session;
+            let calls = vec![(seq, call)];
+            return fleet.tell(session, Fact::Restarted { calls, started });
         }
     };
     call.restarts += 1;
     let op = Op::Restart {
         server: call.tool_id.server.clone(),
-        calls: vec![call],
+        calls: vec![(seq, call)],
     };
     submit(fleet, &slot, op);
 }
@@ -109,45 +111,20 @@ fn run_queue(fleet: &Arc<Fleet>, slot: &Arc<Slot>) {
     let gone = || fleet.registry.toolbox(slot).is_none();
     while let Some(op) = fleet.queues.pop(slot, gone) {
         match op {
-            // Cancelled while queued: nothing happens.
-            Op::Open { id, reply, .. }
-            | Op::Close {
-                id: Some(id),
-                reply,
-                ..
-            } if fleet.session_of(&reply).is_some_and(|s| s.cancelled(&id)) => {
-                if let Some(session) = fleet.session_of(&reply) {
-                    session.finish(&id);
+            // A session that withdrew its request while this ran gets the
+            // fact all the same: the session decides it is not answered.
+            Op::Open { asked, part } => {
+                let found = open_toolbox(fleet, slot, asked.session);
+                let (seq, session) = (asked.seq, asked.session);
+                fleet.tell(session, Fact::Opened { seq, part, found });
+            }
+            Op::Close { session, answer } => {
+                let closed = close_toolbox(fleet, slot, session);
+                if let Some((seq, part)) = answer {
+                    fleet.tell(session, Fact::Closed { seq, part, closed });
                 }
             }
-            // Cancelled while it runs: it runs to its end, unanswered.
-            Op::Open {
-                id,
-                reply,
-                form,
-                requested,
-                share,
-            } => {
-                let opened = open_toolbox(fleet, slot, &reply);
-                let Some((base, all)) = join::gather(share, opened) else {
-                    continue; // the other copy's worker answers
-                };
-                let mut outcome = describe_open(base.as_deref(), all);
-                if outcome.json && !outcome.is_error {
-                    outcome.text = open_result::reshape(outcome.text, form, requested.as_deref());
-                }
-                fleet.answer(&reply, &id, &outcome);
-            }
-            Op::Close { id, reply, share } => {
-                let closed = close_toolbox(fleet, slot, &reply);
-                let Some((_, all)) = join::gather(share, closed) else {
-                    continue;
-                };
-                if let Some(id) = id {
-                    fleet.answer(&reply, &id, &describe_close(&slot.name, &all));
-                }
-            }
-            Op::Restart { server, calls } => restart_then_forward(fleet, slot, &server, calls),
+            Op::Restart { server, calls } => restart_then_hand_back(fleet, slot, &server, calls),
             Op::Sleep {
                 server,
                 conn,
@@ -169,13 +146,10 @@ fn configured(fleet: &Fleet, slot: &Slot) -> Option<Toolbox> {
 /// `open_toolbox`: starts the toolbox's servers that are not running (in
 /// parallel), and lists the tools of all of them. Asleep servers stay
 /// asleep: their last listing answers.
-/// The toolbox is held for the session of `reply` (§8).
-fn open_toolbox(fleet: &Arc<Fleet>, slot: &Arc<Slot>, reply: &Arc<Outbox>) -> OpenFound {
+/// The toolbox is held for `session` (§8).
+fn open_toolbox(fleet: &Arc<Fleet>, slot: &Arc<Slot>, session: SessionId) -> OpenFound {
     let Some(toolbox) = configured(fleet, slot) else {
-        return Err(meta_tools::not_configured(
-            &fleet.registry.current(),
-            &slot.name,
-        ));
+        return Err(NotOpened::NotConfigured);
     };
     let config = &*toolbox.config;
     let name = &config.name;
@@ -188,7 +162,7 @@ fn open_toolbox(fleet: &Arc<Fleet>, slot: &Arc<Slot>, reply: &Arc<Outbox>) -> Op
     let mut specs = Vec::new();
     let mut env_errors = Vec::new();
     let mut dead: Vec<(&str, Arc<Downstream>)> = Vec::new();
-    let mut notes = Vec::new();
+    let mut restarted = Vec::new();
     for (i, server) in config.servers.iter().enumerate() {
         match previous.as_ref().map(|p| &p.servers[i]) {
             Some(ServerState::Running(r)) if r.conn.is_up() => {
@@ -199,10 +173,7 @@ fn open_toolbox(fleet: &Arc<Fleet>, slot: &Arc<Slot>, reply: &Arc<Outbox>) -> Op
                 keep.push(None);
                 if let Some(ServerState::Running(r)) = other {
                     let why = r.conn.down_reason().unwrap_or_default();
-                    notes.push(format!(
-                        "Server '{}' had stopped ({why}) and was restarted",
-                        server.name
-                    ));
+                    restarted.push((server.name.clone(), why));
                     dead.push((&server.name, Arc::clone(&r.conn)));
                 }
                 if !server.disabled {
@@ -215,12 +186,12 @@ fn open_toolbox(fleet: &Arc<Fleet>, slot: &Arc<Slot>, reply: &Arc<Outbox>) -> Op
         }
     }
     if !env_errors.is_empty() {
-        return Err(format!(
+        return Err(NotOpened::Refused(format!(
             "Cannot open toolbox '{name}': {}",
             env_errors.join("; ")
-        ));
+        )));
     }
-    let restarted = previous.is_some() && !specs.is_empty();
+    let reopened = previous.is_some() && !specs.is_empty();
     let started_any = !specs.is_empty();
     let mut started = start_servers(fleet, slot, dead, specs).into_iter();
 
@@ -246,81 +217,58 @@ fn open_toolbox(fleet: &Arc<Fleet>, slot: &Arc<Slot>, reply: &Arc<Outbox>) -> Op
     }
     let open = OpenToolbox { servers: states };
     let enabled = config.servers.iter().filter(|s| !s.disabled).count();
-    let connected = meta_tools::count_connected(&open);
+    let connected = open.connected();
     let failed = enabled > 0 && connected == 0;
     if failed {
         fleet.registry.set_open(slot, None);
         log::warn!("toolbox '{name}' failed to open: no server started");
     } else {
         fleet.registry.install(slot, open.clone());
-        match fleet.session_of(reply) {
-            Some(session) => session.hold(slot, true),
-            // The session left while its open ran: nobody may be left to close it.
-            None if fleet.holders(slot) == 0 => {
-                close_toolbox(fleet, slot, reply);
-                return Err(format!("Toolbox '{name}' was closed: its session left"));
-            }
-            None => {}
+        if !hold(fleet, slot, &[session]) {
+            return Err(NotOpened::Refused(format!(
+                "Toolbox '{name}' was closed: its session left"
+            )));
         }
         fleet.tools_changed();
         log::info!(
             "toolbox '{name}' {} ({connected} of {enabled} servers running or asleep)",
-            if restarted { "reopened" } else { "open" }
+            if reopened { "reopened" } else { "open" }
         );
     }
     Ok(Opened {
         config: Arc::clone(&toolbox.config),
         open,
-        notes,
+        restarted,
         failed,
     })
 }
 
-/// The answer to `open_toolbox` from what the toolbox's copies found: one,
-/// or the two of a toolbox whose servers are partly shared (`base`, the
-/// toolbox as configured, is then what it describes), their servers' states
-/// put back in config order.
-fn describe_open(base: Option<&ToolboxConfig>, found: Vec<OpenFound>) -> Outcome {
-    let mut opened = Vec::new();
-    let mut refused = Vec::new();
-    for part in found {
-        match part {
-            Ok(part) => opened.push(part),
-            Err(why) => refused.push(why),
+/// `sessions` hold toolbox `slot`, which they opened: whether any of them
+/// is still served. When none is and no other session holds it, the toolbox
+/// closes: nobody would be left to close it. The hold comes first, so a
+/// session that leaves meanwhile finds it and closes it itself.
+fn hold(fleet: &Fleet, slot: &Slot, sessions: &[SessionId]) -> bool {
+    for &session in sessions {
+        fleet.holds.hold(slot.id, session);
+    }
+    let mut served = false;
+    for &session in sessions {
+        if fleet.serves(session) {
+            served = true;
+        } else {
+            fleet.holds.release(slot.id, session);
         }
     }
-    if !refused.is_empty() {
-        return Outcome::error(refused.join("\n"));
+    if !served && fleet.holds.holders(slot.id) == 0 {
+        if let Some(&session) = sessions.first() {
+            log::info!(
+                "toolbox '{}' closed: the session it started for left",
+                slot.name
+            );
+            close_toolbox(fleet, slot, session);
+        }
     }
-    let Some(base) = base.or(opened.first().map(|o| &*o.config)) else {
-        return Outcome::error("internal error: no copy was opened".to_string());
-    };
-    let state_of = |name: &str| {
-        opened.iter().find_map(|part| {
-            let i = part.config.servers.iter().position(|s| s.name == name)?;
-            Some(part.open.servers[i].clone())
-        })
-    };
-    let open = OpenToolbox {
-        servers: base
-            .servers
-            .iter()
-            .map(|s| state_of(&s.name).unwrap_or(ServerState::Disabled))
-            .collect(),
-    };
-    let notes = opened
-        .iter()
-        .flat_map(|o| o.notes.iter().cloned())
-        .collect();
-    let described = meta_tools::describe_open(base, &open, notes);
-    if opened.iter().all(|o| o.failed) {
-        return Outcome::error(described.errors.join("\n"));
-    }
-    Outcome {
-        text: described.json,
-        is_error: false,
-        json: true,
-    }
+    served
 }
 
 /// The state of a server that was started, its listing put in the catalog
@@ -387,53 +335,27 @@ fn start_servers(
 }
 
 /// Starts server `server` of toolbox `slot` again for the calls queued for
-/// it, then forwards each one its new listing has; or answers each with the
-/// reason it cannot run.
-fn restart_then_forward(
+/// it, then hands them back to their sessions, which forward them (or
+/// answer each with the reason it cannot run).
+fn restart_then_hand_back(
     fleet: &Arc<Fleet>,
     slot: &Arc<Slot>,
     server: &str,
-    calls: Vec<ForwardedCall>,
+    calls: Vec<(u64, ForwardedCall)>,
 ) {
-    let replies: Vec<&Arc<Outbox>> = calls.iter().map(|c| &c.reply).collect();
-    let restarted = restart_server(fleet, slot, server, &replies);
-    for call in calls {
-        let Some(session) = fleet.session_of(&call.reply) else {
-            continue; // its session left
-        };
-        if !session.finish(&call.id) {
-            continue; // cancelled while it waited
-        }
-        let text = match &restarted {
-            Ok(running) if !running.has_tool(&call.tool_id.tool) => {
-                running.missing_tool(&call.tool_id)
-            }
-            Ok(running) => match forward::send(&call, &running.conn) {
-                Ok(()) => continue,
-                // Another queued call may have ended it already: one more
-                // restart for this call; after that the call fails.
-                Err(Refused::Down(_)) if call.restarts < 2 => {
-                    restart_for(fleet, call);
-                    continue;
-                }
-                Err(Refused::Down(why)) => stopped_again(&call.tool_id, &why),
-                Err(Refused::Busy(why)) => forward::busy_text(&call.tool_id, &why),
-            },
-            Err(text) => text.clone(),
-        };
-        session.answer(&call.id, &Outcome::error(text));
+    let callers: Vec<SessionId> = calls.iter().map(|(_, call)| call.session).collect();
+    let started = restart_server(fleet, slot, server, &callers).map(|_| ());
+    let mut by_session: BTreeMap<SessionId, Vec<(u64, ForwardedCall)>> = BTreeMap::new();
+    for (seq, call) in calls {
+        by_session
+            .entry(call.session)
+            .or_default()
+            .push((seq, call));
     }
-}
-
-/// The error of a call whose server died again right after its restart.
-fn stopped_again(tool_id: &ToolId, why: &str) -> String {
-    let ToolId {
-        toolbox, server, ..
-    } = tool_id;
-    format!(
-        "Server '{server}' in toolbox '{toolbox}' stopped again right after it was \
-         restarted ({why}); the next call starts it again"
-    )
+    for (session, calls) in by_session {
+        let started = started.clone();
+        fleet.tell(session, Fact::Restarted { calls, started });
+    }
 }
 
 /// Why a server is started for a call.
@@ -451,7 +373,7 @@ fn restart_server(
     fleet: &Arc<Fleet>,
     slot: &Arc<Slot>,
     server: &str,
-    callers: &[&Arc<Outbox>],
+    callers: &[SessionId],
 ) -> Result<Arc<RunningServer>, String> {
     let toolbox =
         configured(fleet, slot).ok_or_else(|| format!("Toolbox '{}' not found", slot.name))?;
@@ -502,19 +424,10 @@ fn restart_server(
         let mut open = (*previous).clone();
         open.servers[index] = state.clone();
         fleet.registry.install(slot, open);
-        if opening {
-            let mut held = false;
-            for session in callers.iter().filter_map(|reply| fleet.session_of(reply)) {
-                session.hold(slot, true);
-                held = true;
-            }
-            // Every caller's session left while the server started: nobody
-            // may be left to close it (as an open that outlives its session).
-            if let (false, 0, Some(reply)) = (held, fleet.holders(slot), callers.first()) {
-                log::info!("[{name}/{server}] stopped: the session it started for left");
-                close_toolbox(fleet, slot, reply);
-                return Err(format!("Toolbox '{name}' was closed: its session left"));
-            }
+        // Every caller's session left while the server started: the
+        // toolbox is closed again (as an open that outlives its session).
+        if opening && !hold(fleet, slot, callers) {
+            return Err(format!("Toolbox '{name}' was closed: its session left"));
         }
         watch_idle(fleet, slot, config, &state);
         fleet.tools_changed();
@@ -539,33 +452,25 @@ fn restart_server(
     }
 }
 
-/// `close_toolbox` for the session of `reply`: releases its hold; stops
-/// this toolbox's servers, and nothing else, unless other sessions of a
-/// shared fleet still hold it (§8): then only this session's calls in flight
-/// to it end.
-fn close_toolbox(fleet: &Fleet, slot: &Slot, reply: &Arc<Outbox>) -> Closed {
+/// `close_toolbox` for `session`: releases its hold; stops this toolbox's
+/// servers, and nothing else, unless other sessions of a shared fleet still
+/// hold it (§8): then only this session's calls in flight to it end.
+fn close_toolbox(fleet: &Fleet, slot: &Slot, session: SessionId) -> Closed {
     let Some(toolbox) = configured(fleet, slot) else {
-        let all = fleet.registry.current();
-        return Closed::NotConfigured(meta_tools::not_configured(&all, &slot.name));
+        return Closed::NotConfigured;
     };
     let name = &slot.name;
-    let session = fleet.session_of(reply);
-    let held = session.as_ref().is_some_and(|s| s.holds(slot));
-    if let Some(session) = &session {
-        session.hold(slot, false);
-    }
-    let others = fleet.holders(slot);
+    let held = fleet.holds.release(slot.id, session);
+    let others = fleet.holds.holders(slot.id);
     if others > 0 {
         let (Some(open), true) = (toolbox.open, held) else {
             return Closed::NotOpen;
         };
         let in_flight = format!("Toolbox '{name}' was closed while tool '{{tool}}' was running");
         for conn in open.conns() {
-            conn.withdraw(reply, Some(&in_flight));
+            conn.withdraw(session, Some(&in_flight));
         }
-        if let Some(session) = &session {
-            session.tools_changed(&fleet.registry.current());
-        }
+        fleet.tell(session, Fact::ToolsChanged);
         log::info!("toolbox '{name}' released by a session; {others} still hold it");
         return Closed::Released(others);
     }
@@ -580,36 +485,6 @@ fn close_toolbox(fleet: &Fleet, slot: &Slot, reply: &Arc<Outbox>) -> Closed {
     );
     log::info!("toolbox '{name}' closed");
     Closed::Stopped(n)
-}
-
-/// The answer to `close_toolbox` of toolbox `name` from what closing its
-/// copies did (one, or two for a toolbox whose servers are partly shared).
-fn describe_close(name: &str, closed: &[Closed]) -> Outcome {
-    if let Some(Closed::NotConfigured(text)) = closed
-        .iter()
-        .find(|c| matches!(c, Closed::NotConfigured(_)))
-    {
-        return Outcome::error(text.clone());
-    }
-    if closed.iter().all(|c| *c == Closed::NotOpen) {
-        return Outcome::error(format!("Toolbox '{name}' is not open"));
-    }
-    let stopped = closed
-        .iter()
-        .map(|c| match c {
-            Closed::Stopped(n) => *n,
-            _ => 0,
-        })
-        .sum();
-    let others = closed
-        .iter()
-        .map(|c| match c {
-            Closed::Released(n) => *n,
-            _ => 0,
-        })
-        .max()
-        .unwrap_or(0);
-    Outcome::ok(meta_tools::closed(name, stopped, others))
 }
 
 /// The idle timer found server `server` idle: if `conn` still runs it and

@@ -3,16 +3,20 @@
 //! re-lists (`lifecycle`, on each toolbox's worker), decided by one loop that
 //! owns the fleet's timers (`main_loop`).
 //!
-//! The fleet serves host sessions through `SessionLink` alone, and imports
-//! no session code: one session in a workbench of its own, or every session
-//! attached to a shared fleet (docs/reference.md §8), each known by its
-//! outbox. A session holds the toolboxes it opened; a toolbox closes when no
-//! session holds it. Calls do not pass through the fleet: a session resolves
-//! them in the registry and writes them to the child itself (`forward`).
+//! The fleet serves host sessions it knows by `SessionId`: one session in a
+//! workbench of its own, or every session attached to a shared fleet
+//! (docs/reference.md §8). It never calls into a session: its threads send
+//! each session `Fact`s on the session's own channel, and the session's loop
+//! decides what the host hears. It imports nothing of the host side and
+//! renders no meta-tool result. A session holds the toolbox copies it opened
+//! (`holds`); a copy closes when no session holds it. Calls do not pass
+//! through the fleet's threads: a session resolves them in the registry and
+//! writes them to the child itself (`forward`).
 
 pub(crate) mod event;
+pub(crate) mod facts;
 pub(crate) mod forward;
-pub(crate) mod join;
+pub(crate) mod holds;
 pub(crate) mod launch;
 pub(crate) mod lifecycle;
 pub(crate) mod main_loop;
@@ -23,63 +27,50 @@ pub(crate) mod toolbox;
 pub(crate) mod visible;
 
 use crate::catalog::Catalog;
+use crate::config::expand::Vars;
 use crate::config::{Config, ServerConfig, ToolboxConfig};
-use crate::fleet::launch::Launcher;
-use crate::fleet::toolbox::{Registry, Slot, Toolboxes};
 use crate::lock;
 use crate::pins::store::Pins;
 use crate::pins::ServerPins;
 use crate::protocol::jsonrpc::RequestId;
 use crate::protocol::mcp::ToolEntry;
 use crate::sys::Stamp;
-use crate::tools::meta_tools::Outcome;
-use crate::wire::outbox::Outbox;
+use crate::wire::SessionId;
 use crossbeam_channel::Sender;
 use event::Event;
-use queues::Queues;
+use facts::{Asked, Fact};
+use forward::{ForwardedCall, Unsent};
+use holds::Holds;
+use launch::Launcher;
+use queues::{Op, Queues};
+use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
-use std::sync::{Arc, Mutex, Weak};
+use std::sync::{Arc, Mutex};
+use toolbox::{Part, Registry, Slot, Toolboxes, Variant};
 
-/// What the fleet needs of a host session. Each call is quick: it may write
-/// one line to the host, and waits for nothing else. A session is known by
-/// its outbox (`reply`), which calls and queued requests carry.
-pub(crate) trait SessionLink: Send + Sync {
-    /// Where the session's answers go; also its identity.
-    fn outbox(&self) -> &Arc<Outbox>;
-    /// Host request `id` waits in the fleet (a queued open, close or call).
-    fn wait(&self, id: &RequestId);
-    /// Whether the host cancelled `id`, which waits in the fleet.
-    fn cancelled(&self, id: &RequestId) -> bool;
-    /// `id` is done waiting: whether it is to be answered (not cancelled).
-    fn finish(&self, id: &RequestId) -> bool;
-    /// Sends `outcome` as the `CallToolResult` of `id`.
-    fn answer(&self, id: &RequestId, outcome: &Outcome);
-    /// Whether the session holds toolbox `slot` open.
-    fn holds(&self, slot: &Slot) -> bool;
-    /// Takes (`true`) or releases the session's hold on toolbox `slot`.
-    fn hold(&self, slot: &Slot, held: bool);
-    /// What is open changed (an open, close, restart or re-list): the
-    /// session's tools may have changed.
-    fn tools_changed(&self, toolboxes: &Toolboxes);
-    /// A reload was applied: `configs` are the configured toolboxes now.
-    fn config_changed(&self, configs: &[&ToolboxConfig], toolboxes: &Toolboxes);
-}
+/// A shared fleet's session's copies of a toolbox, and the environment
+/// they expand with.
+pub(crate) type SessionCopies<'a> = (&'a [(Variant, Part)], &'a Arc<Vars>);
 
 /// The state the fleet's threads share: the registry, the launcher, the
-/// lifecycle queues, the tool catalog, the loop's channel and the sessions served.
+/// lifecycle queues, the tool catalog, the loop's channel, the sessions
+/// served and what each holds.
 pub(crate) struct Fleet {
-    pub registry: Registry,
-    pub launcher: Launcher,
-    pub queues: Queues,
+    registry: Registry,
+    launcher: Launcher,
+    queues: Queues,
     /// With `pinTools`: the config's pins (docs/reference.md §10).
-    pub pins: Option<Pins>,
+    pins: Option<Pins>,
     /// Every listing seen, per server definition: what `find_tools` searches.
     /// One per process, shared by every session it serves.
-    pub catalog: Catalog,
+    catalog: Catalog,
     /// The fleet loop's events.
     events: Sender<Event>,
-    /// The sessions served: one, or every session of a shared fleet (§8).
-    sessions: Mutex<Vec<Weak<dyn SessionLink>>>,
+    /// The sessions served, each with its channel of facts: one, or every
+    /// session of a shared fleet (§8).
+    sessions: Mutex<HashMap<SessionId, Sender<Fact>>>,
+    /// Which sessions hold which toolbox copies open.
+    holds: Holds,
 }
 
 impl Fleet {
@@ -93,92 +84,170 @@ impl Fleet {
             pins: open_pins(config),
             catalog: Catalog::default(),
             events,
-            sessions: Mutex::new(Vec::new()),
+            sessions: Mutex::default(),
+            holds: Holds::default(),
         }
     }
 
-    /// Serves `session` from now on, until it is dropped (or `leave` is called).
-    pub(crate) fn attach(&self, session: Weak<dyn SessionLink>) {
-        let mut sessions = lock(&self.sessions);
-        sessions.retain(|s| s.strong_count() > 0);
-        sessions.push(session);
+    /// Serves `session` from now on, until it `leave`s: its facts go to `facts`.
+    pub(crate) fn attach(&self, session: SessionId, facts: Sender<Fact>) {
+        lock(&self.sessions).insert(session, facts);
     }
 
-    /// Stops serving the session of `reply`: it is gone. Its calls in flight
-    /// are cancelled downstream, and its holds released: a toolbox no other
-    /// session holds is closed.
-    pub(crate) fn leave(self: &Arc<Self>, reply: &Arc<Outbox>) {
-        let session = self.session_of(reply);
-        lock(&self.sessions)
-            .retain(|s| s.upgrade().is_some_and(|s| !Arc::ptr_eq(s.outbox(), reply)));
+    /// Stops serving `session`: it is gone. Its calls in flight are
+    /// cancelled downstream, its queued requests dropped, and its holds
+    /// released: a toolbox copy no other session holds is closed.
+    pub(crate) fn leave(self: &Arc<Self>, session: SessionId) {
+        lock(&self.sessions).remove(&session);
+        self.queues.withdraw_session(session);
         for conn in self.launcher.live_conns() {
-            conn.withdraw(reply, None);
+            conn.withdraw(session, None);
         }
-        let Some(session) = session else {
-            return;
-        };
-        let held: Vec<Arc<Slot>> = self
-            .registry
-            .current()
-            .all()
-            .filter(|t| session.holds(&t.slot))
-            .map(|t| Arc::clone(&t.slot))
-            .collect();
-        for slot in held {
-            lifecycle::submit(
-                self,
-                &slot,
-                queues::Op::Close {
-                    id: None,
-                    reply: Arc::clone(reply),
-                    share: None,
-                },
-            );
+        let held = self.holds.held_by(session);
+        let toolboxes = self.registry.current();
+        for toolbox in toolboxes.all().filter(|t| held.contains(&t.slot.id)) {
+            let op = Op::Close {
+                session,
+                answer: None,
+            };
+            lifecycle::submit(self, &toolbox.slot, op);
         }
     }
 
-    /// Every session served.
-    pub(crate) fn sessions(&self) -> Vec<Arc<dyn SessionLink>> {
-        lock(&self.sessions)
-            .iter()
-            .filter_map(Weak::upgrade)
-            .collect()
+    /// Whether `session` is still served.
+    fn serves(&self, session: SessionId) -> bool {
+        lock(&self.sessions).contains_key(&session)
     }
 
-    /// The session whose outbox is `reply`, while it is served.
-    pub(crate) fn session_of(&self, reply: &Arc<Outbox>) -> Option<Arc<dyn SessionLink>> {
-        lock(&self.sessions)
-            .iter()
-            .filter_map(Weak::upgrade)
-            .find(|s| Arc::ptr_eq(s.outbox(), reply))
-    }
-
-    /// How many sessions hold toolbox `slot` open.
-    pub(crate) fn holders(&self, slot: &Slot) -> usize {
-        self.sessions().iter().filter(|s| s.holds(slot)).count()
-    }
-
-    /// Answers `id` of session `reply` with `outcome`, unless it cancelled it
-    /// or is gone.
-    pub(crate) fn answer(&self, reply: &Arc<Outbox>, id: &RequestId, outcome: &Outcome) {
-        if let Some(session) = self.session_of(reply) {
-            if session.finish(id) {
-                session.answer(id, outcome);
-            }
+    /// Tells `session` `fact`, if it is still served.
+    fn tell(&self, session: SessionId, fact: Fact) {
+        if let Some(facts) = lock(&self.sessions).get(&session) {
+            let _ = facts.send(fact);
         }
     }
 
     /// Tells every session what is open changed.
-    pub(crate) fn tools_changed(&self) {
-        let toolboxes = self.registry.current();
-        for session in self.sessions() {
-            session.tools_changed(&toolboxes);
+    fn tools_changed(&self) {
+        for facts in lock(&self.sessions).values() {
+            let _ = facts.send(Fact::ToolsChanged);
         }
+    }
+
+    /// The toolboxes and what is open, as they are now.
+    pub(crate) fn toolboxes(&self) -> Arc<Toolboxes> {
+        self.registry.current()
+    }
+
+    /// The copies of toolbox `name` a session uses: the one copy, or in a
+    /// shared fleet the session's `copies` expanded with its `env`, made if
+    /// they are not there yet (§8). Empty when `name` is not configured.
+    pub(crate) fn copies(&self, name: &str, copies: Option<SessionCopies<'_>>) -> Vec<Arc<Slot>> {
+        match copies {
+            None => self
+                .registry
+                .current()
+                .find(name)
+                .map(|t| Arc::clone(&t.slot))
+                .into_iter()
+                .collect(),
+            Some((copies, env)) => copies
+                .iter()
+                .filter_map(|&copy| self.registry.add_variant(name, copy, env))
+                .map(|t| t.slot)
+                .collect(),
+        }
+    }
+
+    /// Opens `copies` of a toolbox for the session of `asked` (one fact per
+    /// copy, `Fact::Opened`, in the order given).
+    pub(crate) fn open(self: &Arc<Self>, asked: Asked, copies: &[Arc<Slot>]) {
+        for (part, slot) in copies.iter().enumerate() {
+            lifecycle::submit(self, slot, Op::Open { asked, part });
+        }
+    }
+
+    /// Closes `copies` of a toolbox for the session of `asked` (one fact per
+    /// copy, `Fact::Closed`).
+    pub(crate) fn close(self: &Arc<Self>, asked: Asked, copies: &[Arc<Slot>]) {
+        for (part, slot) in copies.iter().enumerate() {
+            let op = Op::Close {
+                session: asked.session,
+                answer: Some((asked.seq, part)),
+            };
+            lifecycle::submit(self, slot, op);
+        }
+    }
+
+    /// The hot path: resolves `call` in the registry and writes it to its
+    /// child (see `forward`).
+    pub(crate) fn forward<A: std::ops::Deref<Target = serde_json::value::RawValue>>(
+        &self,
+        call: ForwardedCall<A>,
+    ) -> Result<(), Unsent> {
+        forward::forward(&self.registry, call)
+    }
+
+    /// Queues `call` (request `seq` of its session), which its server could
+    /// not take, for one start of that server (`Fact::Restarted`).
+    pub(crate) fn restart_for(self: &Arc<Self>, seq: u64, call: ForwardedCall) {
+        lifecycle::restart_for(self, seq, call);
+    }
+
+    /// In a shared fleet: makes the copy `copy` of toolbox `name` for a
+    /// session with environment `env`, if it is not there yet.
+    pub(crate) fn make_copy(&self, name: &str, copy: (Variant, Part), env: &Arc<Vars>) {
+        self.registry.add_variant(name, copy, env);
+    }
+
+    /// The host withdrew request `asked`, which waits in the fleet: if it has
+    /// not begun, it never runs.
+    pub(crate) fn withdraw(&self, asked: Asked) {
+        self.queues.withdraw(asked);
+    }
+
+    /// The host of `session` cancelled request `id`: passed on to the child
+    /// running it, if any (one that is retiring still runs its calls).
+    /// Whether one was.
+    pub(crate) fn cancel(&self, session: SessionId, id: &RequestId, reason: Option<&str>) -> bool {
+        self.launcher
+            .live_conns()
+            .iter()
+            .any(|conn| conn.cancel(id, session, reason))
+    }
+
+    /// The toolbox copies (`Slot::id`s) `session` holds open.
+    pub(crate) fn held_by(&self, session: SessionId) -> HashSet<u64> {
+        self.holds.held_by(session)
+    }
+
+    /// The sessions that hold toolbox copy `slot` open.
+    pub(crate) fn holders(&self, slot: &Slot) -> Vec<SessionId> {
+        self.holds.sessions(slot.id)
+    }
+
+    /// Every listing seen: what `find_tools` searches.
+    pub(crate) fn catalog(&self) -> &Catalog {
+        &self.catalog
+    }
+
+    /// With `pinTools`, the config's pins.
+    pub(crate) fn pins(&self) -> Option<&Pins> {
+        self.pins.as_ref()
+    }
+
+    /// `logging/setLevel`: applied to every child, now and when it starts later.
+    pub(crate) fn set_log_level(&self, level: &str) {
+        self.launcher.set_log_level(level);
+    }
+
+    /// Stops every child (once; a second call waits for the first).
+    pub(crate) fn shutdown(&self) {
+        self.launcher.shutdown();
     }
 
     /// With `pinTools`, records a listing of `server` of `toolbox` and
     /// returns its pins to judge it by (see `visible`).
-    pub(crate) fn pins_for(
+    fn pins_for(
         &self,
         toolbox: &str,
         server: &ServerConfig,
@@ -188,7 +257,7 @@ impl Fleet {
     }
 
     /// With `pinTools`: reads the pins file again if it changed (an
-    /// approval), judges every open server again, and tells the session if
+    /// approval), judges every open server again, and tells the sessions if
     /// what the model sees changed. Run by the fleet loop's poll.
     pub(crate) fn refresh_pins(&self) {
         let Some(pins) = &self.pins else { return };
@@ -201,6 +270,14 @@ impl Fleet {
             .rejudge(|toolbox, server| pins.server(toolbox, server))
         {
             self.tools_changed();
+        }
+    }
+
+    /// Tells every session the config now configures `toolboxes`.
+    fn config_changed(&self, toolboxes: &[ToolboxConfig]) {
+        let toolboxes: Arc<[ToolboxConfig]> = toolboxes.into();
+        for facts in lock(&self.sessions).values() {
+            let _ = facts.send(Fact::ConfigChanged(Arc::clone(&toolboxes)));
         }
     }
 
@@ -220,6 +297,12 @@ impl Fleet {
             seen,
             events: self.events.clone(),
         });
+    }
+
+    /// Keeps the tool catalog of config file `path` in the user's cache
+    /// folder (docs/reference.md §9), read now and written at every listing.
+    pub(crate) fn keep_catalog(&self, path: &std::path::Path) {
+        self.catalog.attach(path);
     }
 }
 

@@ -6,45 +6,34 @@
 //! No IO and no threads here: `lifecycle` starts the workers and runs the
 //! operations. The registry knows nothing of these queues.
 
-use super::join::{Closed, OpenFound, Share};
+use super::facts::Asked;
+use super::forward::ForwardedCall;
 use crate::config::ToolboxConfig;
 use crate::downstream::Downstream;
-use crate::fleet::forward::ForwardedCall;
 use crate::fleet::toolbox::Slot;
 use crate::lock;
-use crate::protocol::jsonrpc::RequestId;
-use crate::tools::open_result;
-use crate::wire::outbox::Outbox;
+use crate::wire::SessionId;
 use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex, Weak};
 use std::time::{Duration, Instant};
 
-/// A lifecycle operation on one toolbox.
+/// A lifecycle operation on one toolbox copy.
 pub(crate) enum Op {
-    /// `form`: the host's form of the result; `requested`: the tools whose
-    /// full definitions the call asked for, if any (see `open_result`).
-    Open {
-        id: RequestId,
-        /// The session asking (its outbox).
-        reply: Arc<Outbox>,
-        form: open_result::Form,
-        requested: Option<Vec<String>>,
-        /// The request went to two copies of the toolbox (`join`): this
-        /// one's part; `None`: this copy answers alone.
-        share: Option<Share<OpenFound>>,
-    },
-    /// Releases the session's hold, and closes the toolbox if no other
-    /// session holds it. `id`: the request to answer, none when the session
-    /// left.
+    /// Opens the copy for the session of `asked`, whose request went to
+    /// its copies of the toolbox; this is copy `part` (`Fact::Opened`).
+    Open { asked: Asked, part: usize },
+    /// Releases `session`'s hold, and closes the copy if no other session
+    /// holds it. `answer`: the session's request and this copy's part in it
+    /// (`Fact::Closed`); none when the session left.
     Close {
-        id: Option<RequestId>,
-        reply: Arc<Outbox>,
-        share: Option<Share<Closed>>,
+        session: SessionId,
+        answer: Option<(u64, usize)>,
     },
-    /// Start server `server` again, then forward `calls` to it.
+    /// Start server `server` again, then hand `calls` (each with its
+    /// session's number for it) back to their sessions (`Fact::Restarted`).
     Restart {
         server: String,
-        calls: Vec<ForwardedCall>,
+        calls: Vec<(u64, ForwardedCall)>,
     },
     /// The idle timer: put server `server` to sleep if `conn` still runs it
     /// and has had no call in flight for `timeout`.
@@ -65,17 +54,50 @@ pub(crate) enum Reload {
 }
 
 impl Op {
-    /// The host requests that wait for this operation, with their sessions.
-    pub(crate) fn request_ids(&self) -> Vec<(&Arc<Outbox>, &RequestId)> {
+    /// The host requests that wait for this operation.
+    pub(crate) fn asked(&self) -> Vec<Asked> {
         match self {
-            Op::Open { id, reply, .. }
-            | Op::Close {
-                id: Some(id),
-                reply,
-                ..
-            } => vec![(reply, id)],
-            Op::Restart { calls, .. } => calls.iter().map(|c| (&c.reply, &c.id)).collect(),
-            Op::Close { id: None, .. } | Op::Sleep { .. } | Op::Reload(_) => Vec::new(),
+            Op::Open { asked, .. } => vec![*asked],
+            Op::Close {
+                session,
+                answer: Some((seq, _)),
+            } => vec![Asked {
+                session: *session,
+                seq: *seq,
+            }],
+            Op::Restart { calls, .. } => calls
+                .iter()
+                .map(|(seq, call)| Asked {
+                    session: call.session,
+                    seq: *seq,
+                })
+                .collect(),
+            Op::Close { answer: None, .. } | Op::Sleep { .. } | Op::Reload(_) => Vec::new(),
+        }
+    }
+
+    /// Drops what waits for the requests `withdrawn` picks: whether
+    /// anything of this operation is left to run.
+    fn withdraw(&mut self, withdrawn: impl Fn(Asked) -> bool) -> bool {
+        match self {
+            Op::Open { asked, .. } => !withdrawn(*asked),
+            Op::Close {
+                session,
+                answer: Some((seq, _)),
+            } => !withdrawn(Asked {
+                session: *session,
+                seq: *seq,
+            }),
+            Op::Restart { calls, .. } => {
+                calls.retain(|(seq, call)| {
+                    !withdrawn(Asked {
+                        session: call.session,
+                        seq: *seq,
+                    })
+                });
+                !calls.is_empty()
+            }
+            Op::Close { answer: None, .. } | Op::Sleep { .. } | Op::Reload(_) => true,
         }
     }
 }
@@ -175,6 +197,24 @@ impl Queues {
         true
     }
 
+    /// The host withdrew request `asked`: dropped from every queue it waits
+    /// in (an operation that began runs to its end).
+    pub(crate) fn withdraw(&self, asked: Asked) {
+        self.drop_where(|a| a == asked);
+    }
+
+    /// `session` left: its queued requests are dropped (its holds are
+    /// released by the closes the fleet queues for it).
+    pub(crate) fn withdraw_session(&self, session: SessionId) {
+        self.drop_where(|a| a.session == session);
+    }
+
+    fn drop_where(&self, withdrawn: impl Fn(Asked) -> bool) {
+        for life in lock(&self.toolboxes).values_mut() {
+            life.ops.retain_mut(|op| op.withdraw(&withdrawn));
+        }
+    }
+
     /// Records that `server` of `slot` is being started now.
     pub(crate) fn note_start(&self, slot: &Slot, server: &str) {
         let mut all = lock(&self.toolboxes);
@@ -212,23 +252,19 @@ mod tests {
         }
     }
 
-    fn id(n: i64) -> RequestId {
-        RequestId::Int(n)
+    thread_local! {
+        static SESSION: SessionId = SessionId::next();
     }
 
-    fn close(n: i64) -> Op {
+    fn close(n: u64) -> Op {
         Op::Close {
-            id: Some(RequestId::Int(n)),
-            reply: Arc::new(Outbox::new(Box::new(std::io::sink()))),
-            share: None,
+            session: SESSION.with(|s| *s),
+            answer: Some((n, 0)),
         }
     }
 
-    fn close_ids(ops: &[Op]) -> Vec<&RequestId> {
-        ops.iter()
-            .flat_map(Op::request_ids)
-            .map(|(_, id)| id)
-            .collect()
+    fn close_ids(ops: &[Op]) -> Vec<u64> {
+        ops.iter().flat_map(Op::asked).map(|a| a.seq).collect()
     }
 
     #[test]
@@ -239,17 +275,17 @@ mod tests {
         assert!(!queues.push(&a, close(2)), "one runs");
         assert!(queues.push(&b, close(3)), "another toolbox");
         let first = queues.pop(&a, || unreachable!()).unwrap();
-        assert_eq!(close_ids(&[first]), [&id(1)]);
+        assert_eq!(close_ids(&[first]), [1]);
         assert!(!queues.if_idle(&a, || unreachable!(), || false), "busy");
         let second = queues.pop(&a, || unreachable!()).unwrap();
-        assert_eq!(close_ids(&[second]), [&id(2)]);
+        assert_eq!(close_ids(&[second]), [2]);
         assert!(queues.pop(&a, || false).is_none(), "done; still configured");
         let mut ran = false;
         assert!(queues.if_idle(&a, || ran = true, || true));
         assert!(ran);
         assert!(!lock(&queues.toolboxes).contains_key(&1), "gone: forgotten");
         let abandoned = queues.abandon(&b);
-        assert_eq!(close_ids(&abandoned), [&id(3)]);
+        assert_eq!(close_ids(&abandoned), [3]);
         assert!(queues.push(&b, close(4)), "no worker after abandon");
     }
 

@@ -21,7 +21,7 @@
 use super::lifecycle;
 use super::queues::Reload;
 use super::Fleet;
-use crate::config::{self, Config, ToolboxConfig};
+use crate::config::{self, Config};
 use crate::fleet::toolbox::{Slot, Toolbox};
 use std::path::Path;
 use std::sync::Arc;
@@ -105,11 +105,7 @@ fn apply(fleet: &Arc<Fleet>, old: &Config, new: &Config) {
     for slot in removed {
         lifecycle::reload(fleet, &slot, Reload::Remove);
     }
-    let configs: Vec<&ToolboxConfig> = new.toolboxes.iter().collect();
-    let toolboxes = fleet.registry.current();
-    for session in fleet.sessions() {
-        session.config_changed(&configs, &toolboxes);
-    }
+    fleet.config_changed(&new.toolboxes);
     // Said once it is done: a changed server of an idle toolbox refuses new
     // calls from here on (a busy toolbox's worker applies it next).
     log::info!("config reloaded: {what}");

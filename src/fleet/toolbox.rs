@@ -543,6 +543,14 @@ impl Toolbox {
 }
 
 impl OpenToolbox {
+    /// `servers_connected`: the servers running, or asleep (a call starts them).
+    pub(crate) fn connected(&self) -> usize {
+        self.servers
+            .iter()
+            .filter(|s| matches!(s, ServerState::Running(_) | ServerState::Asleep(_)))
+            .count()
+    }
+
     /// A toolbox opened by a call rather than by `open_toolbox`: none of its
     /// servers started yet; each starts at its first use, or all at the next
     /// `open_toolbox` (docs/reference.md §5, `use_tool`).

@@ -1,52 +1,55 @@
-//! The upstream MCP server (docs/reference.md §4): reads the host's lines, answers the
-//! lifecycle and protocol requests, and dispatches tool calls.
+//! The upstream MCP server (docs/reference.md §4): the session's loop. It
+//! reads the host's lines and the fleet's facts, and is the one place that
+//! answers the host: lifecycle and protocol requests, meta-tool results,
+//! `notifications/tools/list_changed`.
 //!
-//! The main thread reads stdin and handles everything quick inline, including
-//! `use_tool`, which it validates and hands to `forward` (written to the child
-//! without blocking); the child's own thread writes the answer to the host.
-//! `open_toolbox` and `close_toolbox` take seconds, so they go to their
-//! toolbox's lifecycle queue and never hold up the main loop. stdin EOF stops
-//! every child and returns. A changed config file (or SIGUSR1) is applied
-//! live by the fleet (`fleet::main_loop`).
-//!
-//! A `Server` is one host session (`session`) and the fleet that serves it
-//! (`fleet`); this loop is the only place that holds both.
+//! Like rust-analyzer's main loop, it waits on one `select!` over two
+//! channels: the host's lines, read by the `host reader` thread, and the
+//! facts the fleet's threads send this session (`fleet::facts::Fact`). It
+//! handles each at once and never waits for anything else: `use_tool` is
+//! validated and written to the child without blocking (`fleet::forward`),
+//! and the child's own thread writes the answer to the host; `open_toolbox`
+//! and `close_toolbox` take seconds, so they wait in their toolbox's
+//! lifecycle queue and come back as facts, which this loop turns into
+//! answers if they are still wanted. stdin EOF stops every child and
+//! returns. A changed config file (or SIGUSR1) is applied live by the fleet
+//! (`fleet::main_loop`), which tells the session.
 //!
 //! Params arrive as JSON text; each handler reads only the members it needs,
 //! and tool arguments are forwarded as the host's bytes, never parsed.
 
 use crate::catalog;
 use crate::config::{Config, Mode};
+use crate::fleet::facts::Fact;
 use crate::fleet::forward::{self, ForwardedCall, Unsent};
-use crate::fleet::join::Join;
 use crate::fleet::launch::Launcher;
-use crate::fleet::queues::Op;
-use crate::fleet::toolbox::{ToolId, Toolbox};
-use crate::fleet::{lifecycle, main_loop, Fleet, SessionLink};
-use crate::host::session::Session;
+use crate::fleet::toolbox::ToolId;
+use crate::fleet::{main_loop, Fleet};
+use crate::host::session::{Parts, Session, Waiting};
 use crate::protocol::batch::Slot;
 use crate::protocol::framing::{self, LineReader};
 use crate::protocol::jsonrpc::{self, ErrorObject, Incoming, Members, Read, RequestId};
 use crate::protocol::mcp::{self, method};
-use crate::sys;
-use crate::sys::Stamp;
+use crate::sys::{self, Stamp};
 use crate::tools::meta_tools::{self, Outcome};
-use crate::tools::params;
+use crate::tools::{close_toolbox, open_toolbox, params};
 use crate::wire::outbox::Outbox;
 use crate::wire::trace;
+use crossbeam_channel::{select, Receiver};
 use serde::Serialize;
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 use std::borrow::Cow;
 use std::io::{self, BufRead, Write};
 use std::path::PathBuf;
-use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
 /// The host session's loop: one `Session`, served by one `Fleet`.
 pub struct Server {
-    session: Arc<Session>,
+    session: Session,
     fleet: Arc<Fleet>,
+    /// What the fleet tells this session.
+    facts: Receiver<Fact>,
     outbox: Arc<Outbox>,
     /// The config the workbench started with (what `watch_config` compares
     /// the file with first).
@@ -55,6 +58,9 @@ pub struct Server {
     /// it showed what the model wanted (`catalog::view::learn`).
     searched: Option<Box<catalog::view::Searched>>,
 }
+
+/// How many host lines the reader may read ahead of the loop.
+const READ_AHEAD: usize = 256;
 
 #[derive(Serialize)]
 struct InitializeResult<'a> {
@@ -74,19 +80,23 @@ impl Server {
         // again only after the re-lister has listed its tools.
         let (changes, changed) = crossbeam_channel::unbounded();
         let launcher = Launcher::new(Arc::clone(&outbox), dynamic.then_some(changes));
-        let session = Arc::new(Session::new(&config, Arc::clone(&outbox)));
+        let session = Session::new(&config, Arc::clone(&outbox));
         let fleet = main_loop::start(&config, launcher, dynamic.then_some(changed));
         Server::attach(fleet, config, session)
     }
 
     /// A session of `fleet` (a shared fleet's, §8, or its own).
-    pub(crate) fn attach(fleet: Arc<Fleet>, config: Config, session: Arc<Session>) -> Server {
-        let link: Arc<dyn SessionLink> = Arc::clone(&session) as _;
-        fleet.attach(Arc::downgrade(&link));
+    pub(crate) fn attach(fleet: Arc<Fleet>, config: Config, session: Session) -> Server {
+        // Unbounded: the fleet's threads never wait for a session. Each
+        // request sent to the fleet brings at most two facts back, and what
+        // is open changing one each.
+        let (tell, facts) = crossbeam_channel::unbounded();
+        fleet.attach(session.id, tell);
         Server {
             outbox: Arc::clone(&session.outbox),
             session,
             fleet,
+            facts,
             config,
             searched: None,
         }
@@ -102,23 +112,30 @@ impl Server {
     /// Keeps the tool catalog of config file `path` in the user's cache
     /// folder (docs/reference.md §9), read now and written at every listing.
     pub fn keep_catalog(&self, path: &std::path::Path) {
-        self.fleet.catalog.attach(path);
+        self.fleet.keep_catalog(path);
     }
 
     /// Serves until EOF on `input`, then stops every child; a shared
     /// fleet's session only leaves the fleet.
-    pub fn run(mut self, input: impl BufRead) -> io::Result<()> {
-        let mut reader = LineReader::new(input);
+    pub fn run(mut self, input: impl BufRead + Send + 'static) -> io::Result<()> {
+        let lines = read_lines(input)?;
         let result = loop {
-            match reader.next_line() {
-                Ok(Some(line)) => self.handle_line(line),
-                Ok(None) => break Ok(()),
-                Err(e) => break Err(e),
+            select! {
+                recv(lines) -> line => match line {
+                    Ok(Ok(line)) => self.handle_line(&line),
+                    Ok(Err(e)) => break Err(e),
+                    // EOF: the reader is done.
+                    Err(_) => break Ok(()),
+                },
+                recv(self.facts) -> fact => match fact {
+                    Ok(fact) => self.on_fact(fact),
+                    Err(_) => break Ok(()),
+                },
             }
         };
         if self.session.peer.is_some() {
             self.outbox.close();
-            self.fleet.leave(&self.outbox);
+            self.fleet.leave(self.session.id);
             return result;
         }
         log::info!("the host closed stdin; stopping");
@@ -135,13 +152,13 @@ impl Server {
         let fleet = Arc::clone(&self.fleet);
         sys::on_shutdown_signal("signals", move |_| {
             sys::on_shutdown_signal("signals (again)", |_| sys::hurry());
-            fleet.launcher.shutdown();
+            fleet.shutdown();
             std::process::exit(0);
         });
     }
 
     fn shutdown(&mut self) {
-        self.fleet.launcher.shutdown();
+        self.fleet.shutdown();
     }
 
     fn handle_line(&mut self, line: &[u8]) {
@@ -166,7 +183,7 @@ impl Server {
     /// go out together as one array (see `batch`).
     fn batch(&mut self, items: Vec<&RawValue>) {
         let refuse = |reason| jsonrpc::error_line(None, &ErrorObject::invalid_request(reason));
-        if self.session.version.get() != Some(&"2025-03-26") {
+        if self.session.version != Some("2025-03-26") {
             let line = refuse("JSON-RPC batches exist only in protocol version 2025-03-26");
             return self.outbox.send(&line);
         }
@@ -232,21 +249,21 @@ impl Server {
 
     fn notification(&mut self, method: &str, params: Members) {
         match method {
-            method::INITIALIZED => self.session.initialized.store(true, Ordering::SeqCst),
+            method::INITIALIZED => self.session.initialized = true,
             method::CANCELLED => {
                 let Some(id) = params.get("requestId").and_then(RequestId::from_raw) else {
                     return log::debug!("ignoring a cancellation without a valid requestId");
                 };
                 let reason = params.string("reason");
                 self.outbox.forget(&id);
-                // Any live child: one that is retiring still runs its calls.
-                let found = self.session.cancel(&id)
-                    || self
-                        .fleet
-                        .launcher
-                        .live_conns()
-                        .iter()
-                        .any(|conn| conn.cancel(&id, &self.outbox, reason.as_deref()));
+                let found = match self.session.cancel(&id) {
+                    // It waits in the fleet: it never runs if it has not begun.
+                    Some(asked) => {
+                        self.fleet.withdraw(asked);
+                        true
+                    }
+                    None => self.fleet.cancel(self.session.id, &id, reason.as_deref()),
+                };
                 log::debug!(
                     "host cancelled request {id} ({})",
                     if found { "forwarded" } else { "not in flight" }
@@ -287,21 +304,26 @@ impl Server {
             }
         }
         let version = mcp::negotiate(&requested);
-        if self.session.version.set(version).is_err() {
+        if self.session.version.is_some() {
             return Err(ErrorObject::new(
                 jsonrpc::INVALID_REQUEST,
                 "Invalid Request: initialize was already received in this session",
             ));
         }
+        self.session.version = Some(version);
         let client = params
             .get("clientInfo")
             .and_then(|info| Members::read(info).ok())
             .and_then(|info| info.string("name"));
-        let _ = self.session.client.set(client.clone());
+        if let Some(peer) = &self.session.peer {
+            let _ = peer.card.client.set(client.clone());
+        }
+        self.session.client = client;
+        let toolboxes = self.fleet.toolboxes();
         log::debug!(
-            "open_toolbox results in the {:?} form for client {client:?}",
-            self.session
-                .open_form(self.fleet.registry.current().open_setting)
+            "open_toolbox results in the {:?} form for client {:?}",
+            self.session.open_form(toolboxes.open_setting),
+            self.session.client
         );
         // listChanged in both modes: a reloaded config changes the meta-tools.
         let result = InitializeResult {
@@ -311,7 +333,7 @@ impl Server {
                 "tools": {"listChanged": true}
             }),
             server_info: serde_json::json!({"name": mcp::NAME, "version": mcp::VERSION}),
-            instructions: meta_tools::instructions(&self.fleet.registry.current().configs()),
+            instructions: meta_tools::instructions(&toolboxes.configs()),
         };
         Ok(jsonrpc::result_line(id, &result))
     }
@@ -328,7 +350,7 @@ impl Server {
         };
         // A shared fleet's children log to the fleet's own log, not to a host.
         if self.session.peer.is_none() {
-            self.fleet.launcher.set_log_level(&level);
+            self.fleet.set_log_level(&level);
         }
         Ok(jsonrpc::result_line(id, &Map::new()))
     }
@@ -342,8 +364,7 @@ impl Server {
         if params.get("cursor").is_some_and(|c| c.get() != "null") {
             return Err(invalid_params("Invalid cursor: the tool list has one page"));
         }
-        let meta_tools = self.session.meta_tools();
-        let meta_tools = &meta_tools[usize::from(self.structured())];
+        let meta_tools = &self.session.meta_tools()[usize::from(self.structured())];
         let native = self.session.native();
         let separator = if native.listing().is_empty() { "" } else { "," };
         let list = format!(
@@ -414,55 +435,51 @@ impl Server {
                     Ok(parsed) => parsed,
                     Err(text) => return self.send_outcome(&id, &Outcome::error(text)),
                 };
-                let all = self.fleet.registry.current();
+                let all = self.fleet.toolboxes();
                 // One copy, or in a shared fleet the session's copies (§8).
-                let copies: Vec<Toolbox> = match &self.session.peer {
-                    None => all.find(&toolbox).cloned().into_iter().collect(),
-                    Some(peer) => self
-                        .session
-                        .copies_of(&toolbox)
-                        .into_iter()
-                        .filter_map(|copy| {
-                            self.fleet.registry.add_variant(&toolbox, copy, &peer.env)
-                        })
-                        .collect(),
-                };
+                let wanted = self.session.copies_of(&toolbox);
+                let peer = self.session.peer.as_ref();
+                let copies = self
+                    .fleet
+                    .copies(&toolbox, peer.map(|peer| (&wanted[..], &peer.env)));
                 let Some(base) = all.find(&toolbox).filter(|_| !copies.is_empty()) else {
                     let text = meta_tools::not_configured(&all, &toolbox);
                     return self.send_outcome(&id, &Outcome::error(text));
                 };
-                let (base, n) = (Arc::clone(&base.config), copies.len());
-                let open = name == meta_tools::OPEN_TOOLBOX;
-                let opens = (open && n > 1).then(|| Join::new(Arc::clone(&base), n));
-                let closes = (!open && n > 1).then(|| Join::new(base, n));
-                for (index, copy) in copies.iter().enumerate() {
-                    let reply = Arc::clone(&self.outbox);
-                    let op = match open {
-                        true => Op::Open {
-                            id: id.clone(),
-                            reply,
-                            form: self.session.open_form(all.open_setting),
-                            requested: requested.clone(),
-                            share: opens.as_ref().map(|join| (Arc::clone(join), index)),
-                        },
-                        false => Op::Close {
-                            id: Some(id.clone()),
-                            reply,
-                            share: closes.as_ref().map(|join| (Arc::clone(join), index)),
-                        },
+                let n = copies.len();
+                // With two copies the answer describes the toolbox as configured.
+                let base = (n > 1).then(|| Arc::clone(&base.config));
+                if name == meta_tools::OPEN_TOOLBOX {
+                    let form = self.session.open_form(all.open_setting);
+                    let waiting = Waiting::Open {
+                        id,
+                        name: toolbox,
+                        form,
+                        requested,
+                        base,
+                        parts: Parts::new(n),
                     };
-                    lifecycle::submit(&self.fleet, &copy.slot, op);
+                    let asked = self.session.wait(waiting);
+                    self.fleet.open(asked, &copies);
+                } else {
+                    let waiting = Waiting::Close {
+                        id,
+                        name: toolbox,
+                        parts: Parts::new(n),
+                    };
+                    let asked = self.session.wait(waiting);
+                    self.fleet.close(asked, &copies);
                 }
             }
             meta_tools::FIND_TOOLS => {
-                let toolboxes = self.fleet.registry.current();
+                let toolboxes = self.fleet.toolboxes();
                 let scope = catalog::view::Scope {
                     toolboxes: &toolboxes,
                     env: self.session.peer.as_ref().map(|peer| &peer.env),
-                    pins: self.fleet.pins.as_ref(),
+                    pins: self.fleet.pins(),
                 };
                 let (outcome, searched) =
-                    catalog::view::find_tools(&self.fleet.catalog, &scope, &args);
+                    catalog::view::find_tools(self.fleet.catalog(), &scope, &args);
                 self.searched = searched.map(Box::new);
                 self.send_outcome(&id, &outcome);
             }
@@ -476,11 +493,11 @@ impl Server {
                 // Dynamic mode: a stale native name (its toolbox closed since
                 // the host listed it) gets a result the model can act on.
                 None if self.session.is_dynamic() => {
-                    let all = self.fleet.registry.current();
-                    let session = &self.session;
+                    let all = self.fleet.toolboxes();
+                    let held = self.fleet.held_by(self.session.id);
                     let text = meta_tools::native_not_found(&all, other, &|t| {
                         all.all()
-                            .any(|c| c.config.name == t.config.name && session.holds(&c.slot))
+                            .any(|c| c.config.name == t.config.name && held.contains(&c.slot.id))
                     });
                     self.send_outcome(&id, &Outcome::error(text));
                 }
@@ -504,14 +521,14 @@ impl Server {
             server,
             tool,
         } = tool_id;
-        if !catalog::view::learn(&self.fleet.catalog, &searched, toolbox, server, tool) {
+        if !catalog::view::learn(self.fleet.catalog(), &searched, toolbox, server, tool) {
             return;
         }
         log::debug!("find_tools learned that a search meant {toolbox}/{server}/{tool}");
         let fleet = Arc::clone(&self.fleet);
         let spawned = std::thread::Builder::new()
             .name("catalog write".into())
-            .spawn(move || fleet.catalog.save());
+            .spawn(move || fleet.catalog().save());
         if let Err(e) = spawned {
             log::warn!("cannot write what find_tools learned: {e}");
         }
@@ -546,6 +563,7 @@ impl Server {
         let progress_token = meta.remove("progressToken");
         let call = ForwardedCall {
             id,
+            session: self.session.id,
             reply: Arc::clone(&self.outbox),
             variant: self.session.copy_of(&tool_id.toolbox, &tool_id.server).0,
             tool_id,
@@ -554,9 +572,9 @@ impl Server {
             progress_token,
             restarts: 0,
         };
-        match forward::forward(&self.fleet.registry, call) {
+        match self.fleet.forward(call) {
             Ok(()) => {}
-            Err(Unsent::Start(call)) => {
+            Err(Unsent::Start { call, .. }) => {
                 // In a shared fleet, a toolbox this session never opened has
                 // no copy of its own yet: made now, expanded with the
                 // session's environment (docs/reference.md §5.2, §8).
@@ -565,9 +583,106 @@ impl Server {
                         toolbox, server, ..
                     } = &call.tool_id;
                     let copy = self.session.copy_of(toolbox, server);
-                    self.fleet.registry.add_variant(toolbox, copy, &peer.env);
+                    self.fleet.make_copy(toolbox, copy, &peer.env);
                 }
-                lifecycle::restart_for(&self.fleet, *call)
+                self.restart_for(*call);
+            }
+            Err(Unsent::Fail(id, text)) => self.send_outcome(&id, &Outcome::error(text)),
+        }
+    }
+
+    /// `call` waits in the fleet for one start of its server.
+    fn restart_for(&mut self, call: ForwardedCall) {
+        let asked = self.session.wait(Waiting::Call {
+            id: call.id.clone(),
+        });
+        self.fleet.restart_for(asked.seq, call);
+    }
+
+    /// What the fleet tells this session: the answers to requests that
+    /// waited there, unless the host cancelled them, and changes to what the
+    /// host's tool list shows.
+    fn on_fact(&mut self, fact: Fact) {
+        match fact {
+            Fact::Opened { seq, part, found } => {
+                let Some(Waiting::Open { parts, .. }) = self.session.waiting(seq) else {
+                    return;
+                };
+                if !parts.put(part, found) {
+                    return;
+                }
+                let Some(Waiting::Open {
+                    id,
+                    name,
+                    form,
+                    requested,
+                    base,
+                    parts,
+                }) = self.session.finish(seq)
+                else {
+                    return;
+                };
+                let outcome = open_toolbox::answer(
+                    base.as_deref(),
+                    parts.into_all(),
+                    (form, requested.as_deref()),
+                    &self.fleet.toolboxes(),
+                    &name,
+                );
+                self.send_outcome(&id, &outcome);
+            }
+            Fact::Closed { seq, part, closed } => {
+                let Some(Waiting::Close { parts, .. }) = self.session.waiting(seq) else {
+                    return;
+                };
+                if !parts.put(part, closed) {
+                    return;
+                }
+                let Some(Waiting::Close { id, name, parts }) = self.session.finish(seq) else {
+                    return;
+                };
+                let all = parts.into_all();
+                let outcome = close_toolbox::answer(&name, &all, &self.fleet.toolboxes());
+                self.send_outcome(&id, &outcome);
+            }
+            Fact::Restarted { calls, started } => {
+                for (seq, call) in calls {
+                    if self.session.finish(seq).is_some() {
+                        self.forward_restarted(call, &started);
+                    }
+                }
+            }
+            Fact::Failed { seq, why } => {
+                if let Some(waiting) = self.session.finish(seq) {
+                    self.send_outcome(waiting.id(), &Outcome::error(why));
+                }
+            }
+            Fact::ToolsChanged => {
+                let held = self.fleet.held_by(self.session.id);
+                self.session.tools_changed(&self.fleet.toolboxes(), &held);
+            }
+            Fact::ConfigChanged(configs) => {
+                let held = self.fleet.held_by(self.session.id);
+                let toolboxes = self.fleet.toolboxes();
+                self.session.config_changed(&configs, &toolboxes, &held);
+            }
+        }
+    }
+
+    /// Forwards `call` now that its server was started again for it; or
+    /// answers why it cannot run. A server that died again before taking it
+    /// gets one more start; after that the call fails.
+    fn forward_restarted(&mut self, call: ForwardedCall, started: &Result<(), String>) {
+        if let Err(why) = started {
+            return self.send_outcome(&call.id, &Outcome::error(why.clone()));
+        }
+        match self.fleet.forward(call) {
+            Ok(()) => {}
+            Err(Unsent::Start { call, .. }) if call.restarts < 2 => self.restart_for(*call),
+            Err(Unsent::Start { call, down }) => {
+                let why = down.unwrap_or_else(|| "it is not running".into());
+                let text = forward::stopped_again(&call.tool_id, &why);
+                self.send_outcome(&call.id, &Outcome::error(text));
             }
             Err(Unsent::Fail(id, text)) => self.send_outcome(&id, &Outcome::error(text)),
         }
@@ -598,4 +713,29 @@ fn invalid_params(message: &str) -> ErrorObject {
         jsonrpc::INVALID_PARAMS,
         format!("Invalid params: {message}"),
     )
+}
+
+/// Starts the `host reader` thread: it reads `input` line by line into the
+/// channel returned, up to `READ_AHEAD` lines ahead of the loop, and ends at
+/// EOF or at the first read error (sent as the last item).
+fn read_lines(input: impl BufRead + Send + 'static) -> io::Result<Receiver<io::Result<Vec<u8>>>> {
+    let (lines, read) = crossbeam_channel::bounded(READ_AHEAD);
+    std::thread::Builder::new()
+        .name("host reader".into())
+        .spawn(move || {
+            let mut reader = LineReader::new(input);
+            loop {
+                let line = match reader.next_line() {
+                    Ok(Some(line)) => Ok(line.to_vec()),
+                    Ok(None) => return,
+                    Err(e) => Err(e),
+                };
+                let failed = line.is_err();
+                // The loop is gone (it stopped on a signal): nothing to do.
+                if lines.send(line).is_err() || failed {
+                    return;
+                }
+            }
+        })?;
+    Ok(read)
 }

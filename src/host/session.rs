@@ -1,64 +1,122 @@
-//! One host session: what the host negotiated (protocol version,
-//! `clientInfo`, `notifications/initialized`), its outbox, the tool list it
-//! sees (the meta-tools and, in dynamic mode, the native tools) with its
-//! `notifications/tools/list_changed`, and its requests that wait in the
-//! fleet (a queued open, close or call), with the ones it cancelled.
+//! One host session's state, owned by its loop (`server`): what the host
+//! negotiated (protocol version, `clientInfo`, `notifications/initialized`),
+//! its outbox, the tool list it sees (the meta-tools and, in dynamic mode,
+//! the native tools) with its `notifications/tools/list_changed`, and its
+//! requests that wait in the fleet (a queued open, close or call).
 //!
-//! The fleet reaches a session only through `fleet::SessionLink`, which this
-//! implements. No thread and no child here; nothing here waits for anything
-//! but the host's stdout lock.
+//! Plain fields with one owner: no thread and no lock here, and nothing
+//! waits for anything but the host's stdout lock.
 
 use crate::config::expand::Vars;
 use crate::config::{Config, Mode, ToolboxConfig};
+use crate::fleet::facts::{Asked, Closed, OpenFound};
 use crate::fleet::launch;
-use crate::fleet::toolbox::{Part, Slot, Toolboxes, Variant, BASE};
-use crate::fleet::SessionLink;
-use crate::lock;
+use crate::fleet::toolbox::{Part, Toolboxes, Variant, BASE};
 use crate::protocol::jsonrpc::{self, RequestId};
 use crate::protocol::mcp::{self, method};
 use crate::tools::dynamic::NativeTable;
 use crate::tools::meta_tools::{self, Outcome};
 use crate::tools::open_result;
 use crate::wire::outbox::Outbox;
+use crate::wire::SessionId;
 use std::collections::{HashMap, HashSet};
 use std::hash::{Hash, Hasher};
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, OnceLock};
 
 pub(crate) struct Session {
+    pub id: SessionId,
     pub outbox: Arc<Outbox>,
     /// `mode` as the session started: dynamic mode has native tools.
     mode: Mode,
     /// The host sent `notifications/initialized`: list_changed may be sent.
-    pub initialized: AtomicBool,
+    pub initialized: bool,
     /// The negotiated protocol version, once `initialize` was answered.
-    pub version: OnceLock<&'static str>,
+    pub version: Option<&'static str>,
     /// The host's `clientInfo.name`, once `initialize` was answered.
-    pub client: OnceLock<Option<String>>,
+    pub client: Option<String>,
     /// The meta-tools' `tools/list` entries, comma-separated, [without, with]
     /// `outputSchema`: built at start and again when the config is reloaded.
-    meta_tools: Mutex<Arc<[String; 2]>>,
+    meta_tools: [String; 2],
     /// Dynamic mode's native tools (empty in proxy mode).
-    native: Mutex<Arc<NativeTable>>,
-    /// Requests waiting in the fleet (queued opens, closes and calls): `true`
-    /// once the host cancelled one.
-    waiting: Mutex<HashMap<RequestId, bool>>,
-    /// The toolboxes this session holds open (their `Slot::id`s).
-    held: Mutex<HashSet<u64>>,
+    native: NativeTable,
+    /// Requests waiting in the fleet, by the session's number for each.
+    waiting: HashMap<u64, Waiting>,
+    /// The number of the next request to wait in the fleet.
+    next_seq: u64,
     /// A shared fleet's session (§8): who it is, and its copies of the toolboxes.
     pub peer: Option<Peer>,
 }
 
+/// A host request that waits in the fleet, and what its answer needs.
+pub(crate) enum Waiting {
+    /// `open_toolbox`: the answer's form, the tools asked for in full, the
+    /// toolbox as configured when it went to two copies, and what each
+    /// copy found so far.
+    Open {
+        id: RequestId,
+        name: String,
+        form: open_result::Form,
+        requested: Option<Vec<String>>,
+        base: Option<Arc<ToolboxConfig>>,
+        parts: Parts<OpenFound>,
+    },
+    /// `close_toolbox`, and what closing each copy did so far.
+    Close {
+        id: RequestId,
+        name: String,
+        parts: Parts<Closed>,
+    },
+    /// A call that waits for a start of its server.
+    Call { id: RequestId },
+}
+
+impl Waiting {
+    pub(crate) fn id(&self) -> &RequestId {
+        match self {
+            Waiting::Open { id, .. } | Waiting::Close { id, .. } | Waiting::Call { id } => id,
+        }
+    }
+}
+
+/// What each of a request's copies reported, until all have.
+pub(crate) struct Parts<T>(Vec<Option<T>>);
+
+impl<T> Parts<T> {
+    pub(crate) fn new(n: usize) -> Parts<T> {
+        Parts((0..n).map(|_| None).collect())
+    }
+
+    /// Reports part `index`: whether every part has reported now.
+    pub(crate) fn put(&mut self, index: usize, found: T) -> bool {
+        if let Some(slot) = self.0.get_mut(index) {
+            *slot = Some(found);
+        }
+        self.0.iter().all(Option::is_some)
+    }
+
+    /// Every part, in order.
+    pub(crate) fn into_all(self) -> Vec<T> {
+        self.0.into_iter().flatten().collect()
+    }
+}
+
 /// What a shared fleet knows of a session besides its MCP state (§8).
 pub(crate) struct Peer {
-    /// The front process's pid (what `status` shows).
-    pub pid: u32,
+    /// What `status` shows of the session, read by the fleet's other threads.
+    pub card: Arc<Card>,
     /// The front's environment: this session's `${VAR}`s expand with it.
     pub env: Arc<Vars>,
-    /// Unique in the fleet: what keeps a server with `"shareServers": false` its own.
-    pub id: u64,
     /// The copies of each toolbox this session uses, by name.
-    copies: Mutex<HashMap<String, Vec<Copy>>>,
+    copies: HashMap<String, Vec<Copy>>,
+}
+
+/// What `status` shows of a shared fleet's session.
+pub(crate) struct Card {
+    pub id: SessionId,
+    /// The front process's pid.
+    pub pid: u32,
+    /// The host's `clientInfo.name`, once `initialize` was answered.
+    pub client: OnceLock<Option<String>>,
 }
 
 /// One copy of a toolbox a session uses: which, and the servers it runs.
@@ -70,12 +128,11 @@ pub(crate) struct Copy {
 }
 
 impl Peer {
-    pub(crate) fn new(pid: u32, env: Vars, id: u64, config: &Config) -> Peer {
-        let peer = Peer {
-            pid,
+    pub(crate) fn new(card: Arc<Card>, env: Vars, config: &Config) -> Peer {
+        let mut peer = Peer {
+            card,
             env: Arc::new(env),
-            id,
-            copies: Mutex::default(),
+            copies: HashMap::new(),
         };
         peer.configure(&config.toolboxes.iter().collect::<Vec<_>>());
         peer
@@ -83,12 +140,12 @@ impl Peer {
 
     /// Which copies of each toolbox this session uses under `configs`: the
     /// sessions whose servers would start alike share one.
-    fn configure(&self, configs: &[&ToolboxConfig]) {
-        let copies = configs
+    fn configure(&mut self, configs: &[&ToolboxConfig]) {
+        let id = self.card.id.get();
+        self.copies = configs
             .iter()
-            .map(|t| (t.name.clone(), copies(t, &self.env, self.id)))
+            .map(|t| (t.name.clone(), copies(t, &self.env, id)))
             .collect();
-        *lock(&self.copies) = copies;
     }
 }
 
@@ -144,22 +201,24 @@ impl Session {
     pub(crate) fn new(config: &Config, outbox: Arc<Outbox>) -> Session {
         let configs: Vec<&ToolboxConfig> = config.toolboxes.iter().collect();
         Session {
+            id: SessionId::next(),
             outbox,
             mode: config.mode,
-            initialized: AtomicBool::new(false),
-            version: OnceLock::new(),
-            client: OnceLock::new(),
-            meta_tools: Mutex::new(Arc::new(meta_tools_entries(&configs))),
-            native: Mutex::new(Arc::default()),
-            waiting: Mutex::new(HashMap::new()),
-            held: Mutex::default(),
+            initialized: false,
+            version: None,
+            client: None,
+            meta_tools: meta_tools_entries(&configs),
+            native: NativeTable::default(),
+            waiting: HashMap::new(),
+            next_seq: 0,
             peer: None,
         }
     }
 
-    /// A shared fleet's session (§8).
+    /// A shared fleet's session (§8), known to the fleet by its card's id.
     pub(crate) fn attached(config: &Config, outbox: Arc<Outbox>, peer: Peer) -> Session {
         Session {
+            id: peer.card.id,
             peer: Some(peer),
             ..Session::new(config, outbox)
         }
@@ -169,8 +228,7 @@ impl Session {
     /// shared fleet one or two (see `copies`).
     pub(crate) fn copies_of(&self, name: &str) -> Vec<(Variant, Part)> {
         let copies = self.peer.as_ref().and_then(|peer| {
-            let all = lock(&peer.copies);
-            let found = all.get(name)?;
+            let found = peer.copies.get(name)?;
             Some(found.iter().map(|c| (c.variant, c.part)).collect())
         });
         copies.unwrap_or_else(|| vec![(BASE, Part::All)])
@@ -180,8 +238,7 @@ impl Session {
     /// (the first copy for a server it does not have: the error is the same).
     pub(crate) fn copy_of(&self, name: &str, server: &str) -> (Variant, Part) {
         let copy = self.peer.as_ref().and_then(|peer| {
-            let all = lock(&peer.copies);
-            let copies = all.get(name)?;
+            let copies = peer.copies.get(name)?;
             let copy = copies
                 .iter()
                 .find(|c| c.servers.iter().any(|s| s == server))
@@ -191,47 +248,30 @@ impl Session {
         copy.unwrap_or((BASE, Part::All))
     }
 
-    /// The names of the toolboxes this session holds, in config order.
-    pub(crate) fn held_names(&self, toolboxes: &Toolboxes) -> Vec<String> {
-        let held = lock(&self.held);
-        let holds = |name: &str| {
-            toolboxes
-                .all()
-                .any(|t| t.config.name == name && held.contains(&t.slot.id))
-        };
-        toolboxes
-            .names()
-            .into_iter()
-            .filter(|name| holds(name))
-            .map(str::to_string)
-            .collect()
-    }
-
     /// The session serves dynamic mode (native tools).
     pub(crate) fn is_dynamic(&self) -> bool {
         self.mode == Mode::Dynamic
     }
 
-    pub(crate) fn native(&self) -> Arc<NativeTable> {
-        Arc::clone(&lock(&self.native))
+    pub(crate) fn native(&self) -> &NativeTable {
+        &self.native
     }
 
     /// The meta-tools' `tools/list` entries: [without, with] `outputSchema`.
-    pub(crate) fn meta_tools(&self) -> Arc<[String; 2]> {
-        Arc::clone(&lock(&self.meta_tools))
+    pub(crate) fn meta_tools(&self) -> &[String; 2] {
+        &self.meta_tools
     }
 
     /// The form of `open_toolbox` results for this host, under the config's
     /// `openToolboxResult`.
     pub(crate) fn open_form(&self, setting: open_result::Setting) -> open_result::Form {
-        let client = self.client.get().and_then(Option::as_deref);
-        open_result::form_for(setting, client)
+        open_result::form_for(setting, self.client.as_deref())
     }
 
     /// Whether results may carry `structuredContent` in this session (before
     /// `initialize`, the latest version is assumed).
     pub(crate) fn structured(&self) -> bool {
-        mcp::has_structured_content(self.version.get().copied().unwrap_or(mcp::LATEST_VERSION))
+        mcp::has_structured_content(self.version.unwrap_or(mcp::LATEST_VERSION))
     }
 
     /// Sends a meta-tool outcome as the `CallToolResult` of request `id`.
@@ -240,93 +280,87 @@ impl Session {
         self.outbox.send(&jsonrpc::result_line(id, &result));
     }
 
-    /// The host cancelled `id`: if it waits in the fleet, it will get no answer.
-    pub(crate) fn cancel(&self, id: &RequestId) -> bool {
-        match lock(&self.waiting).get_mut(id) {
-            Some(cancelled) => {
-                *cancelled = true;
-                true
-            }
-            None => false,
+    /// Request `waiting` waits in the fleet from now on: what the fleet
+    /// knows it by.
+    pub(crate) fn wait(&mut self, waiting: Waiting) -> Asked {
+        let seq = self.next_seq;
+        self.next_seq += 1;
+        self.waiting.insert(seq, waiting);
+        Asked {
+            session: self.id,
+            seq,
+        }
+    }
+
+    /// Request `seq` is done waiting: what it waited with, unless the host
+    /// cancelled it.
+    pub(crate) fn finish(&mut self, seq: u64) -> Option<Waiting> {
+        self.waiting.remove(&seq)
+    }
+
+    /// Request `seq` still waits (unless the host cancelled it): what it
+    /// waits with, to report a part to.
+    pub(crate) fn waiting(&mut self, seq: u64) -> Option<&mut Waiting> {
+        self.waiting.get_mut(&seq)
+    }
+
+    /// The host cancelled `id`: if it waits in the fleet, it will get no
+    /// answer; what the fleet knows it by.
+    pub(crate) fn cancel(&mut self, id: &RequestId) -> Option<Asked> {
+        let seq = *self.waiting.iter().find(|(_, w)| w.id() == id)?.0;
+        self.waiting.remove(&seq);
+        Some(Asked {
+            session: self.id,
+            seq,
+        })
+    }
+
+    /// What is open changed: in dynamic mode, builds the native tools again
+    /// from `toolboxes` (showing the copies this session holds, `held`) and,
+    /// if they changed, sends one `notifications/tools/list_changed`.
+    pub(crate) fn tools_changed(&mut self, toolboxes: &Toolboxes, held: &HashSet<u64>) {
+        if self.rebuild_native(toolboxes, held) {
+            self.list_changed();
+        }
+    }
+
+    /// A reload was applied: the meta-tools (toolbox names and descriptions)
+    /// built from `configs` and the native tools again; one
+    /// `notifications/tools/list_changed` if either changed.
+    pub(crate) fn config_changed(
+        &mut self,
+        configs: &[ToolboxConfig],
+        toolboxes: &Toolboxes,
+        held: &HashSet<u64>,
+    ) {
+        let configs: Vec<&ToolboxConfig> = configs.iter().collect();
+        if let Some(peer) = &mut self.peer {
+            peer.configure(&configs);
+        }
+        let entries = meta_tools_entries(&configs);
+        let meta = std::mem::replace(&mut self.meta_tools, entries) != self.meta_tools;
+        let native = self.rebuild_native(toolboxes, held);
+        if meta || native {
+            self.list_changed();
         }
     }
 
     /// Dynamic mode: builds the native tools again; whether they changed.
-    fn rebuild_native(&self, toolboxes: &Toolboxes) -> bool {
+    fn rebuild_native(&mut self, toolboxes: &Toolboxes, held: &HashSet<u64>) -> bool {
         if self.mode != Mode::Dynamic {
             return false;
         }
-        let held = lock(&self.held).clone();
         let table = NativeTable::build(toolboxes, |t| held.contains(&t.slot.id));
-        let mut current = lock(&self.native);
-        let changed = current.listing() != table.listing();
-        *current = Arc::new(table);
+        let changed = self.native.listing() != table.listing();
+        self.native = table;
         changed
     }
 
     /// Tells the host its tool list changed, once it is initialized.
     fn list_changed(&self) {
-        if self.initialized.load(Ordering::SeqCst) {
+        if self.initialized {
             let line = jsonrpc::notification_line::<()>(method::TOOLS_LIST_CHANGED, None);
             self.outbox.send(&line);
-        }
-    }
-}
-
-impl SessionLink for Session {
-    fn outbox(&self) -> &Arc<Outbox> {
-        &self.outbox
-    }
-
-    fn holds(&self, slot: &Slot) -> bool {
-        lock(&self.held).contains(&slot.id)
-    }
-
-    fn hold(&self, slot: &Slot, held: bool) {
-        let mut holds = lock(&self.held);
-        if held {
-            holds.insert(slot.id);
-        } else {
-            holds.remove(&slot.id);
-        }
-    }
-
-    fn wait(&self, id: &RequestId) {
-        lock(&self.waiting).insert(id.clone(), false);
-    }
-
-    fn cancelled(&self, id: &RequestId) -> bool {
-        lock(&self.waiting).get(id) == Some(&true)
-    }
-
-    fn finish(&self, id: &RequestId) -> bool {
-        lock(&self.waiting).remove(id) == Some(false)
-    }
-
-    fn answer(&self, id: &RequestId, outcome: &Outcome) {
-        self.send_outcome(id, outcome);
-    }
-
-    /// In dynamic mode, rebuilds the native tools and, if they changed and
-    /// the host is initialized, sends one `notifications/tools/list_changed`.
-    fn tools_changed(&self, toolboxes: &Toolboxes) {
-        if self.rebuild_native(toolboxes) {
-            self.list_changed();
-        }
-    }
-
-    /// The meta-tools (toolbox names and descriptions) built from `configs`
-    /// and the native tools again; one `notifications/tools/list_changed` if
-    /// either changed.
-    fn config_changed(&self, configs: &[&ToolboxConfig], toolboxes: &Toolboxes) {
-        if let Some(peer) = &self.peer {
-            peer.configure(configs);
-        }
-        let entries = Arc::new(meta_tools_entries(configs));
-        let meta = std::mem::replace(&mut *lock(&self.meta_tools), Arc::clone(&entries));
-        let native = self.rebuild_native(toolboxes);
-        if meta != entries || native {
-            self.list_changed();
         }
     }
 }

@@ -6,29 +6,30 @@
 //! its last session left, or on SIGTERM/SIGINT/SIGHUP, stopping its servers
 //! by the usual sequence; its watchdog covers its death by SIGKILL.
 //!
-//! Threads besides the fleet's own: `accept`, and per session its reader
-//! (`session N`, which runs the MCP loop) and its writer (`session N out`),
-//! so a session that stops reading holds up nobody but itself. A session
+//! Threads besides the fleet's own: `accept`, and per session its loop
+//! (`session N`), its reader (`host reader`) and its writer (`session N
+//! out`), so a session that stops reading holds up nobody but itself. A session
 //! whose unread output passes `OUT_LIMIT` is dropped.
 
 use super::endpoint::Endpoint;
 use super::wire::{Answer, Hello, ServerStatus, SessionStatus, Status};
 use crate::config::{Config, Mode};
 use crate::fleet::launch::Launcher;
-use crate::fleet::toolbox::ServerState;
-use crate::fleet::{main_loop, Fleet, SessionLink};
+use crate::fleet::toolbox::{ServerState, Toolboxes};
+use crate::fleet::{main_loop, Fleet};
 use crate::host::server::Server;
-use crate::host::session::{Peer, Session};
+use crate::host::session::{Card, Peer, Session};
 use crate::lock;
 use crate::protocol::framing::LineReader;
 use crate::protocol::mcp;
 use crate::sys::{self, local::Stream, Stamp};
 use crate::wire::outbox::Outbox;
-use std::collections::VecDeque;
+use crate::wire::SessionId;
+use std::collections::{HashSet, VecDeque};
 use std::io::{self, BufReader, Write};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Condvar, Mutex};
+use std::sync::{Arc, Condvar, Mutex, OnceLock};
 use std::thread;
 use std::time::Instant;
 
@@ -93,7 +94,7 @@ struct Daemon {
     started: Instant,
     /// The sessions attached, for `status` and the linger; `None` once the
     /// fleet decided to end (a session that comes then is turned away).
-    sessions: Mutex<Option<Vec<Arc<Session>>>>,
+    sessions: Mutex<Option<Vec<Arc<Card>>>>,
     left: Condvar,
     next_id: AtomicU64,
 }
@@ -140,13 +141,18 @@ impl Daemon {
         let out = Writer::start(id, stream.try_clone()?)?;
         let outbox = Arc::new(Outbox::new(Box::new(out)));
         let config = self.current_config();
-        let peer = Peer::new(hello.pid, hello.env, id, &config);
-        let session = Arc::new(Session::attached(&config, Arc::clone(&outbox), peer));
+        let card = Arc::new(Card {
+            id: SessionId::next(),
+            pid: hello.pid,
+            client: OnceLock::new(),
+        });
+        let peer = Peer::new(Arc::clone(&card), hello.env, &config);
+        let session = Session::attached(&config, Arc::clone(&outbox), peer);
         // Counted before it is welcomed, so the linger cannot end the fleet
         // under a welcomed session; once the fleet decided to end, refused,
         // and its front starts the next fleet.
         match &mut *lock(&self.sessions) {
-            Some(sessions) => sessions.push(Arc::clone(&session)),
+            Some(sessions) => sessions.push(Arc::clone(&card)),
             None => {
                 let reason = "this fleet is ending".to_string();
                 return send(&mut stream, &Answer::Refused { reason });
@@ -157,12 +163,12 @@ impl Daemon {
         };
         let result = send(&mut stream, &welcome).and_then(|()| {
             log::info!("session {id} attached (pid {})", hello.pid);
-            let server = Server::attach(Arc::clone(&self.fleet), config, Arc::clone(&session));
+            let server = Server::attach(Arc::clone(&self.fleet), config, session);
             server.run(reader.into_inner())
         });
         stream.shutdown();
         if let Some(sessions) = &mut *lock(&self.sessions) {
-            sessions.retain(|s| !Arc::ptr_eq(s, &session));
+            sessions.retain(|s| s.id != card.id);
         }
         self.left.notify_all();
         log::info!("session {id} left");
@@ -171,7 +177,7 @@ impl Daemon {
 
     /// The config as it is now: the registry has the reloaded toolboxes.
     fn current_config(&self) -> Config {
-        let toolboxes = self.fleet.registry.current();
+        let toolboxes = self.fleet.toolboxes();
         Config {
             toolboxes: toolboxes.configs().into_iter().cloned().collect(),
             ..self.config.clone()
@@ -184,8 +190,7 @@ impl Daemon {
     /// or starts the next one.
     fn linger(&self) {
         let linger = self.config.share_linger;
-        let attached =
-            |s: &mut Option<Vec<Arc<Session>>>| s.as_ref().is_some_and(|s| !s.is_empty());
+        let attached = |s: &mut Option<Vec<Arc<Card>>>| s.as_ref().is_some_and(|s| !s.is_empty());
         loop {
             let mut sessions = lock(&self.sessions);
             while attached(&mut sessions) {
@@ -216,20 +221,21 @@ impl Daemon {
     /// Stops every server and exits.
     fn end(&self) -> ! {
         self.endpoint.unlink();
-        self.fleet.launcher.shutdown();
+        self.fleet.shutdown();
         std::process::exit(0);
     }
 
     fn status(&self) -> Status {
         let sessions = lock(&self.sessions).clone().unwrap_or_default();
-        let toolboxes = self.fleet.registry.current();
+        let toolboxes = self.fleet.toolboxes();
         let mut servers = Vec::new();
         for toolbox in toolboxes.all() {
             let Some(open) = &toolbox.open else { continue };
+            let holders = self.fleet.holders(&toolbox.slot);
             let holders: Vec<u32> = sessions
                 .iter()
-                .filter(|s| s.holds(&toolbox.slot))
-                .filter_map(|s| s.peer.as_ref().map(|p| p.pid))
+                .filter(|s| holders.contains(&s.id))
+                .map(|s| s.pid)
                 .collect();
             for (config, state) in toolbox.config.servers.iter().zip(&open.servers) {
                 let (state, pid, era) = match state {
@@ -262,14 +268,29 @@ impl Daemon {
             sessions: sessions
                 .iter()
                 .map(|s| SessionStatus {
-                    pid: s.peer.as_ref().map_or(0, |p| p.pid),
+                    pid: s.pid,
                     client: s.client.get().cloned().flatten(),
-                    toolboxes: s.held_names(&toolboxes),
+                    toolboxes: held_names(&toolboxes, &self.fleet.held_by(s.id)),
                 })
                 .collect(),
             servers,
         }
     }
+}
+
+/// The names of the toolboxes whose copies are `held`, in config order.
+fn held_names(toolboxes: &Toolboxes, held: &HashSet<u64>) -> Vec<String> {
+    let holds = |name: &str| {
+        toolboxes
+            .all()
+            .any(|t| t.config.name == name && held.contains(&t.slot.id))
+    };
+    toolboxes
+        .names()
+        .into_iter()
+        .filter(|name| holds(name))
+        .map(str::to_string)
+        .collect()
 }
 
 /// Writes one JSON line.

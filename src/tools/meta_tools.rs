@@ -310,7 +310,7 @@ pub(crate) fn describe_open(
         "{{\"toolbox\":{},\"description\":{},\"servers_connected\":{},\"tools\":{tools}",
         json!(config.name),
         json!(config.description),
-        count_connected(open)
+        open.connected()
     );
     if !errors.is_empty() {
         text.push_str(&format!(",\"_errors\":{}", json!(errors)));
@@ -340,14 +340,6 @@ fn annotate_tool(out: &mut String, raw: &str, toolbox: &str, server: &str) {
         json!(toolbox),
         json!(server)
     ));
-}
-
-/// `servers_connected`: the servers running, or asleep (a call starts them).
-pub(crate) fn count_connected(open: &OpenToolbox) -> usize {
-    open.servers
-        .iter()
-        .filter(|s| matches!(s, ServerState::Running(_) | ServerState::Asleep(_)))
-        .count()
 }
 
 /// The error for a toolbox name the config does not have.

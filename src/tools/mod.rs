@@ -3,8 +3,10 @@
 //! `use_tool` hot path (`forward`), the forms of `open_toolbox` results
 //! (`open_result`), and dynamic mode's native tools (`dynamic`, `naming`).
 
+pub(crate) mod close_toolbox;
 pub(crate) mod dynamic;
 pub(crate) mod meta_tools;
 pub(crate) mod naming;
 pub(crate) mod open_result;
+pub(crate) mod open_toolbox;
 pub(crate) mod params;
