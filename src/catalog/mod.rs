@@ -23,7 +23,6 @@ mod file;
 pub(crate) mod key;
 pub(crate) mod learned;
 pub mod rank;
-pub(crate) mod view;
 
 use crate::config::expand::Vars;
 use crate::config::ServerConfig;
@@ -118,8 +117,6 @@ pub(crate) struct Catalog {
     listings: Mutex<Snapshot>,
     /// The file and the config it belongs to, once attached.
     file: Mutex<Option<Attached>>,
-    /// The last search index built, reused while nothing changed.
-    pub(crate) built: Mutex<Option<Arc<view::Built>>>,
     /// What search learned from use.
     learned: Mutex<Learned>,
 }

@@ -16,8 +16,6 @@ pub(crate) mod suggest;
 
 use crate::config::ordered_json::Node;
 use crate::sys::Stamp;
-use crate::tools::naming;
-use crate::tools::open_result;
 use expand::{Anchor, Template};
 use serde::Serialize;
 use std::fmt;
@@ -40,13 +38,42 @@ pub enum Mode {
     Dynamic,
 }
 
+/// `openToolboxResult` in the config.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum OpenToolboxResult {
+    /// Compact for the hosts known to cut long results, full for the others.
+    #[default]
+    Auto,
+    Full,
+    Compact,
+}
+
+impl OpenToolboxResult {
+    pub fn parse(text: &str) -> Option<OpenToolboxResult> {
+        match text {
+            "auto" => Some(OpenToolboxResult::Auto),
+            "full" => Some(OpenToolboxResult::Full),
+            "compact" => Some(OpenToolboxResult::Compact),
+            _ => None,
+        }
+    }
+}
+
+/// The longest dynamic-mode native tool name any host accepts.
+pub(crate) const NATIVE_NAME_MAX_LEN: usize = 64;
+/// The default `dynamicNameMaxLength`: 64 minus Claude Code's `mcp__workbench__`.
+pub(crate) const NATIVE_NAME_DEFAULT_LEN: usize = 48;
+/// The smallest `dynamicNameMaxLength` that still leaves a readable name: a
+/// cut toolbox and server part, some of the tool's name, and the hash suffix.
+pub(crate) const NATIVE_NAME_MIN_LEN: usize = 24;
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct Config {
     pub mode: Mode,
     /// `dynamicNameMaxLength`: dynamic mode's budget for native tool names.
     pub dynamic_name_max_length: usize,
     /// `openToolboxResult`: the form of `open_toolbox` results.
-    pub open_toolbox_result: open_result::Setting,
+    pub open_toolbox_result: OpenToolboxResult,
     /// `shareServers`: every host session of this config shares one fleet (§8).
     pub share_servers: bool,
     /// `shareLingerMs`: how long a shared fleet outlives its last session.
@@ -533,8 +560,8 @@ impl Checker {
     fn config(&mut self, root: &Node) -> Config {
         let mut config = Config {
             mode: Mode::Proxy,
-            dynamic_name_max_length: naming::DEFAULT_MAX_LEN,
-            open_toolbox_result: open_result::Setting::Auto,
+            dynamic_name_max_length: NATIVE_NAME_DEFAULT_LEN,
+            open_toolbox_result: OpenToolboxResult::Auto,
             share_servers: false,
             share_linger: DEFAULT_SHARE_LINGER,
             toolboxes: Vec::new(),
@@ -576,18 +603,18 @@ impl Checker {
                 "dynamicNameMaxLength" => match value {
                     Node::Number(n)
                         if n.as_u64().is_some_and(|v| {
-                            (naming::MIN_LEN as u64..=naming::MAX_LEN as u64).contains(&v)
+                            (NATIVE_NAME_MIN_LEN as u64..=NATIVE_NAME_MAX_LEN as u64).contains(&v)
                         }) =>
                     {
                         config.dynamic_name_max_length =
-                            n.as_u64().map_or(naming::DEFAULT_MAX_LEN, |v| v as usize);
+                            n.as_u64().map_or(NATIVE_NAME_DEFAULT_LEN, |v| v as usize);
                     }
                     other => self.error(
                         key,
                         format!(
                             "expected a whole number from {} to {}, found {}",
-                            naming::MIN_LEN,
-                            naming::MAX_LEN,
+                            NATIVE_NAME_MIN_LEN,
+                            NATIVE_NAME_MAX_LEN,
                             match other {
                                 Node::Number(n) => n.to_string(),
                                 _ => other.kind().to_string(),
@@ -596,9 +623,9 @@ impl Checker {
                     ),
                 },
                 "openToolboxResult" => match value {
-                    Node::String(s) if open_result::Setting::parse(s).is_some() => {
+                    Node::String(s) if OpenToolboxResult::parse(s).is_some() => {
                         config.open_toolbox_result =
-                            open_result::Setting::parse(s).unwrap_or_default();
+                            OpenToolboxResult::parse(s).unwrap_or_default();
                     }
                     other => self.error(
                         key,
@@ -1120,7 +1147,7 @@ mod tests {
         };
         assert_eq!(
             config("").unwrap().0.dynamic_name_max_length,
-            naming::DEFAULT_MAX_LEN
+            NATIVE_NAME_DEFAULT_LEN
         );
         assert_eq!(
             config(r#""dynamicNameMaxLength":64,"#)
@@ -1147,14 +1174,14 @@ mod tests {
             ))
         };
         let setting = |extra: &str| config(extra).unwrap().0.open_toolbox_result;
-        assert_eq!(setting(""), open_result::Setting::Auto);
+        assert_eq!(setting(""), OpenToolboxResult::Auto);
         assert_eq!(
             setting(r#""openToolboxResult":"compact","#),
-            open_result::Setting::Compact
+            OpenToolboxResult::Compact
         );
         assert_eq!(
             setting(r#""openToolboxResult":"full","#),
-            open_result::Setting::Full
+            OpenToolboxResult::Full
         );
         let errors = config(r#""openToolboxResult":"short","#).unwrap_err();
         assert_eq!(

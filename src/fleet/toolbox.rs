@@ -9,13 +9,13 @@
 //! for an open; a reloaded config swaps the set of toolboxes the same way.
 
 use crate::config::expand::Vars;
+use crate::config::OpenToolboxResult;
 use crate::config::{Config, ServerConfig, ToolboxConfig};
 use crate::downstream::Downstream;
 use crate::fleet::visible::{visible, Visible};
 use crate::lock;
 use crate::pins::{self, ServerPins};
 use crate::protocol::mcp::ToolEntry;
-use crate::tools::open_result;
 use std::collections::HashSet;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -33,7 +33,7 @@ pub(crate) struct Toolboxes {
     /// `dynamicNameMaxLength`: dynamic mode's budget for native tool names.
     pub native_name_max: usize,
     /// `openToolboxResult`.
-    pub open_setting: open_result::Setting,
+    pub open_setting: OpenToolboxResult,
 }
 
 /// Which copy of a toolbox: `BASE` in a workbench of its own; in a shared

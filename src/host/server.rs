@@ -18,7 +18,6 @@
 //! Params arrive as JSON text; each handler reads only the members it needs,
 //! and tool arguments are forwarded as the host's bytes, never parsed.
 
-use crate::catalog;
 use crate::config::{Config, Mode};
 use crate::fleet::facts::Fact;
 use crate::fleet::forward::{self, ForwardedCall, Unsent};
@@ -32,7 +31,7 @@ use crate::protocol::jsonrpc::{self, ErrorObject, Incoming, Members, Read, Reque
 use crate::protocol::mcp::{self, method};
 use crate::sys::{self, Stamp};
 use crate::tools::meta_tools::{self, Outcome};
-use crate::tools::{close_toolbox, open_toolbox, params};
+use crate::tools::{close_toolbox, find_tools, open_toolbox, params};
 use crate::wire::outbox::Outbox;
 use crate::wire::trace;
 use crossbeam_channel::{select, Receiver};
@@ -55,8 +54,11 @@ pub struct Server {
     /// the file with first).
     config: Config,
     /// The last `find_tools` search, until the next tool call tells whether
-    /// it showed what the model wanted (`catalog::view::learn`).
-    searched: Option<Box<catalog::view::Searched>>,
+    /// it showed what the model wanted (`find_tools::learn`).
+    searched: Option<Box<find_tools::Searched>>,
+    /// The last `find_tools` index, reused while what it was built from is
+    /// unchanged.
+    index: Option<Arc<find_tools::Built>>,
 }
 
 /// How many host lines the reader may read ahead of the loop.
@@ -99,6 +101,7 @@ impl Server {
             facts,
             config,
             searched: None,
+            index: None,
         }
     }
 
@@ -473,13 +476,13 @@ impl Server {
             }
             meta_tools::FIND_TOOLS => {
                 let toolboxes = self.fleet.toolboxes();
-                let scope = catalog::view::Scope {
+                let scope = find_tools::Scope {
                     toolboxes: &toolboxes,
                     env: self.session.peer.as_ref().map(|peer| &peer.env),
                     pins: self.fleet.pins(),
                 };
                 let (outcome, searched) =
-                    catalog::view::find_tools(self.fleet.catalog(), &scope, &args);
+                    find_tools::find_tools(self.fleet.catalog(), &scope, &mut self.index, &args);
                 self.searched = searched.map(Box::new);
                 self.send_outcome(&id, &outcome);
             }
@@ -521,7 +524,14 @@ impl Server {
             server,
             tool,
         } = tool_id;
-        if !catalog::view::learn(self.fleet.catalog(), &searched, toolbox, server, tool) {
+        if !find_tools::learn(
+            self.fleet.catalog(),
+            self.index.as_deref(),
+            &searched,
+            toolbox,
+            server,
+            tool,
+        ) {
             return;
         }
         log::debug!("find_tools learned that a search meant {toolbox}/{server}/{tool}");

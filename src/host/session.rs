@@ -264,7 +264,7 @@ impl Session {
 
     /// The form of `open_toolbox` results for this host, under the config's
     /// `openToolboxResult`.
-    pub(crate) fn open_form(&self, setting: open_result::Setting) -> open_result::Form {
+    pub(crate) fn open_form(&self, setting: crate::config::OpenToolboxResult) -> open_result::Form {
         open_result::form_for(setting, self.client.as_deref())
     }
 

@@ -4,9 +4,9 @@
 //! a fleet of its own while the old one drains. Next to it: the lock that
 //! makes two sessions starting together start one fleet, and the fleet's log.
 
+use crate::fnv1a;
 use crate::protocol::mcp;
 use crate::sys::local::{self, Listener, Stream};
-use crate::tools::naming::fnv1a;
 use std::fs::{self, File, OpenOptions};
 use std::io;
 use std::path::{Path, PathBuf};

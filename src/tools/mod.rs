@@ -5,6 +5,7 @@
 
 pub(crate) mod close_toolbox;
 pub(crate) mod dynamic;
+pub(crate) mod find_tools;
 pub(crate) mod meta_tools;
 pub(crate) mod naming;
 pub(crate) mod open_result;

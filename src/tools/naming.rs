@@ -16,13 +16,8 @@
 
 use std::collections::HashSet;
 
-/// The longest name any host accepts.
-pub(crate) const MAX_LEN: usize = 64;
-/// The default budget: 64 minus Claude Code's `mcp__workbench__`.
-pub(crate) const DEFAULT_MAX_LEN: usize = 48;
-/// The smallest budget that still leaves a readable name: a cut toolbox and
-/// server part, some of the tool's name, and the hash suffix.
-pub(crate) const MIN_LEN: usize = 24;
+use crate::config::{NATIVE_NAME_MAX_LEN as MAX_LEN, NATIVE_NAME_MIN_LEN as MIN_LEN};
+use crate::fnv1a;
 /// `_` plus 8 hex digits.
 const SUFFIX_LEN: usize = 9;
 
@@ -97,17 +92,10 @@ fn with_suffix(toolbox: &str, server: &str, tool: &str, hash: u64, max_len: usiz
     format!("{head}{tool}_{:08x}", hash & 0xffff_ffff)
 }
 
-/// FNV-1a, 64 bits: small, stable across versions and platforms (also
-/// what names a shared fleet's endpoint).
-pub(crate) fn fnv1a(bytes: &[u8]) -> u64 {
-    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, b| {
-        (h ^ u64::from(*b)).wrapping_mul(0x0100_0000_01b3)
-    })
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::config::NATIVE_NAME_DEFAULT_LEN;
 
     /// Whether `native_name` had to change the plain name.
     fn was_shortened(name: &str, toolbox: &str, server: &str, tool: &str) -> bool {
@@ -115,13 +103,13 @@ mod tests {
     }
 
     fn valid(name: &str) -> bool {
-        (1..=DEFAULT_MAX_LEN).contains(&name.len()) && name.bytes().all(safe)
+        (1..=NATIVE_NAME_DEFAULT_LEN).contains(&name.len()) && name.bytes().all(safe)
     }
 
     #[test]
     fn safe_names_are_kept() {
         assert_eq!(
-            native_name("dev", "fs", "read_file", DEFAULT_MAX_LEN),
+            native_name("dev", "fs", "read_file", NATIVE_NAME_DEFAULT_LEN),
             "dev__fs_read_file"
         );
         assert!(!was_shortened(
@@ -148,7 +136,7 @@ mod tests {
         ];
         let names = unique_names(
             tools.iter().map(|t| ("toolbox", "server", t.as_str())),
-            DEFAULT_MAX_LEN,
+            NATIVE_NAME_DEFAULT_LEN,
         );
         for name in &names {
             assert!(valid(name), "{name:?}");
@@ -158,7 +146,7 @@ mod tests {
         assert_eq!(names[1], "toolbox__server_read_file");
         let again = unique_names(
             tools.iter().map(|t| ("toolbox", "server", t.as_str())),
-            DEFAULT_MAX_LEN,
+            NATIVE_NAME_DEFAULT_LEN,
         );
         assert_eq!(names, again);
         assert!(was_shortened(&names[0], "toolbox", "server", "read.file"));
@@ -168,7 +156,7 @@ mod tests {
             names[0]
         );
         let long_box = "b".repeat(60);
-        let name = native_name(&long_box, "s", "query", DEFAULT_MAX_LEN);
+        let name = native_name(&long_box, "s", "query", NATIVE_NAME_DEFAULT_LEN);
         assert!(valid(&name) && name.contains("_query_"), "{name}");
     }
 
@@ -176,7 +164,7 @@ mod tests {
     fn hash_collisions_are_settled() {
         let names = unique_names(
             [("t", "s", "x.y"), ("t", "s", "x.y")].into_iter(),
-            DEFAULT_MAX_LEN,
+            NATIVE_NAME_DEFAULT_LEN,
         );
         assert_ne!(names[0], names[1]);
         assert!(names.iter().all(|n| valid(n)));
@@ -189,15 +177,15 @@ mod tests {
             "analytics-warehouse-production-eu",
             "everything",
             "get-sum",
-            DEFAULT_MAX_LEN,
+            NATIVE_NAME_DEFAULT_LEN,
         );
         assert!(valid(&name), "{name}");
         assert!(name.contains("_get-sum_"), "{name}");
         assert!(format!("mcp__workbench__{name}").len() <= MAX_LEN);
         // 59 characters, safe, but over the budget: shortened too.
         let tool = "t".repeat(59 - "dev__fs_".len());
-        let name = native_name("dev", "fs", &tool, DEFAULT_MAX_LEN);
-        assert!(name.len() <= DEFAULT_MAX_LEN && was_shortened(&name, "dev", "fs", &tool));
+        let name = native_name("dev", "fs", &tool, NATIVE_NAME_DEFAULT_LEN);
+        assert!(name.len() <= NATIVE_NAME_DEFAULT_LEN && was_shortened(&name, "dev", "fs", &tool));
         // The whole 64 when configured so, and the smallest budget still works.
         assert_eq!(native_name("dev", "fs", &tool, MAX_LEN).len(), 59);
         for budget in [MIN_LEN, 30, MAX_LEN] {

@@ -13,6 +13,7 @@
 //! Both reshape the full result text that the open handler built; the default
 //! path (full form, no `tools`) passes it through untouched. No IO here.
 
+use crate::config::OpenToolboxResult;
 use serde::Deserialize;
 use serde_json::value::RawValue;
 use serde_json::Value;
@@ -28,27 +29,6 @@ pub(crate) const WINDOW: usize = 12_000;
 /// its MCP connection manager (`codex-rs/core`).
 const COMPACT_HOSTS: [&str; 1] = ["codex-mcp-client"];
 
-/// `openToolboxResult` in the config.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum Setting {
-    /// Compact for the hosts known to cut long results, full for the others.
-    #[default]
-    Auto,
-    Full,
-    Compact,
-}
-
-impl Setting {
-    pub fn parse(text: &str) -> Option<Setting> {
-        match text {
-            "auto" => Some(Setting::Auto),
-            "full" => Some(Setting::Full),
-            "compact" => Some(Setting::Compact),
-            _ => None,
-        }
-    }
-}
-
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Form {
     Full,
@@ -56,12 +36,14 @@ pub(crate) enum Form {
 }
 
 /// The form for a session whose host named itself `client_name`.
-pub(crate) fn form_for(setting: Setting, client_name: Option<&str>) -> Form {
+pub(crate) fn form_for(setting: OpenToolboxResult, client_name: Option<&str>) -> Form {
     match setting {
-        Setting::Full => Form::Full,
-        Setting::Compact => Form::Compact,
-        Setting::Auto if client_name.is_some_and(|n| COMPACT_HOSTS.contains(&n)) => Form::Compact,
-        Setting::Auto => Form::Full,
+        OpenToolboxResult::Full => Form::Full,
+        OpenToolboxResult::Compact => Form::Compact,
+        OpenToolboxResult::Auto if client_name.is_some_and(|n| COMPACT_HOSTS.contains(&n)) => {
+            Form::Compact
+        }
+        OpenToolboxResult::Auto => Form::Full,
     }
 }
 
@@ -320,21 +302,27 @@ mod tests {
     #[test]
     fn the_form_follows_the_host_and_the_setting() {
         assert_eq!(
-            form_for(Setting::Auto, Some("codex-mcp-client")),
+            form_for(OpenToolboxResult::Auto, Some("codex-mcp-client")),
             Form::Compact
         );
-        assert_eq!(form_for(Setting::Auto, Some("claude-code")), Form::Full);
-        assert_eq!(form_for(Setting::Auto, None), Form::Full);
         assert_eq!(
-            form_for(Setting::Full, Some("codex-mcp-client")),
+            form_for(OpenToolboxResult::Auto, Some("claude-code")),
+            Form::Full
+        );
+        assert_eq!(form_for(OpenToolboxResult::Auto, None), Form::Full);
+        assert_eq!(
+            form_for(OpenToolboxResult::Full, Some("codex-mcp-client")),
             Form::Full
         );
         assert_eq!(
-            form_for(Setting::Compact, Some("claude-code")),
+            form_for(OpenToolboxResult::Compact, Some("claude-code")),
             Form::Compact
         );
-        assert_eq!(Setting::parse("compact"), Some(Setting::Compact));
-        assert_eq!(Setting::parse("short"), None);
+        assert_eq!(
+            OpenToolboxResult::parse("compact"),
+            Some(OpenToolboxResult::Compact)
+        );
+        assert_eq!(OpenToolboxResult::parse("short"), None);
     }
 
     #[test]

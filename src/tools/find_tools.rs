@@ -12,14 +12,13 @@
 //! catalog's listings and the pins, and kept until one of them changes, so a
 //! search costs a few lookups, not a rebuild.
 
-use super::learned::Association;
-use super::{key, now_ms, Catalog, CatalogTool};
+use crate::catalog::learned::Association;
 use crate::catalog::rank::{self, Index};
+use crate::catalog::{key, now_ms, Catalog, CatalogTool};
 use crate::config::expand::Vars;
 use crate::config::ToolboxConfig;
 use crate::fleet::toolbox::Toolboxes;
 use crate::fleet::visible::visible;
-use crate::lock;
 use crate::pins::store::Pins;
 use crate::pins::PinFile;
 use crate::protocol::jsonrpc::Members;
@@ -265,8 +264,10 @@ const LEARN_WINDOW_MS: u64 = 5 * 60 * 1000;
 /// reaches a tool the search did not show, within `LEARN_WINDOW_MS`, the
 /// catalog learns that the search's words meant it. Whether anything was
 /// learned (the caller then has the catalog written, off its thread).
+/// `index`: the session's index, which knows the tools the catalog has.
 pub(crate) fn learn(
     catalog: &Catalog,
+    index: Option<&Built>,
     searched: &Searched,
     toolbox: &str,
     server: &str,
@@ -279,9 +280,7 @@ pub(crate) fn learn(
     }
     // Only a tool the catalog has: a call to a name that does not exist
     // teaches nothing.
-    let known = lock(&catalog.built)
-        .as_ref()
-        .is_some_and(|built| built.by_id.contains_key(&key));
+    let known = index.is_some_and(|built| built.by_id.contains_key(&key));
     if !known {
         return false;
     }
@@ -297,15 +296,18 @@ pub(crate) fn learn(
 
 /// The `find_tools` meta-tool: validates `args`, then searches. Quick (the
 /// index is cached), so the session answers it on its own thread.
+/// `index` is the session's last index, built again when what it was built
+/// from changed.
 pub(crate) fn find_tools(
     catalog: &Catalog,
     scope: &Scope<'_>,
+    index: &mut Option<Arc<Built>>,
     args: &Members,
 ) -> (Outcome, Option<Searched>) {
     let outline = params::outline(args, &[]);
     match params::find_tools(&outline, args.get("limit"), DEFAULT_LIMIT, MAX_LIMIT) {
         Ok((query, limit)) => {
-            let (text, searched) = find(catalog, scope, &query, limit);
+            let (text, searched) = find(catalog, scope, index, &query, limit);
             let outcome = Outcome {
                 text,
                 is_error: false,
@@ -324,18 +326,16 @@ pub(crate) fn find_tools(
 pub(crate) fn find(
     catalog: &Catalog,
     scope: &Scope<'_>,
+    cached: &mut Option<Arc<Built>>,
     query: &str,
     limit: usize,
 ) -> (String, Option<Searched>) {
-    let built = {
-        let mut cached = lock(&catalog.built);
-        match cached.as_ref().filter(|b| b.current(catalog, scope)) {
-            Some(built) => Arc::clone(built),
-            None => {
-                let built = Arc::new(Built::new(catalog, scope));
-                *cached = Some(Arc::clone(&built));
-                built
-            }
+    let built = match cached.as_ref().filter(|b| b.current(catalog, scope)) {
+        Some(built) => Arc::clone(built),
+        None => {
+            let built = Arc::new(Built::new(catalog, scope));
+            *cached = Some(Arc::clone(&built));
+            built
         }
     };
     let mut words = rank::key_words(query);
