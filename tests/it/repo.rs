@@ -141,6 +141,10 @@ fn binaries_are_found_through_cargo_not_a_fixed_target_folder() {
         "docs/testing.md",
         "docs/performance.md",
         "docs/maintaining.md",
+        "docs/guide-config.md",
+        "docs/guide-behaviour.md",
+        "docs/guide-tools.md",
+        "docs/guide-command-line.md",
     ] {
         check(root.join(file));
     }
