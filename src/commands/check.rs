@@ -16,11 +16,11 @@
 //! SIGHUP stops every child at once and ends `check` without a report, with
 //! the shell's code for that signal: 128 + its number (143, 130, 129).
 
+use super::interrupt::Interrupt;
 use crate::catalog::Catalog;
-use crate::config::{Config, ConfigError, Mode, Problem};
+use crate::config::{Config, ConfigError, Loaded, Mode, Problem};
 use crate::fleet::launch::{self, Launcher};
 use crate::fleet::visible::visible;
-use crate::sys;
 use crate::tools::meta_tools;
 use crate::tools::naming;
 use crate::wire::outbox::Outbox;
@@ -28,9 +28,7 @@ use serde::Serialize;
 use std::io::{self, Write};
 use std::path::Path;
 use std::process::ExitCode;
-use std::sync::atomic::{AtomicI32, Ordering};
 use std::sync::Arc;
-use std::thread::JoinHandle;
 
 /// Some hosts refuse or truncate tool lists longer than this.
 const TOOLS_PER_TOOLBOX_LIMIT: usize = 40;
@@ -126,15 +124,13 @@ struct ConfigErrorReport<'a> {
 }
 
 /// Prints a config error as `check --json` does: on stdout, as JSON.
-pub fn print_config_error(error: &ConfigError) {
+pub(super) fn print_config_error(error: &ConfigError, out: &mut dyn Write) {
     let report = ConfigErrorReport {
         config: error.file.display().to_string(),
         errors: &error.problems,
         warnings: error.warnings.iter().map(Problem::to_string).collect(),
     };
-    #[allow(clippy::disallowed_methods)] // `check` reports on stdout; it serves no host
-    let mut out = io::stdout().lock();
-    let printed = serde_json::to_writer_pretty(&mut out, &report)
+    let printed = serde_json::to_writer_pretty(&mut *out, &report)
         .map_err(io::Error::from)
         .and_then(|()| writeln!(out));
     if let Err(e) = printed {
@@ -142,17 +138,17 @@ pub fn print_config_error(error: &ConfigError) {
     }
 }
 
-/// Starts every server and prints the report; `config_warnings` (unknown keys
-/// and the like) lead its warnings.
-/// `shared_fleet`: what the config's shared fleet is doing, if it shares one.
-pub fn run(
-    config: Config,
-    config_warnings: &[Problem],
-    shared_fleet: Option<String>,
-    json: bool,
-    path: &Path,
-    out: &mut impl Write,
-) -> ExitCode {
+/// Starts every server of `loaded` (config file `path`) and prints the
+/// report; the config's warnings (unknown keys and the like) lead its
+/// warnings, and what the config's shared fleet is doing, if it shares one,
+/// is in it.
+pub(super) fn run(loaded: Loaded, json: bool, path: &Path, out: &mut impl Write) -> ExitCode {
+    let Loaded {
+        config,
+        warnings: config_warnings,
+        ..
+    } = loaded;
+    let shared_fleet = config.share_servers.then(|| crate::share::fleet_note(path));
     // What check lists goes into the tool catalog too (docs/reference.md §9).
     let catalog = Catalog::default();
     catalog.attach(path);
@@ -165,7 +161,8 @@ pub fn run(
     let mut report = examine(&config, &launcher, &catalog);
     // After a signal the watcher stops the servers; a second `shutdown` here
     // would count as a second trigger and cut their grace periods short.
-    if let Some(code) = interrupt.finish() {
+    if let Some((number, code)) = interrupt.finish() {
+        log::error!("interrupted by signal {number}: every server was stopped, no report");
         return code;
     }
     launcher.shutdown();
@@ -192,42 +189,6 @@ pub fn run(
         ExitCode::SUCCESS
     } else {
         ExitCode::from(1)
-    }
-}
-
-/// The `signals` thread of `check`: on a shutdown signal it stops every
-/// server, which ends the handshakes still running, so `examine` returns.
-struct Interrupt {
-    /// The signal received; 0 while none was.
-    signal: Arc<AtomicI32>,
-    watcher: Option<JoinHandle<()>>,
-}
-
-impl Interrupt {
-    fn watch(launcher: &Arc<Launcher>) -> Interrupt {
-        let signal = Arc::new(AtomicI32::new(0));
-        let (received, launcher) = (Arc::clone(&signal), Arc::clone(launcher));
-        let watcher = sys::on_shutdown_signal("signals", move |number| {
-            received.store(number, Ordering::SeqCst);
-            launcher.shutdown();
-        });
-        Interrupt { signal, watcher }
-    }
-
-    /// If a signal came, waits until every server is stopped and returns the
-    /// exit code for it. A signal that comes later finds `check` finishing.
-    fn finish(self) -> Option<ExitCode> {
-        let number = self.signal.load(Ordering::SeqCst);
-        if number == 0 {
-            return None; // the watcher stays blocked in sigwait until exit
-        }
-        if let Some(watcher) = self.watcher {
-            if let Err(panic) = watcher.join() {
-                std::panic::resume_unwind(panic);
-            }
-        }
-        log::error!("interrupted by signal {number}: every server was stopped, no report");
-        Some(ExitCode::from(u8::try_from(128 + number).unwrap_or(1)))
     }
 }
 

@@ -4,12 +4,13 @@
 //! or why it failed. Exit 0 when every server listed, 1 otherwise.
 //!
 //! Prints on stdout and serves no host, like `check`. A shutdown signal stops
-//! every server (the launcher's shutdown) and ends the run.
+//! every server (the launcher's shutdown) and ends the run with the shell's
+//! code for it (`interrupt`), printing and recording nothing more.
 
+use super::interrupt::Interrupt;
 use crate::catalog::Catalog;
 use crate::config::Config;
 use crate::fleet::launch::{self, Launcher};
-use crate::sys;
 use crate::wire::outbox::Outbox;
 use std::io::{self, Write};
 use std::path::Path;
@@ -20,19 +21,16 @@ use std::sync::Arc;
 const PARALLEL: usize = 8;
 
 /// Indexes every server of `config` (file `path`) and prints a line for each.
-pub fn run(config: &Config, path: &Path, out: &mut impl Write) -> ExitCode {
+pub(super) fn run(config: &Config, path: &Path, out: &mut impl Write) -> ExitCode {
     let catalog = Catalog::default();
     catalog.attach(path);
     let launcher = Arc::new(Launcher::new(
         Arc::new(Outbox::new(Box::new(io::sink()))),
         None,
     ));
-    let watcher = Arc::clone(&launcher);
-    // As `check` does: every server stopped, then the shell's code for it.
-    let _signals = sys::on_shutdown_signal("signals", move |number| {
-        watcher.shutdown();
-        std::process::exit(128 + number);
-    });
+    // As `check` does: every server stopped, then the shell's code for it,
+    // with nothing printed or recorded after the signal.
+    let interrupt = Interrupt::watch(&launcher);
     // Every enabled server, in config order, with its spec or its problem.
     let mut jobs = Vec::new();
     for toolbox in &config.toolboxes {
@@ -53,6 +51,9 @@ pub fn run(config: &Config, path: &Path, out: &mut impl Write) -> ExitCode {
             }
         }
         let mut started = launcher.start_all(specs).into_iter();
+        if interrupt.came() {
+            break;
+        }
         let mut conns = Vec::new();
         let mut listed = Vec::new();
         for (toolbox, server, spec) in &batch {
@@ -83,6 +84,11 @@ pub fn run(config: &Config, path: &Path, out: &mut impl Write) -> ExitCode {
             .collect();
         catalog.record(&records);
         launch::stop_all(&conns, "");
+    }
+    // After a signal the watcher stops the servers; a second `shutdown` here
+    // would count as a second trigger and cut their grace periods short.
+    if let Some((_, code)) = interrupt.finish() {
+        return code;
     }
     launcher.shutdown();
     let printed = lines.iter().try_for_each(|line| writeln!(out, "{line}"));

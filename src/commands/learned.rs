@@ -12,7 +12,7 @@ use std::path::Path;
 use std::process::ExitCode;
 
 /// Lists (or, with `clear`, forgets) what was learned for config file `path`.
-pub fn run(path: &Path, clear: bool, out: &mut impl Write) -> ExitCode {
+pub(super) fn run(path: &Path, clear: bool, out: &mut impl Write) -> ExitCode {
     let catalog = Catalog::default();
     catalog.attach(path);
     let learned = catalog.learned();

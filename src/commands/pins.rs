@@ -17,14 +17,44 @@ use crate::pins::store::Store;
 use crate::pins::{changed_fields, Change, PinFile, Scope, ToolPin, FIELDS};
 use serde_json::Value;
 use std::ffi::OsString;
-use std::io::Write;
+use std::io::{self, IsTerminal, Write};
+use std::process::ExitCode;
 
 /// How `approve` asks a person to confirm: the question in, the answer out;
 /// `None` when there is no terminal to ask on.
-pub type Ask<'a> = &'a mut dyn FnMut(&str) -> Option<bool>;
+pub(crate) type Ask<'a> = &'a mut dyn FnMut(&str) -> Option<bool>;
+
+/// `pins` as the command runs it: the state folder from the environment,
+/// the report on `stdout`, the question of `approve` asked on the terminal.
+pub(super) fn main(
+    config: &Config,
+    action: &PinsAction,
+    stdin: &io::Stdin,
+    stdout: &io::Stdout,
+) -> ExitCode {
+    let env = |name: &str| std::env::var_os(name);
+    let mut ask = |question: &str| ask(stdin, stdout, question);
+    ExitCode::from(run(config, action, &env, &mut &*stdout, &mut ask))
+}
+
+/// Asks a person on the terminal (`pins approve`); `None` when stdin is not
+/// one (a model's shell tool, a script, a pipe): no one there to say yes.
+fn ask(stdin: &io::Stdin, mut stdout: &io::Stdout, question: &str) -> Option<bool> {
+    if !stdin.is_terminal() {
+        return None;
+    }
+    let _ = write!(stdout, "{question}");
+    let _ = stdout.flush();
+    let mut answer = String::new();
+    stdin.read_line(&mut answer).ok()?;
+    Some(matches!(
+        answer.trim().to_ascii_lowercase().as_str(),
+        "y" | "yes"
+    ))
+}
 
 /// Runs `action` for `config`, the state folder taken from `env`; the exit code.
-pub fn run(
+pub(crate) fn run(
     config: &Config,
     action: &PinsAction,
     env: &dyn Fn(&str) -> Option<OsString>,

@@ -70,7 +70,11 @@ pub(crate) fn run(path: PathBuf, config: Config, seen: Option<Stamp>) -> io::Res
         next_id: AtomicU64::new(1),
     });
     let ending = Arc::clone(&daemon);
-    sys::on_shutdown_signal("signals", move |_| ending.end());
+    // The main thread waits in `linger`: this thread ends the process.
+    sys::on_shutdown_signal("signals", move |_| {
+        ending.stop();
+        std::process::exit(0);
+    });
     let accepting = Arc::clone(&daemon);
     thread::Builder::new()
         .name("accept".into())
@@ -184,7 +188,8 @@ impl Daemon {
         }
     }
 
-    /// Waits until no session was attached for `shareLingerMs`, then ends.
+    /// Waits until no session was attached for `shareLingerMs`, then stops
+    /// every server, and `run` returns (`mcp-workbench fleet` exits 0).
     /// The decision and the endpoint's removal happen under the start lock,
     /// and no session attaches after it: a session either finds this fleet
     /// or starts the next one.
@@ -215,14 +220,13 @@ impl Daemon {
             self.endpoint.unlink();
             break;
         }
-        self.end();
+        self.stop();
     }
 
-    /// Stops every server and exits.
-    fn end(&self) -> ! {
+    /// Removes the endpoint and stops every server.
+    fn stop(&self) {
         self.endpoint.unlink();
         self.fleet.shutdown();
-        std::process::exit(0);
     }
 
     fn status(&self) -> Status {

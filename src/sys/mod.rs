@@ -161,7 +161,7 @@ pub(crate) fn hurried() -> bool {
 pub(crate) use reaper::Helpers;
 
 /// Elsewhere helpers cannot leave a tree (Windows: the Job Object holds every
-/// descendant) or cannot be found (macOS: no subreaper, see the README).
+/// descendant) or cannot be found (macOS: no subreaper, see docs/guide-behaviour.md).
 #[cfg(not(target_os = "linux"))]
 pub(crate) struct Helpers;
 

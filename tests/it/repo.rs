@@ -119,8 +119,9 @@ fn a_package_ships_the_source_and_no_tests() {
         })
         .collect();
     assert!(stray.is_empty(), "shipped: {stray:#?}");
-    // The source and its documents: tens of files, not the hundreds of the repository.
-    assert!(files.len() < 100, "{} files: {files:#?}", files.len());
+    // The source and its documents: about a hundred files, not the five
+    // hundred of the repository.
+    assert!(files.len() < 150, "{} files: {files:#?}", files.len());
 }
 
 #[test]
@@ -141,6 +142,10 @@ fn binaries_are_found_through_cargo_not_a_fixed_target_folder() {
         "docs/testing.md",
         "docs/performance.md",
         "docs/maintaining.md",
+        "docs/guide-config.md",
+        "docs/guide-behaviour.md",
+        "docs/guide-tools.md",
+        "docs/guide-command-line.md",
     ] {
         check(root.join(file));
     }

@@ -1,0 +1,57 @@
+//! `mcp-workbench [--trace FILE]`: serves MCP over stdio, the default
+//! command. Through the config's shared fleet when it has one (a session
+//! that cannot reach or start one is served alone, said on stderr), else by
+//! a `host::server::Server` of its own, which gets stdout. Exit 0 when the
+//! host closed stdin, 1 when stdin cannot be read, 2 when the trace file
+//! cannot be written.
+
+use super::prepare::{self, Ready};
+use crate::host::server::Server;
+use std::io;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+/// Serves the host on `stdin` and `stdout` with the config of file `path`.
+pub(super) fn run(
+    path: &Path,
+    ready: Ready,
+    trace: Option<PathBuf>,
+    stdin: io::Stdin,
+    stdout: io::Stdout,
+) -> ExitCode {
+    let Ready { loaded, shared } = ready;
+    let mut stdout = stdout;
+    if shared {
+        match crate::share::serve_session(path, &stdin, Box::new(stdout)) {
+            Ok(()) => return ExitCode::SUCCESS,
+            Err(e) => {
+                log::error!("cannot use the shared fleet: {e}");
+                log::warn!("serving this session alone, with servers of its own");
+                prepare::watchdog();
+            }
+        }
+        // The same stdout again: the session failed before it wrote to it.
+        #[allow(clippy::disallowed_methods)]
+        {
+            stdout = io::stdout();
+        }
+    }
+    if let Some(path) = trace {
+        if let Err(e) = crate::wire::trace::start(&path) {
+            eprintln!("error: cannot write the trace file {}: {e}", path.display());
+            return ExitCode::from(2);
+        }
+    }
+    let server = Server::new(loaded.config, Box::new(stdout));
+    server.watch_signals();
+    server.keep_catalog(path);
+    server.watch_config(path.to_path_buf(), loaded.stamp);
+    // Reads of 64 KiB pass by stdin's own smaller buffer.
+    match server.run(io::BufReader::with_capacity(1 << 16, stdin)) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            log::error!("cannot read stdin: {e}");
+            ExitCode::from(1)
+        }
+    }
+}
