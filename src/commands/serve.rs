@@ -6,6 +6,7 @@
 //! cannot be written.
 
 use super::prepare::{self, Ready};
+use crate::host::inbox::HostInput;
 use crate::host::server::Server;
 use std::io;
 use std::path::{Path, PathBuf};
@@ -42,12 +43,17 @@ pub(super) fn run(
             return ExitCode::from(2);
         }
     }
-    let server = Server::new(loaded.config, Box::new(stdout));
+    let server = match Server::new(loaded.config, Box::new(stdout), HostInput::stdin(stdin)) {
+        Ok(server) => server,
+        Err(e) => {
+            log::error!("cannot serve: {e}");
+            return ExitCode::from(1);
+        }
+    };
     server.watch_signals();
     server.keep_catalog(path);
     server.watch_config(path.to_path_buf(), loaded.stamp);
-    // Reads of 64 KiB pass by stdin's own smaller buffer.
-    match server.run(io::BufReader::with_capacity(1 << 16, stdin)) {
+    match server.run() {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             log::error!("cannot read stdin: {e}");

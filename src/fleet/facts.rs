@@ -7,6 +7,8 @@
 use super::forward::ForwardedCall;
 use super::toolbox::OpenToolbox;
 use crate::config::ToolboxConfig;
+use crate::sys::Waker;
+use crossbeam_channel::Sender;
 use std::sync::Arc;
 
 /// A fact for one session. A request that waited in the fleet is named by
@@ -38,6 +40,29 @@ pub(crate) enum Fact {
     ToolsChanged,
     /// A reload was applied: the toolboxes configured now.
     ConfigChanged(Arc<[ToolboxConfig]>),
+}
+
+/// Where a session's facts go: its channel, and the waker of its loop's
+/// wait where the loop waits on more than the channel (`host::inbox`).
+/// Sending never blocks.
+pub(crate) struct Mailbox {
+    facts: Sender<Fact>,
+    wake: Option<Waker>,
+}
+
+impl Mailbox {
+    pub(crate) fn new(facts: Sender<Fact>, wake: Option<Waker>) -> Mailbox {
+        Mailbox { facts, wake }
+    }
+
+    /// Tells the session `fact` (nothing, if its loop is gone).
+    pub(crate) fn send(&self, fact: Fact) {
+        if self.facts.send(fact).is_ok() {
+            if let Some(wake) = &self.wake {
+                wake.wake();
+            }
+        }
+    }
 }
 
 /// A host request that waits in the fleet: the session that asked, and the

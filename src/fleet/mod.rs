@@ -36,9 +36,8 @@ use crate::protocol::jsonrpc::RequestId;
 use crate::protocol::mcp::ToolEntry;
 use crate::sys::Stamp;
 use crate::wire::SessionId;
-use crossbeam_channel::Sender;
 use event::Event;
-use facts::{Asked, Fact};
+use facts::{Asked, Fact, Mailbox};
 use forward::{ForwardedCall, Unsent};
 use holds::Holds;
 use launch::Launcher;
@@ -65,10 +64,10 @@ pub(crate) struct Fleet {
     /// One per process, shared by every session it serves.
     catalog: Catalog,
     /// The fleet loop's events.
-    events: Sender<Event>,
+    events: crossbeam_channel::Sender<Event>,
     /// The sessions served, each with its channel of facts: one, or every
     /// session of a shared fleet (§8).
-    sessions: Mutex<HashMap<SessionId, Sender<Fact>>>,
+    sessions: Mutex<HashMap<SessionId, Mailbox>>,
     /// Which sessions hold which toolbox copies open.
     holds: Holds,
 }
@@ -76,7 +75,7 @@ pub(crate) struct Fleet {
 impl Fleet {
     /// The fleet of `config`; `events`: its loop's channel (see
     /// `main_loop::start`, which builds it).
-    fn new(config: &Config, launcher: Launcher, events: Sender<Event>) -> Fleet {
+    fn new(config: &Config, launcher: Launcher, events: crossbeam_channel::Sender<Event>) -> Fleet {
         Fleet {
             registry: Registry::new(config),
             launcher,
@@ -89,9 +88,9 @@ impl Fleet {
         }
     }
 
-    /// Serves `session` from now on, until it `leave`s: its facts go to `facts`.
-    pub(crate) fn attach(&self, session: SessionId, facts: Sender<Fact>) {
-        lock(&self.sessions).insert(session, facts);
+    /// Serves `session` from now on, until it `leave`s: its facts go to `mailbox`.
+    pub(crate) fn attach(&self, session: SessionId, mailbox: Mailbox) {
+        lock(&self.sessions).insert(session, mailbox);
     }
 
     /// Stops serving `session`: it is gone. Its calls in flight are
@@ -121,15 +120,15 @@ impl Fleet {
 
     /// Tells `session` `fact`, if it is still served.
     fn tell(&self, session: SessionId, fact: Fact) {
-        if let Some(facts) = lock(&self.sessions).get(&session) {
-            let _ = facts.send(fact);
+        if let Some(mailbox) = lock(&self.sessions).get(&session) {
+            mailbox.send(fact);
         }
     }
 
     /// Tells every session what is open changed.
     fn tools_changed(&self) {
-        for facts in lock(&self.sessions).values() {
-            let _ = facts.send(Fact::ToolsChanged);
+        for mailbox in lock(&self.sessions).values() {
+            mailbox.send(Fact::ToolsChanged);
         }
     }
 
@@ -276,8 +275,8 @@ impl Fleet {
     /// Tells every session the config now configures `toolboxes`.
     fn config_changed(&self, toolboxes: &[ToolboxConfig]) {
         let toolboxes: Arc<[ToolboxConfig]> = toolboxes.into();
-        for facts in lock(&self.sessions).values() {
-            let _ = facts.send(Fact::ConfigChanged(Arc::clone(&toolboxes)));
+        for mailbox in lock(&self.sessions).values() {
+            mailbox.send(Fact::ConfigChanged(Arc::clone(&toolboxes)));
         }
     }
 

@@ -3,10 +3,10 @@
 //! answers the host: lifecycle and protocol requests, meta-tool results,
 //! `notifications/tools/list_changed`.
 //!
-//! Like rust-analyzer's main loop, it waits on one `select!` over two
-//! channels: the host's lines, read by the `host reader` thread, and the
-//! facts the fleet's threads send this session (`fleet::facts::Fact`). It
-//! handles each at once and never waits for anything else: `use_tool` is
+//! Like rust-analyzer's main loop, it waits in one place for the next of
+//! two kinds of input (`inbox`): the host's lines, and the facts the fleet's
+//! threads send this session (`fleet::facts::Fact`). It handles each at
+//! once and never waits for anything else: `use_tool` is
 //! validated and written to the child without blocking (`fleet::forward`),
 //! and the child's own thread writes the answer to the host; `open_toolbox`
 //! and `close_toolbox` take seconds, so they wait in their toolbox's
@@ -24,9 +24,10 @@ use crate::fleet::forward::{self, ForwardedCall, Unsent};
 use crate::fleet::launch::Launcher;
 use crate::fleet::toolbox::ToolId;
 use crate::fleet::{main_loop, Fleet};
+use crate::host::inbox::{HostInput, Inbox, Next};
 use crate::host::session::{Parts, Session, Waiting};
 use crate::protocol::batch::Slot;
-use crate::protocol::framing::{self, LineReader};
+use crate::protocol::framing;
 use crate::protocol::jsonrpc::{self, ErrorObject, Incoming, Members, Read, RequestId};
 use crate::protocol::mcp::{self, method};
 use crate::sys::{self, Stamp};
@@ -34,12 +35,11 @@ use crate::tools::meta_tools::{self, Outcome};
 use crate::tools::{close_toolbox, find_tools, open_toolbox, params};
 use crate::wire::outbox::Outbox;
 use crate::wire::trace;
-use crossbeam_channel::{select, Receiver};
 use serde::Serialize;
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 use std::borrow::Cow;
-use std::io::{self, BufRead, Write};
+use std::io::{self, Write};
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -47,8 +47,8 @@ use std::sync::Arc;
 pub struct Server {
     session: Session,
     fleet: Arc<Fleet>,
-    /// What the fleet tells this session.
-    facts: Receiver<Fact>,
+    /// The host's lines and the fleet's facts (taken by `run`).
+    inbox: Option<Inbox>,
     outbox: Arc<Outbox>,
     /// The config the workbench started with (what `watch_config` compares
     /// the file with first).
@@ -61,9 +61,6 @@ pub struct Server {
     index: Option<Arc<find_tools::Built>>,
 }
 
-/// How many host lines the reader may read ahead of the loop.
-const READ_AHEAD: usize = 256;
-
 #[derive(Serialize)]
 struct InitializeResult<'a> {
     #[serde(rename = "protocolVersion")]
@@ -75,7 +72,11 @@ struct InitializeResult<'a> {
 }
 
 impl Server {
-    pub fn new(config: Config, output: Box<dyn Write + Send>) -> Server {
+    pub fn new(
+        config: Config,
+        output: Box<dyn Write + Send>,
+        input: HostInput,
+    ) -> io::Result<Server> {
         let outbox = Arc::new(Outbox::new(output));
         let dynamic = config.mode == Mode::Dynamic;
         // Unbounded, but each child has at most one report in it: it reports
@@ -84,25 +85,27 @@ impl Server {
         let launcher = Launcher::new(Arc::clone(&outbox), dynamic.then_some(changes));
         let session = Session::new(&config, Arc::clone(&outbox));
         let fleet = main_loop::start(&config, launcher, dynamic.then_some(changed));
-        Server::attach(fleet, config, session)
+        Server::attach(fleet, config, session, input)
     }
 
     /// A session of `fleet` (a shared fleet's, §8, or its own).
-    pub(crate) fn attach(fleet: Arc<Fleet>, config: Config, session: Session) -> Server {
-        // Unbounded: the fleet's threads never wait for a session. Each
-        // request sent to the fleet brings at most two facts back, and what
-        // is open changing one each.
-        let (tell, facts) = crossbeam_channel::unbounded();
-        fleet.attach(session.id, tell);
-        Server {
+    pub(crate) fn attach(
+        fleet: Arc<Fleet>,
+        config: Config,
+        session: Session,
+        input: HostInput,
+    ) -> io::Result<Server> {
+        let (inbox, mailbox) = Inbox::new(input)?;
+        fleet.attach(session.id, mailbox);
+        Ok(Server {
             outbox: Arc::clone(&session.outbox),
             session,
             fleet,
-            facts,
+            inbox: Some(inbox),
             config,
             searched: None,
             index: None,
-        }
+        })
     }
 
     /// Applies the config file `path` again whenever it changes, and at once
@@ -118,22 +121,18 @@ impl Server {
         self.fleet.keep_catalog(path);
     }
 
-    /// Serves until EOF on `input`, then stops every child; a shared
+    /// Serves until EOF on the host's input, then stops every child; a shared
     /// fleet's session only leaves the fleet.
-    pub fn run(mut self, input: impl BufRead + Send + 'static) -> io::Result<()> {
-        let lines = read_lines(input)?;
+    pub fn run(mut self) -> io::Result<()> {
+        let mut inbox = self
+            .inbox
+            .take()
+            .ok_or_else(|| io::Error::other("run twice"))?;
         let result = loop {
-            select! {
-                recv(lines) -> line => match line {
-                    Ok(Ok(line)) => self.handle_line(&line),
-                    Ok(Err(e)) => break Err(e),
-                    // EOF: the reader is done.
-                    Err(_) => break Ok(()),
-                },
-                recv(self.facts) -> fact => match fact {
-                    Ok(fact) => self.on_fact(fact),
-                    Err(_) => break Ok(()),
-                },
+            match inbox.next() {
+                Next::Line(line) => self.handle_line(line),
+                Next::Fact(fact) => self.on_fact(fact),
+                Next::End(result) => break result,
             }
         };
         if self.session.peer.is_some() {
@@ -723,29 +722,4 @@ fn invalid_params(message: &str) -> ErrorObject {
         jsonrpc::INVALID_PARAMS,
         format!("Invalid params: {message}"),
     )
-}
-
-/// Starts the `host reader` thread: it reads `input` line by line into the
-/// channel returned, up to `READ_AHEAD` lines ahead of the loop, and ends at
-/// EOF or at the first read error (sent as the last item).
-fn read_lines(input: impl BufRead + Send + 'static) -> io::Result<Receiver<io::Result<Vec<u8>>>> {
-    let (lines, read) = crossbeam_channel::bounded(READ_AHEAD);
-    std::thread::Builder::new()
-        .name("host reader".into())
-        .spawn(move || {
-            let mut reader = LineReader::new(input);
-            loop {
-                let line = match reader.next_line() {
-                    Ok(Some(line)) => Ok(line.to_vec()),
-                    Ok(None) => return,
-                    Err(e) => Err(e),
-                };
-                let failed = line.is_err();
-                // The loop is gone (it stopped on a signal): nothing to do.
-                if lines.send(line).is_err() || failed {
-                    return;
-                }
-            }
-        })?;
-    Ok(read)
 }

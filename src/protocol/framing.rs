@@ -28,6 +28,11 @@ impl<R: BufRead> LineReader<R> {
         self.inner
     }
 
+    /// The reader, with what it buffered and no line has taken yet.
+    pub fn get_ref(&self) -> &R {
+        &self.inner
+    }
+
     /// The next non-blank line without its terminator; `Ok(None)` on clean EOF.
     /// A final line without `\n` before EOF still counts as a line.
     pub fn next_line(&mut self) -> io::Result<Option<&[u8]>> {

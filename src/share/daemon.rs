@@ -7,8 +7,8 @@
 //! by the usual sequence; its watchdog covers its death by SIGKILL.
 //!
 //! Threads besides the fleet's own: `accept`, and per session its loop
-//! (`session N`), its reader (`host reader`) and its writer (`session N
-//! out`), so a session that stops reading holds up nobody but itself. A session
+//! (`session N`; on Windows with a `host reader`) and its writer (`session
+//! N out`), so a session that stops reading holds up nobody but itself. A session
 //! whose unread output passes `OUT_LIMIT` is dropped.
 
 use super::endpoint::Endpoint;
@@ -17,6 +17,7 @@ use crate::config::{Config, Mode};
 use crate::fleet::launch::Launcher;
 use crate::fleet::toolbox::{ServerState, Toolboxes};
 use crate::fleet::{main_loop, Fleet};
+use crate::host::inbox::HostInput;
 use crate::host::server::Server;
 use crate::host::session::{Card, Peer, Session};
 use crate::lock;
@@ -167,8 +168,13 @@ impl Daemon {
         };
         let result = send(&mut stream, &welcome).and_then(|()| {
             log::info!("session {id} attached (pid {})", hello.pid);
-            let server = Server::attach(Arc::clone(&self.fleet), config, session);
-            server.run(reader.into_inner())
+            let input = reader.into_inner();
+            #[cfg(unix)]
+            let input = HostInput::polled(input);
+            #[cfg(not(unix))]
+            let input = HostInput::reader(input);
+            let server = Server::attach(Arc::clone(&self.fleet), config, session, input)?;
+            server.run()
         });
         stream.shutdown();
         if let Some(sessions) = &mut *lock(&self.sessions) {

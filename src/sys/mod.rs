@@ -54,7 +54,7 @@ mod windows_watch;
 #[cfg(unix)]
 use unix as sys;
 #[cfg(unix)]
-pub(crate) use unix_watch::{Stdin, Waker, Watch};
+pub(crate) use unix_watch::{InputWait, Stdin, Waker, Watch};
 #[cfg(windows)]
 use windows as sys;
 #[cfg(windows)]

@@ -367,6 +367,57 @@ impl Set {
     }
 }
 
+/// A host session loop's wait (Unix): its input (the host's stdin, a
+/// shared fleet's socket) and a `Waker` the fleet rings when it told the
+/// session something, as one `poll`. The input keeps blocking: the loop
+/// reads it once `wait` said it is readable, which a pipe, a socket or a
+/// file then serves without waiting.
+pub(crate) struct InputWait {
+    input: RawFd,
+    wake: File,
+}
+
+impl InputWait {
+    /// The wait on `input`, which the caller keeps open while it waits.
+    pub(crate) fn new(input: RawFd) -> io::Result<(InputWait, Waker)> {
+        let (wake, waker) = io::pipe()?;
+        let (wake, waker) = (OwnedFd::from(wake), OwnedFd::from(waker));
+        set_nonblocking(wake.as_raw_fd())?;
+        set_nonblocking(waker.as_raw_fd())?;
+        let wait = InputWait {
+            input,
+            wake: File::from(wake),
+        };
+        Ok((wait, Waker(Arc::new(File::from(waker)))))
+    }
+
+    /// Waits until the input is readable (or closed): `true`; or a `Waker`
+    /// woke it: `false`, its wake-ups drained.
+    pub(crate) fn wait(&self) -> io::Result<bool> {
+        let mut fds = [self.input, self.wake.as_raw_fd()].map(|fd| libc::pollfd {
+            fd,
+            events: libc::POLLIN,
+            revents: 0,
+        });
+        loop {
+            // SAFETY: poll reads and writes the array we own, of the length we pass.
+            let n = unsafe { libc::poll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, -1) };
+            if n >= 0 {
+                break;
+            }
+            let e = io::Error::last_os_error();
+            if e.kind() != io::ErrorKind::Interrupted {
+                return Err(e);
+            }
+        }
+        if fds[1].revents != 0 {
+            let mut drained = [0u8; 64];
+            while matches!((&self.wake).read(&mut drained), Ok(n) if n > 0) {}
+        }
+        Ok(fds[0].revents != 0)
+    }
+}
+
 fn set_nonblocking(fd: RawFd) -> io::Result<()> {
     // SAFETY: fcntl on a descriptor the caller owns; no memory is passed.
     unsafe {
