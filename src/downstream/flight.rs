@@ -172,8 +172,8 @@ impl Flight {
         table.pending.take_drained()
     }
 
-    /// The earliest deadline in flight (tests).
-    #[cfg(test)]
+    /// The earliest deadline in flight (the unit tests, which run on Unix).
+    #[cfg(all(test, unix))]
     pub(super) fn next_deadline(&self) -> Option<Instant> {
         lock(&self.0).pending.next_deadline()
     }
