@@ -5,6 +5,7 @@
 
 use super::child::ChildInput;
 use super::inbound::Inbound;
+use super::pending;
 use super::*;
 use crate::lock;
 use crate::protocol::jsonrpc::{self, RequestId};
@@ -296,5 +297,25 @@ fn a_retiring_connection_answers_its_calls_then_asks_to_stop() {
     assert!(
         stop_asked(&case.conn),
         "drained: the child's thread stops it"
+    );
+}
+
+#[test]
+fn a_waiting_request_is_timed_out_by_the_pump_with_the_last_stderr_lines() {
+    let mut case = Case::new();
+    let (tx, rx) = crossbeam_channel::bounded(1);
+    let deadline = Instant::now() + Duration::from_secs(1);
+    let wait = pending::Entry::Wait(pending::Waiter { tx, deadline });
+    let registered = case.conn.flight.register(wait, Some(deadline)).unwrap();
+    assert!(registered.wake, "an earlier deadline wakes the pump");
+    case.pump.keep_stderr_line(b"waiting for a licence server");
+    case.pump.expire(Instant::now());
+    assert!(rx.try_recv().is_err(), "not yet");
+    case.pump.expire(deadline);
+    let failure = rx.try_recv().unwrap().err().unwrap();
+    assert!(matches!(failure.why, Why::Timeout));
+    assert_eq!(
+        case.conn.describe(&failure, "starting"),
+        "no answer within 5000 ms while starting\nLast stderr lines:\n  waiting for a licence server"
     );
 }
