@@ -131,6 +131,11 @@ impl Input {
         Ok(())
     }
 
+    /// Ends the child's thread's wait early.
+    pub(super) fn wake(&self) {
+        self.waker.wake();
+    }
+
     /// Whether a write failed: the child closed its stdin, or died.
     pub(super) fn is_broken(&self) -> bool {
         crate::lock(&self.state).broken.is_some()

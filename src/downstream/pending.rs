@@ -1,9 +1,10 @@
 //! The requests in flight to one child, keyed by the ids the workbench gives
 //! them (1, 2, 3, ...), so the host's ids never reach a child.
 //!
-//! No IO and no threads here: the connection registers, completes, cancels and
-//! fails entries, and the child's thread takes the expired ones; what to write or send
-//! for each is the caller's business. Once the table is closed (the child is
+//! No IO and no threads here (`flight.rs` puts it behind the one lock the
+//! handle and the pump share): the handle registers, cancels and retires
+//! entries, the pump completes them and takes the expired ones; what to write
+//! or send for each is the caller's business. Once the table is closed (the child is
 //! gone or being stopped) it refuses new entries, so nothing registered after
 //! `fail_all` can be left without an answer. A retiring table (the server
 //! falls asleep, or its definition changed) refuses new entries too, but the
@@ -13,22 +14,28 @@
 use crate::protocol::jsonrpc::RequestId;
 use crate::wire::outbox::Outbox;
 use crate::wire::SessionId;
-use serde_json::value::RawValue;
 use serde_json::Value;
 use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use super::Failure;
+use super::{Failure, Reply};
 
 /// What waits for a child's answer.
 pub(super) enum Entry {
     /// A caller blocked on a channel (handshake, `tools/list`).
-    Wait(crossbeam_channel::Sender<Result<Box<RawValue>, Failure>>),
+    Wait(Waiter),
     /// A `tools/call` forwarded for the host: its answer goes straight upstream.
     Call(Call),
     /// A request whose answer nobody needs (`logging/setLevel`).
     Discard,
+}
+
+/// A caller blocked on a request until its deadline, which the pump keeps:
+/// it answers a request that ran out with the child's last stderr lines.
+pub(super) struct Waiter {
+    pub tx: crossbeam_channel::Sender<Result<Reply, Failure>>,
+    pub deadline: Instant,
 }
 
 /// A forwarded call's bookkeeping.
@@ -173,6 +180,25 @@ impl Pending {
         self.take_calls(|call| call.deadline <= now)
     }
 
+    /// Removes and returns the waiting requests whose deadline is at or
+    /// before `now`.
+    pub(super) fn take_expired_waits(&mut self, now: Instant) -> Vec<Waiter> {
+        let ids: Vec<i64> = self
+            .entries
+            .iter()
+            .filter_map(|(id, e)| match e {
+                Entry::Wait(wait) if wait.deadline <= now => Some(*id),
+                _ => None,
+            })
+            .collect();
+        ids.into_iter()
+            .filter_map(|id| match self.complete(id) {
+                Some(Entry::Wait(wait)) => Some(wait),
+                _ => None,
+            })
+            .collect()
+    }
+
     /// Removes and returns the forwarded calls `chosen` picks, with their ids.
     fn take_calls(&mut self, chosen: impl Fn(&Call) -> bool) -> Vec<(i64, Call)> {
         let ids: Vec<i64> = self
@@ -191,13 +217,14 @@ impl Pending {
             .collect()
     }
 
-    /// The earliest deadline of a forwarded call.
+    /// The earliest deadline of a forwarded call or a waiting request.
     pub(super) fn next_deadline(&self) -> Option<Instant> {
         self.entries
             .values()
             .filter_map(|e| match e {
                 Entry::Call(call) => Some(call.deadline),
-                Entry::Wait(_) | Entry::Discard => None,
+                Entry::Wait(wait) => Some(wait.deadline),
+                Entry::Discard => None,
             })
             .min()
     }

@@ -1,10 +1,20 @@
-//! The connection as a state machine, without a process: each test feeds it
-//! events by hand (a call from the host, a line from the child, a deadline,
-//! the end of the process) and reads what it wrote to the host and to the
-//! child's stdin.
+//! The handle and the pump's state, without a process or a pump thread:
+//! each test feeds events by hand (a call from the host, a line from the
+//! child, a deadline, the end of the process) and reads what was written to
+//! the host and to the child's stdin.
 
+use super::child::ChildInput;
+use super::inbound::Inbound;
+use super::pending;
 use super::*;
-use std::io::{BufRead, BufReader, PipeReader, Write};
+use crate::lock;
+use crate::protocol::jsonrpc::{self, RequestId};
+use crate::sys::{Stdin, Waker};
+use crate::wire::outbox::Outbox;
+use crate::wire::SessionId;
+use serde_json::{json, Map, Value};
+use std::io::{self, BufRead, BufReader, PipeReader, Write};
+use std::sync::Mutex;
 
 /// What the host received, shared with the outbox.
 #[derive(Clone, Default)]
@@ -33,7 +43,7 @@ impl Host {
 }
 
 fn stop_asked(conn: &Downstream) -> bool {
-    !matches!(lock(&conn.shared).life, Life::Serving)
+    conn.stop_asked()
 }
 
 struct Case {
@@ -43,7 +53,8 @@ struct Case {
     outbox: Arc<Outbox>,
     host: Host,
     child: BufReader<PipeReader>,
-    noise: LogBudget,
+    /// The pump's state, driven by hand.
+    pump: Inbound,
 }
 
 impl Case {
@@ -66,21 +77,16 @@ impl Case {
         };
         let outbox = Arc::new(Outbox::new(Box::new(host.clone())));
         let stdin = Stdin::new(stdin).expect("a non-blocking pipe");
-        let conn = Downstream::connect(
-            spec,
-            Arc::clone(&outbox),
-            None,
-            stdin,
-            Waker::detached(),
-            None,
-        );
+        let input = ChildInput::new(stdin, Waker::detached(), None);
+        let conn = Downstream::new(spec, Arc::new(input), None);
+        let pump = Inbound::new(Arc::clone(&conn), Arc::clone(&outbox), None);
         Case {
             conn,
             session: SessionId::next(),
             outbox,
             host,
             child: BufReader::new(child),
-            noise: LogBudget::new("stdout"),
+            pump,
         }
     }
 
@@ -93,8 +99,7 @@ impl Case {
 
     /// The child writes `message` on its stdout.
     fn child_says(&mut self, message: Value) {
-        self.conn
-            .on_line(message.to_string().as_bytes(), &mut self.noise);
+        self.pump.on_line(message.to_string().as_bytes());
     }
 
     /// The host calls `tool` as request `id`, with a progress token or not.
@@ -158,7 +163,7 @@ fn progress_is_passed_on_with_the_hosts_token_and_pushes_the_deadline() {
     let sent = case.call(1, "slow", Some(json!("host-token")));
     let child_token = sent["params"]["_meta"]["progressToken"].clone();
     assert_eq!(child_token, sent["id"], "the child gets the call's own id");
-    let before = lock(&case.conn.shared).pending.next_deadline().unwrap();
+    let before = case.conn.flight.next_deadline().unwrap();
     std::thread::sleep(Duration::from_millis(5));
     case.child_says(json!({"jsonrpc": "2.0", "method": "notifications/progress",
         "params": {"progressToken": child_token, "progress": 1}}));
@@ -167,7 +172,7 @@ fn progress_is_passed_on_with_the_hosts_token_and_pushes_the_deadline() {
         [json!({"jsonrpc": "2.0", "method": "notifications/progress",
             "params": {"progressToken": "host-token", "progress": 1}})]
     );
-    let after = lock(&case.conn.shared).pending.next_deadline().unwrap();
+    let after = case.conn.flight.next_deadline().unwrap();
     assert!(after > before, "the deadline restarted");
     // Progress for something else is dropped.
     case.child_says(json!({"jsonrpc": "2.0", "method": "notifications/progress",
@@ -179,11 +184,12 @@ fn progress_is_passed_on_with_the_hosts_token_and_pushes_the_deadline() {
 fn a_call_past_its_deadline_is_answered_and_cancelled_downstream() {
     let mut case = Case::new();
     let sent = case.call(3, "slow", None);
-    case.conn.arm(Instant::now());
-    case.conn.expire_calls(Instant::now());
-    assert!(case.host.take().is_empty(), "not yet");
     case.conn
-        .expire_calls(Instant::now() + Duration::from_secs(11));
+        .flight
+        .arm(Instant::now(), Duration::from_secs(10));
+    case.pump.expire(Instant::now());
+    assert!(case.host.take().is_empty(), "not yet");
+    case.pump.expire(Instant::now() + Duration::from_secs(11));
     let got = case.host.take();
     let text = got[0]["result"]["content"][0]["text"].as_str().unwrap();
     assert_eq!(got[0]["id"], 3);
@@ -233,7 +239,7 @@ fn the_childs_requests_are_answered_ping_alone_with_a_result() {
     assert_eq!(refused["error"]["code"], jsonrpc::METHOD_NOT_FOUND);
     // Noise and half messages are skipped; nothing reaches the host.
     for line in [&b"not json"[..], b"{\"jsonrpc\":\"2.0\"}", b"[1,2]"] {
-        case.conn.on_line(line, &mut case.noise);
+        case.pump.on_line(line);
     }
     assert!(case.host.take().is_empty());
 }
@@ -252,9 +258,8 @@ fn the_end_of_the_process_fails_what_is_in_flight_once_with_its_last_words() {
     let mut case = Case::new();
     case.call(1, "a", None);
     case.call(2, "b", None);
-    case.conn
-        .keep_stderr_line(b"panic: out of memory", &mut LogBudget::new("stderr"));
-    case.conn
+    case.pump.keep_stderr_line(b"panic: out of memory");
+    case.pump
         .went_down("the server process ended (exit status 1)".into());
     let mut got = case.host.take();
     got.sort_by_key(|m| m["id"].as_i64());
@@ -265,7 +270,7 @@ fn the_end_of_the_process_fails_what_is_in_flight_once_with_its_last_words() {
         text.contains("exit status 1") && text.contains("panic: out of memory"),
         "{text}"
     );
-    case.conn.went_down("again".into());
+    case.pump.went_down("again".into());
     assert!(case.host.take().is_empty(), "answered once");
     assert!(!case.conn.is_up());
     let args = RawValue::from_string("{}".into()).unwrap();
@@ -292,5 +297,25 @@ fn a_retiring_connection_answers_its_calls_then_asks_to_stop() {
     assert!(
         stop_asked(&case.conn),
         "drained: the child's thread stops it"
+    );
+}
+
+#[test]
+fn a_waiting_request_is_timed_out_by_the_pump_with_the_last_stderr_lines() {
+    let mut case = Case::new();
+    let (tx, rx) = crossbeam_channel::bounded(1);
+    let deadline = Instant::now() + Duration::from_secs(1);
+    let wait = pending::Entry::Wait(pending::Waiter { tx, deadline });
+    let registered = case.conn.flight.register(wait, Some(deadline)).unwrap();
+    assert!(registered.wake, "an earlier deadline wakes the pump");
+    case.pump.keep_stderr_line(b"waiting for a licence server");
+    case.pump.expire(Instant::now());
+    assert!(rx.try_recv().is_err(), "not yet");
+    case.pump.expire(deadline);
+    let failure = rx.try_recv().unwrap().err().unwrap();
+    assert!(matches!(failure.why, Why::Timeout));
+    assert_eq!(
+        case.conn.describe(&failure, "starting"),
+        "no answer within 5000 ms while starting\nLast stderr lines:\n  waiting for a licence server"
     );
 }

@@ -1,0 +1,96 @@
+//! The seam between a server's pump and the bytes it speaks over: a
+//! transport carries JSON-RPC messages both ways and can end. A child's
+//! stdio pipes and its exit are one (`child.rs`); a remote server's HTTP
+//! connection would be another (the `//!` header of `mod.rs` says how it
+//! plugs in). No IO here: the two traits and what a wait found.
+//!
+//! A transport has two halves. `Transport` is the pump's: owned by the
+//! pump's thread alone, it is where that thread waits, what it reads
+//! messages from, and what the stop sequence acts on. `Outlet` is the
+//! shared one: other threads write to the server through it without
+//! blocking (the hot path), wake the pump, and give up on a server whose
+//! pump is held up.
+
+use super::input::WriteError;
+use crate::sys::Exit;
+use std::io;
+use std::time::Duration;
+
+/// What a transport hands the pump as it reads.
+pub(super) trait Sink {
+    /// One JSON-RPC message: one line of newline-delimited JSON, without its
+    /// terminator (a transport that frames otherwise, such as SSE, delivers
+    /// each message as if it were a line).
+    fn message(&mut self, line: &[u8]);
+    /// One line of what the server says beside the protocol (a child's
+    /// stderr): logged, and its last lines kept for error messages.
+    fn diagnostic(&mut self, line: &[u8]);
+}
+
+/// What one `Transport::wait` found.
+#[derive(Debug, Default, Clone, Copy)]
+pub(super) struct Ready {
+    /// Messages (or their end) can be read.
+    pub messages: bool,
+    /// Diagnostics (or their end) can be read.
+    pub diagnostics: bool,
+    /// Queued input can be written.
+    pub room: bool,
+    /// The transport ended by itself (the process exited): `ended` says how.
+    pub ended: bool,
+}
+
+/// Whether the stream of messages goes on after a read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Flow {
+    Open,
+    /// The server closed it (a child's stdout reached EOF) while the
+    /// transport itself may still be there: past a grace the pump calls it
+    /// the end.
+    Closed,
+}
+
+/// The pump's half, owned by its thread. Never blocks but in `wait`.
+pub(super) trait Transport {
+    /// Waits until something in `Ready` happened, a wake-up came
+    /// (`Outlet::wake`), or `timeout` passed (`None`: no limit). The only
+    /// place the pump's thread waits.
+    fn wait(&mut self, timeout: Option<Duration>) -> io::Result<Ready>;
+    /// Reads what `ready` says is there, handing every complete message and
+    /// diagnostic line to `sink`, and writes queued input if there is room.
+    fn read(&mut self, ready: &Ready, sink: &mut impl Sink) -> Flow;
+    /// Once ended: reads what the server sent before it went, for a moment
+    /// at most.
+    fn read_last_words(&mut self, sink: &mut impl Sink);
+    /// How the transport ended by itself, if it did.
+    fn ended(&self) -> Option<Exit>;
+    /// The first step of a stop: no more input (a child reads EOF).
+    fn close_input(&mut self);
+    /// The second step: asks the server to end (SIGTERM); false when the
+    /// transport has no such step (the pump goes on to `kill`).
+    fn ask_to_end(&mut self) -> bool;
+    /// The last step: ends the server now (kills the process tree).
+    fn kill(&mut self);
+    /// Gives the transport up: ends what is left of it, and reaps. How it
+    /// ended, as seen before.
+    fn finish(&mut self) -> Exit;
+}
+
+/// The shared half, used from any thread.
+pub(crate) trait Outlet: Send + Sync {
+    /// Sends one whole line (a JSON-RPC message and its newline) without
+    /// blocking, or refuses all of it; what cannot go at once is queued for
+    /// the pump to send.
+    fn send(&self, line: Vec<u8>) -> Result<(), WriteError>;
+    /// Whether sending failed for good (the child closed its stdin, or died).
+    fn is_broken(&self) -> bool;
+    /// Ends the pump's wait early (a stop, an earlier deadline).
+    fn wake(&self);
+    /// How the server ended by itself, if it did, seen from any thread.
+    fn ended(&self) -> Option<Exit>;
+    /// Ends the server from outside the pump, for a pump held up writing
+    /// to a host that does not read.
+    fn kill(&self);
+    /// The pid of the server's first process; 0 without one.
+    fn pid(&self) -> u32;
+}
