@@ -31,8 +31,8 @@ use crate::protocol::framing;
 use crate::protocol::jsonrpc::{self, ErrorObject, Incoming, Members, Read, RequestId};
 use crate::protocol::mcp::{self, method};
 use crate::sys::{self, Stamp};
-use crate::tools::meta_tools::{self, Outcome};
-use crate::tools::{close_toolbox, find_tools, open_toolbox, params};
+use crate::tools::{self as meta_tools, Outcome};
+use crate::tools::{close_toolbox, dynamic, find_tools, open_toolbox, use_tool};
 use crate::wire::outbox::Outbox;
 use crate::wire::trace;
 use serde::Serialize;
@@ -395,7 +395,7 @@ impl Server {
         let meta = params.get("_meta");
         // The hot path: a plain, valid use_tool call, read in one pass.
         if name == meta_tools::USE_TOOL {
-            if let Some((tool_id, arguments)) = arguments.and_then(params::plain_use_tool) {
+            if let Some((tool_id, arguments)) = arguments.and_then(use_tool::plain_call) {
                 return self.forward(id, tool_id, arguments, meta);
             }
         }
@@ -417,7 +417,7 @@ impl Server {
             }
         };
         match name.as_str() {
-            meta_tools::USE_TOOL => match params::use_tool(&params::outline(&args, &["tool"])) {
+            meta_tools::USE_TOOL => match use_tool::arguments(&args) {
                 Ok(tool_id) => {
                     // Validation made it absent or an object.
                     let arguments = args.get("arguments").unwrap_or(jsonrpc::empty_object());
@@ -427,11 +427,8 @@ impl Server {
             },
             meta_tools::OPEN_TOOLBOX | meta_tools::CLOSE_TOOLBOX => {
                 let parsed = match name.as_str() {
-                    meta_tools::OPEN_TOOLBOX => {
-                        params::open_toolbox(&params::outline(&args, &["tools"]))
-                    }
-                    _ => params::toolbox_name(&params::outline(&args, &[]))
-                        .map(|toolbox| (toolbox, None)),
+                    meta_tools::OPEN_TOOLBOX => open_toolbox::arguments(&args),
+                    _ => close_toolbox::arguments(&args).map(|toolbox| (toolbox, None)),
                 };
                 let (toolbox, requested) = match parsed {
                     Ok(parsed) => parsed,
@@ -497,7 +494,7 @@ impl Server {
                 None if self.session.is_dynamic() => {
                     let all = self.fleet.toolboxes();
                     let held = self.fleet.held_by(self.session.id);
-                    let text = meta_tools::native_not_found(&all, other, &|t| {
+                    let text = dynamic::native_not_found(&all, other, &|t| {
                         all.all()
                             .any(|c| c.config.name == t.config.name && held.contains(&c.slot.id))
                     });

@@ -7,7 +7,8 @@
 //! `title` and `annotations` exactly as received. Each carries the host
 //! hints (docs/reference.md §12): always loaded, since the model opened the
 //! toolbox to use them, and its server's `maxResultChars` as the result size.
-//! No IO here.
+//! A call of a native name the table does not have (a toolbox closed since
+//! the host listed it) is answered by `native_not_found`. No IO here.
 
 use crate::fleet::toolbox::{ToolId, Toolbox, Toolboxes};
 use crate::protocol::mcp::{self, text_of, ToolFields};
@@ -115,6 +116,59 @@ fn native_entry(
     meta.insert("source_server".into(), json!(id.server));
     meta.insert("original_name".into(), json!(id.tool));
     out.push_str(&format!(",\"_meta\":{}}}", Value::Object(meta)));
+}
+
+/// Dynamic mode: the answer to a call of a native tool that is not in the
+/// table, as an `isError` text for the model. Hosts keep the tool list they
+/// last fetched (some never fetch it again), so a model calls the tools of a
+/// toolbox closed since; the text names that toolbox, found by its name's
+/// `{toolbox}__` prefix (a shortened name has none), and what to call.
+/// `is_open`: whether this session has the toolbox open (in a shared fleet,
+/// another session's open toolbox is closed for this one).
+pub(crate) fn native_not_found(
+    toolboxes: &Toolboxes,
+    name: &str,
+    is_open: &dyn Fn(&Toolbox) -> bool,
+) -> String {
+    let owner = toolboxes
+        .iter()
+        .filter(|t| {
+            name.strip_prefix(t.config.name.as_str())
+                .is_some_and(|rest| rest.starts_with("__"))
+        })
+        .max_by_key(|t| t.config.name.len());
+    match owner {
+        Some(t) if !is_open(t) => format!(
+            "Tool '{name}' is not available: its toolbox '{toolbox}' is closed. Call \
+             open_toolbox {{\"toolbox_name\": \"{toolbox}\"}} to open it, then call the tool \
+             again (or through use_tool with its toolbox, server and tool).",
+            toolbox = t.config.name
+        ),
+        Some(t) => format!(
+            "Tool '{name}' is not a tool of the open toolbox '{toolbox}' (its servers no \
+             longer list it). Call open_toolbox {{\"toolbox_name\": \"{toolbox}\"}} to see the \
+             tools it has now.",
+            toolbox = t.config.name
+        ),
+        None => {
+            let open: Vec<&str> = toolboxes
+                .iter()
+                .filter(|t| is_open(t))
+                .map(|t| t.config.name.as_str())
+                .collect();
+            let open = if open.is_empty() {
+                "none".to_string()
+            } else {
+                open.join(", ")
+            };
+            format!(
+                "Tool '{name}' is not available: no open toolbox has it (open toolboxes: \
+                 {open}). Call open_toolbox with one of: {} to list its tools, then call one \
+                 by the name it lists or through use_tool.",
+                toolboxes.names().join(", ")
+            )
+        }
+    }
 }
 
 #[cfg(test)]

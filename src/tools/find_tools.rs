@@ -1,4 +1,5 @@
-//! The `find_tools` search (docs/reference.md §5) over every configured
+//! The `find_tools` meta-tool (docs/reference.md §5): its definition, the
+//! checking of its arguments, and the search over every configured
 //! toolbox: what `visible::visible` lets the model see of each server's
 //! listing in the catalog (`toolFilters`, pins, `toolOverrides`: the one
 //! function every view of a server's tools goes through), ranked by `rank`.
@@ -22,16 +23,113 @@ use crate::fleet::visible::visible;
 use crate::pins::store::Pins;
 use crate::pins::PinFile;
 use crate::protocol::jsonrpc::Members;
-use crate::tools::meta_tools::Outcome;
-use crate::tools::params;
+use crate::tools::args::{self, expected, finish, too_long, unknown_keys};
+use crate::tools::outcome::Outcome;
 use serde::Serialize;
 use serde_json::value::RawValue;
+use serde_json::{json, Map, Value};
 use std::collections::HashMap;
 use std::sync::Arc;
 
-/// `find_tools`'s `limit` when the call gives none, and its bounds.
-pub(crate) const DEFAULT_LIMIT: usize = 8;
-pub(crate) const MAX_LIMIT: usize = 50;
+pub(crate) const NAME: &str = "find_tools";
+
+/// `find_tools`'s `limit` when the call gives none, and its bounds (the
+/// schema tells them, the validation applies them).
+const DEFAULT_LIMIT: usize = 8;
+const MAX_LIMIT: usize = 50;
+
+/// The longest `find_tools` query, in characters.
+const MAX_QUERY: usize = 1000;
+
+/// The `tools/list` entry (without the host hints, which `tools_list` adds);
+/// `outputSchema` only for versions that know `structuredContent`.
+pub(super) fn definition(structured: bool) -> Value {
+    let mut find = json!({
+        "name": NAME,
+        "description": "Search the tools of every toolbox, open or not, for what you want to \
+            do, in your own words (for example \"take a screenshot of a web page\"). Use it \
+            when the tool you need is not in an open toolbox, or you do not know which toolbox \
+            holds it. Each match comes with toolbox, server, tool, description and inputSchema: \
+            call it with use_tool right away, no open_toolbox needed. Starts no server. \
+            Toolboxes whose tools are not known yet are listed in not_indexed: open them by \
+            their description.",
+        "inputSchema": {
+            "type": "object",
+            "properties": {
+                "query": {"type": "string", "minLength": 1,
+                    "description": "What you want to do, in a few words"},
+                "limit": {"type": "integer", "minimum": 1, "maximum": MAX_LIMIT,
+                    "description": format!("How many tools to return (default {DEFAULT_LIMIT})")},
+            },
+            "required": ["query"],
+            "additionalProperties": false,
+        },
+    });
+    if structured {
+        find["outputSchema"] = json!({
+            "type": "object",
+            "properties": {
+                "query": {"type": "string"},
+                "tools": {"type": "array", "items": {"type": "object"}},
+                "not_indexed": {"type": "array", "items": {"type": "object"}},
+            },
+            "required": ["query", "tools"],
+        });
+    }
+    find
+}
+
+/// The arguments of `find_tools`: `query`, and `limit` (1 to `MAX_LIMIT`,
+/// `DEFAULT_LIMIT` when absent).
+fn arguments(args: &Members) -> Result<(String, usize), String> {
+    check(&args::outline(args, &[]), args.get("limit"))
+}
+
+/// `limit` is its raw JSON value: the outline keeps no numbers.
+fn check(args: &Map<String, Value>, limit: Option<&RawValue>) -> Result<(String, usize), String> {
+    let mut problems = Vec::new();
+    let query = match args.get("query") {
+        None => {
+            problems.push("query: Required".to_string());
+            None
+        }
+        Some(Value::String(s)) if s.trim().is_empty() => {
+            problems.push("query cannot be empty".to_string());
+            None
+        }
+        Some(Value::String(s)) if s.chars().count() > MAX_QUERY => {
+            problems.push(format!("query: {}", too_long(MAX_QUERY)));
+            None
+        }
+        Some(Value::String(s)) => Some(s.clone()),
+        Some(other) => {
+            problems.push(format!("query: {}", expected("string", other)));
+            None
+        }
+    };
+    let limit = match limit.map(|raw| serde_json::from_str::<Value>(raw.get())) {
+        None | Some(Ok(Value::Null)) => DEFAULT_LIMIT,
+        Some(Ok(Value::Number(n))) => match n.as_u64() {
+            Some(n) if (1..=MAX_LIMIT as u64).contains(&n) => n as usize,
+            _ => {
+                problems.push(format!(
+                    "limit: Expected an integer from 1 to {MAX_LIMIT}, received {n}"
+                ));
+                DEFAULT_LIMIT
+            }
+        },
+        Some(Ok(other)) => {
+            problems.push(format!("limit: {}", expected("number", &other)));
+            DEFAULT_LIMIT
+        }
+        Some(Err(_)) => {
+            problems.push("limit: Expected number".to_string());
+            DEFAULT_LIMIT
+        }
+    };
+    unknown_keys(args, &["query", "limit"], "", &mut problems);
+    finish(problems, query.map(|query| (query, limit)))
+}
 
 /// A best score under this many times the index's largest idf
 /// (`Index::max_idf`, the scale of its scores) is a weak match: the answer
@@ -304,8 +402,7 @@ pub(crate) fn find_tools(
     index: &mut Option<Arc<Built>>,
     args: &Members,
 ) -> (Outcome, Option<Searched>) {
-    let outline = params::outline(args, &[]);
-    match params::find_tools(&outline, args.get("limit"), DEFAULT_LIMIT, MAX_LIMIT) {
+    match arguments(args) {
         Ok((query, limit)) => {
             let (text, searched) = find(catalog, scope, index, &query, limit);
             let outcome = Outcome {
@@ -432,4 +529,67 @@ pub(crate) fn find(
     };
     let text = serde_json::to_string(&answer).expect("the answer serialises");
     (text, searched)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tools::args::map;
+
+    #[test]
+    fn find_tools_messages() {
+        let raw = |text: &str| RawValue::from_string(text.to_string()).unwrap();
+        let find = |args: Value, limit: Option<&str>| {
+            let limit = limit.map(raw);
+            check(&map(args), limit.as_deref())
+        };
+        assert_eq!(
+            find(json!({"query": "read a file"}), None),
+            Ok(("read a file".to_string(), 8))
+        );
+        assert_eq!(
+            find(json!({"query": "x", "limit": 0}), Some("50")),
+            Ok(("x".into(), 50))
+        );
+        assert_eq!(
+            find(json!({"query": "x"}), Some("null")),
+            Ok(("x".into(), 8))
+        );
+        let cases = [
+            (
+                json!({"query": "  "}),
+                None,
+                "Invalid parameters: query cannot be empty",
+            ),
+            (json!({}), None, "Invalid parameters: query: Required"),
+            (
+                json!({"query": 1}),
+                None,
+                "Invalid parameters: query: Expected string, received number",
+            ),
+            (
+                json!({"query": "x", "limit": 0}),
+                Some("0"),
+                "Invalid parameters: limit: Expected an integer from 1 to 50, received 0",
+            ),
+            (
+                json!({"query": "x", "limit": 0}),
+                Some("2.5"),
+                "Invalid parameters: limit: Expected an integer from 1 to 50, received 2.5",
+            ),
+            (
+                json!({"query": "x", "limit": ""}),
+                Some("\"3\""),
+                "Invalid parameters: limit: Expected number, received string",
+            ),
+            (
+                json!({"query": "x", "top": 1}),
+                None,
+                "Invalid parameters: Unrecognized key: 'top'",
+            ),
+        ];
+        for (args, limit, message) in cases {
+            assert_eq!(find(args, limit), Err(message.to_string()));
+        }
+    }
 }
