@@ -15,7 +15,7 @@ pub(crate) mod pins;
 pub mod protocol;
 pub mod share;
 pub mod sys;
-pub(crate) mod tools;
+pub mod tools;
 pub mod wire;
 
 /// Locks a mutex, ignoring poisoning: every critical section in this crate

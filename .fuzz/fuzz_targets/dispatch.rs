@@ -1,6 +1,6 @@
-//! Fuzzes everything the host can send: framing, JSON-RPC classification, the
-//! meta-tool validators, and a whole `Server` run in-process on the bytes (in
-//! proxy and in dynamic mode).
+//! Fuzzes everything the host can send: framing, JSON-RPC classification, and
+//! a whole `Server` run in-process on the bytes (in proxy and in dynamic
+//! mode), which runs the meta-tools' validators on every call.
 //!
 //! Every server in the config has a command that does not exist, so an
 //! `open_toolbox` fails fast without starting a real process. Run it from the
@@ -17,11 +17,11 @@
 
 use libfuzzer_sys::fuzz_target;
 use mcp_workbench::config::{self, Config, Mode};
-use mcp_workbench::framing::LineReader;
-use mcp_workbench::jsonrpc::{self, Incoming, Members, Read};
-use mcp_workbench::params;
-use mcp_workbench::server::Server;
-use serde_json::{Map, Value};
+use mcp_workbench::host::inbox::HostInput;
+use mcp_workbench::host::server::Server;
+use mcp_workbench::protocol::framing::LineReader;
+use mcp_workbench::protocol::jsonrpc::{self, Incoming, Members, Read};
+use mcp_workbench::tools;
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
@@ -56,21 +56,6 @@ fn config() -> &'static Config {
     })
 }
 
-/// The meta-tool validators on an object and on every object nested in it
-/// (bounded, so that deep input cannot make this harness itself recurse deeply).
-fn validate(obj: &Map<String, Value>, depth: usize) {
-    let _ = params::use_tool(obj);
-    let _ = params::toolbox_name(obj);
-    if depth == 0 {
-        return;
-    }
-    for value in obj.values() {
-        if let Value::Object(inner) = value {
-            validate(inner, depth - 1);
-        }
-    }
-}
-
 /// The threads of this process.
 fn thread_count() -> usize {
     std::fs::read_dir("/proc/self/task").map_or(0, |d| d.count())
@@ -89,12 +74,11 @@ fn settle(baseline: usize) {
 }
 
 fuzz_target!(|data: &[u8]| {
-    // (a) Framing, parsing, classification and the validators, line by line.
+    // (a) Framing, parsing, classification and the validators, line by line:
+    // the validators as the server calls them, on the members of a message's
+    // params and of their `arguments`, read without building values.
     let mut reader = LineReader::new(data);
     while let Ok(Some(line)) = reader.next_line() {
-        if let Ok(Value::Object(obj)) = serde_json::from_slice::<Value>(line) {
-            validate(&obj, 4);
-        }
         if let Ok(Read::One(
             Incoming::Request {
                 params: Some(p), ..
@@ -104,12 +88,10 @@ fuzz_target!(|data: &[u8]| {
             },
         )) = jsonrpc::read(line)
         {
-            // The validators as the server calls them: on an outline of the
-            // members, read without building values.
             if let Ok(members) = Members::read(&p) {
-                validate(&params::outline(&members, &["tool"]), 0);
+                tools::check_arguments(&members);
                 if let Some(Ok(args)) = members.get("arguments").map(Members::read) {
-                    validate(&params::outline(&args, &["tool"]), 0);
+                    tools::check_arguments(&args);
                 }
             }
         }
@@ -120,8 +102,10 @@ fuzz_target!(|data: &[u8]| {
     for mode in [Mode::Proxy, Mode::Dynamic] {
         let mut config = config().clone();
         config.mode = mode;
-        let server = Server::new(config, Box::new(std::io::sink()));
-        let _ = server.run(data);
+        let input = HostInput::reader(std::io::Cursor::new(data.to_vec()));
+        if let Ok(server) = Server::new(config, Box::new(std::io::sink()), input) {
+            let _ = server.run();
+        }
     }
     settle(threads);
 });

@@ -21,7 +21,7 @@ use crate::catalog::Catalog;
 use crate::config::{Config, ConfigError, Loaded, Mode, Problem};
 use crate::fleet::launch::{self, Launcher};
 use crate::fleet::visible::visible;
-use crate::tools::meta_tools;
+use crate::tools;
 use crate::tools::naming;
 use crate::wire::outbox::Outbox;
 use serde::Serialize;
@@ -325,7 +325,7 @@ fn examine(config: &Config, launcher: &Launcher, catalog: &Catalog) -> Report {
 /// part of what the model's context holds.
 fn meta_tools_cost(config: &Config) -> Totals {
     let toolboxes: Vec<_> = config.toolboxes.iter().collect();
-    let mut list = meta_tools::tools_list(&toolboxes, true);
+    let mut list = tools::tools_list(&toolboxes, true);
     let tools = list["tools"]
         .as_array_mut()
         .map_or(&mut [][..], Vec::as_mut_slice);

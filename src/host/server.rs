@@ -31,7 +31,7 @@ use crate::protocol::framing;
 use crate::protocol::jsonrpc::{self, ErrorObject, Incoming, Members, Read, RequestId};
 use crate::protocol::mcp::{self, method};
 use crate::sys::{self, Stamp};
-use crate::tools::{self as meta_tools, Outcome};
+use crate::tools::{self, Outcome};
 use crate::tools::{close_toolbox, dynamic, find_tools, open_toolbox, use_tool};
 use crate::wire::outbox::Outbox;
 use crate::wire::trace;
@@ -335,7 +335,7 @@ impl Server {
                 "tools": {"listChanged": true}
             }),
             server_info: serde_json::json!({"name": mcp::NAME, "version": mcp::VERSION}),
-            instructions: meta_tools::instructions(&toolboxes.configs()),
+            instructions: tools::instructions(&toolboxes.configs()),
         };
         Ok(jsonrpc::result_line(id, &result))
     }
@@ -394,7 +394,7 @@ impl Server {
         };
         let meta = params.get("_meta");
         // The hot path: a plain, valid use_tool call, read in one pass.
-        if name == meta_tools::USE_TOOL {
+        if name == tools::USE_TOOL {
             if let Some((tool_id, arguments)) = arguments.and_then(use_tool::plain_call) {
                 return self.forward(id, tool_id, arguments, meta);
             }
@@ -402,10 +402,10 @@ impl Server {
         // Otherwise a meta-tool's arguments are read member by member (for
         // the validators' messages); a native tool's are only forwarded.
         let meta_tool = [
-            meta_tools::USE_TOOL,
-            meta_tools::OPEN_TOOLBOX,
-            meta_tools::CLOSE_TOOLBOX,
-            meta_tools::FIND_TOOLS,
+            tools::USE_TOOL,
+            tools::OPEN_TOOLBOX,
+            tools::CLOSE_TOOLBOX,
+            tools::FIND_TOOLS,
         ]
         .contains(&name.as_str());
         let args = match arguments.filter(|_| meta_tool).map(Members::read) {
@@ -417,7 +417,7 @@ impl Server {
             }
         };
         match name.as_str() {
-            meta_tools::USE_TOOL => match use_tool::arguments(&args) {
+            tools::USE_TOOL => match use_tool::arguments(&args) {
                 Ok(tool_id) => {
                     // Validation made it absent or an object.
                     let arguments = args.get("arguments").unwrap_or(jsonrpc::empty_object());
@@ -425,9 +425,9 @@ impl Server {
                 }
                 Err(text) => self.send_outcome(&id, &Outcome::error(text)),
             },
-            meta_tools::OPEN_TOOLBOX | meta_tools::CLOSE_TOOLBOX => {
+            tools::OPEN_TOOLBOX | tools::CLOSE_TOOLBOX => {
                 let parsed = match name.as_str() {
-                    meta_tools::OPEN_TOOLBOX => open_toolbox::arguments(&args),
+                    tools::OPEN_TOOLBOX => open_toolbox::arguments(&args),
                     _ => close_toolbox::arguments(&args).map(|toolbox| (toolbox, None)),
                 };
                 let (toolbox, requested) = match parsed {
@@ -442,13 +442,13 @@ impl Server {
                     .fleet
                     .copies(&toolbox, peer.map(|peer| (&wanted[..], &peer.env)));
                 let Some(base) = all.find(&toolbox).filter(|_| !copies.is_empty()) else {
-                    let text = meta_tools::not_configured(&all, &toolbox);
+                    let text = tools::not_configured(&all, &toolbox);
                     return self.send_outcome(&id, &Outcome::error(text));
                 };
                 let n = copies.len();
                 // With two copies the answer describes the toolbox as configured.
                 let base = (n > 1).then(|| Arc::clone(&base.config));
-                if name == meta_tools::OPEN_TOOLBOX {
+                if name == tools::OPEN_TOOLBOX {
                     let form = self.session.open_form(all.open_setting);
                     let waiting = Waiting::Open {
                         id,
@@ -470,7 +470,7 @@ impl Server {
                     self.fleet.close(asked, &copies);
                 }
             }
-            meta_tools::FIND_TOOLS => {
+            tools::FIND_TOOLS => {
                 let toolboxes = self.fleet.toolboxes();
                 let scope = find_tools::Scope {
                     toolboxes: &toolboxes,

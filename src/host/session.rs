@@ -16,7 +16,7 @@ use crate::protocol::jsonrpc::{self, RequestId};
 use crate::protocol::mcp::{self, method};
 use crate::tools::dynamic::NativeTable;
 use crate::tools::open_result;
-use crate::tools::{self as meta_tools, Outcome};
+use crate::tools::{self, Outcome};
 use crate::wire::outbox::Outbox;
 use crate::wire::SessionId;
 use std::collections::{HashMap, HashSet};
@@ -369,7 +369,7 @@ impl Session {
 /// `outputSchema`.
 fn meta_tools_entries(toolboxes: &[&ToolboxConfig]) -> [String; 2] {
     [false, true].map(|structured| {
-        let list = meta_tools::tools_list(toolboxes, structured);
+        let list = tools::tools_list(toolboxes, structured);
         let text = list["tools"].to_string();
         text[1..text.len() - 1].to_string()
     })

@@ -81,7 +81,7 @@ pub(super) fn definition(structured: bool) -> Value {
 
 /// The arguments of `find_tools`: `query`, and `limit` (1 to `MAX_LIMIT`,
 /// `DEFAULT_LIMIT` when absent).
-fn arguments(args: &Members) -> Result<(String, usize), String> {
+pub(crate) fn arguments(args: &Members) -> Result<(String, usize), String> {
     check(&args::outline(args, &[]), args.get("limit"))
 }
 

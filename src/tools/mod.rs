@@ -27,8 +27,19 @@ pub(crate) use outcome::{not_configured, Outcome};
 pub(crate) use use_tool::NAME as USE_TOOL;
 
 use crate::config::ToolboxConfig;
+use crate::protocol::jsonrpc::Members;
 use crate::protocol::mcp;
 use serde_json::{json, Value};
+
+/// Every meta-tool's argument check on `args`, the results dropped: what
+/// the fuzz target (`.fuzz/`) runs on every object it finds in its input.
+#[doc(hidden)]
+pub fn check_arguments(args: &Members) {
+    let _ = use_tool::arguments(args);
+    let _ = open_toolbox::arguments(args);
+    let _ = close_toolbox::arguments(args);
+    let _ = find_tools::arguments(args);
+}
 
 /// The `tools/list` result: the four meta-tools, naming `toolboxes`.
 /// `outputSchema` only for versions that know `structuredContent`. Each
@@ -94,13 +105,6 @@ pub(crate) fn instructions(toolboxes: &[&ToolboxConfig]) -> String {
         ));
     }
     text
-}
-
-/// The path `commands/check.rs` imports `tools_list` by, from before this
-/// folder had a file per meta-tool. To go once it imports
-/// `crate::tools::tools_list` (commands/ is changed on another branch).
-pub(crate) mod meta_tools {
-    pub(crate) use super::tools_list;
 }
 
 #[cfg(test)]
