@@ -11,17 +11,15 @@ use super::flight::{Flight, Registered};
 use super::input::WriteError;
 use super::pending::{Call, Entry, Waiter};
 use super::transport::Outlet;
-use super::{
-    call, child, handshake, Failure, Idle, Refused, Reply, Spec, Started, Why, STOP_LIMIT,
-};
+use super::{call, Failure, Idle, Refused, Reply, Spec, Why, STOP_LIMIT};
 use crate::lock;
 use crate::protocol::framing;
 use crate::protocol::jsonrpc::{self, RequestId};
-use crate::protocol::mcp::{self, method, TextResult, ToolEntry};
+use crate::protocol::mcp::{self, method, TextResult};
 use crate::wire::outbox::Outbox;
 use crate::wire::trace;
 use crate::wire::SessionId;
-use crossbeam_channel::{bounded, Receiver, RecvTimeoutError, Sender};
+use crossbeam_channel::{bounded, Receiver, RecvTimeoutError};
 use serde_json::value::RawValue;
 use serde_json::{json, Map, Value};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, Ordering};
@@ -83,42 +81,6 @@ pub(crate) struct Downstream {
 }
 
 impl Downstream {
-    /// Spawns the child, performs the MCP handshake and lists its tools, all
-    /// within `startup_timeout`. On failure the child is stopped in the
-    /// background: the caller gets the answer at the deadline, not after the
-    /// stop sequence. `admit` sees the connection right after the spawn;
-    /// returning false stops it again (the workbench is shutting down).
-    /// `known` is the era this server definition was found to speak earlier
-    /// in the run, if it was: the opening goes straight to it.
-    pub(crate) fn start(
-        spec: Spec,
-        outbox: Arc<Outbox>,
-        changes: Option<Sender<Arc<Downstream>>>,
-        known: Option<&Era>,
-        admit: impl FnOnce(&Arc<Downstream>) -> bool,
-    ) -> Result<Started, String> {
-        let began = Instant::now();
-        let deadline = began + spec.startup_timeout;
-        let conn = child::spawn(spec, outbox, changes)?;
-        if !admit(&conn) {
-            conn.stop("");
-            return Err("the workbench is shutting down".to_string());
-        }
-        match handshake::open(&conn, known, deadline) {
-            Ok((era, tools)) => Ok(Started {
-                era,
-                conn,
-                tools,
-                startup: began.elapsed(),
-            }),
-            Err(failure) => {
-                let reason = conn.describe(&failure, "starting");
-                conn.stop_in_background();
-                Err(reason)
-            }
-        }
-    }
-
     /// The handle around a transport's shared half.
     pub(super) fn new(spec: Spec, outlet: Arc<dyn Outlet>, link: Option<Link>) -> Arc<Downstream> {
         Arc::new(Downstream {
@@ -265,11 +227,6 @@ impl Downstream {
         if let Err(e) = self.send(line) {
             log::debug!("[{}] cannot send {method}: {e}", self.label);
         }
-    }
-
-    /// All pages of `tools/list`, following `nextCursor`.
-    pub(crate) fn list_tools(&self, deadline: Instant) -> Result<Vec<ToolEntry>, Failure> {
-        handshake::list_tools(self, deadline)
     }
 
     /// Forwards a host's `tools/call`; the answer reaches the host from the

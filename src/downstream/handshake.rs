@@ -199,7 +199,7 @@ impl Opening<'_> {
 }
 
 /// All pages of `tools/list`, following `nextCursor`.
-pub(super) fn list_tools(conn: &Downstream, deadline: Instant) -> Result<Vec<ToolEntry>, Failure> {
+pub(crate) fn list_tools(conn: &Downstream, deadline: Instant) -> Result<Vec<ToolEntry>, Failure> {
     conn.clear_tools_changed();
     let mut tools = Vec::new();
     let mut cursor: Option<String> = None;

@@ -75,11 +75,14 @@ mod owner;
 mod pending;
 mod pump;
 pub(crate) mod result_cap;
+mod start;
 mod tail;
 mod transport;
 
 pub(crate) use handle::Downstream;
+pub(crate) use handshake::list_tools;
 pub(crate) use pump::STOP_GRACE;
+pub(crate) use start::start;
 
 use crate::protocol::jsonrpc::ErrorObject;
 use crate::protocol::mcp::ToolEntry;

@@ -88,7 +88,7 @@ impl Launcher {
         let definition = Definition::of(&spec);
         let known = lock(&self.eras).get(&definition).cloned();
         let outbox = Arc::clone(&self.outbox);
-        let started = Downstream::start(spec, outbox, changes, known.as_ref(), |conn| {
+        let started = downstream::start(spec, outbox, changes, known.as_ref(), |conn| {
             let mut live = lock(&self.live);
             live.conns.retain(|w| w.strong_count() > 0);
             live.conns.push(Arc::downgrade(conn));

@@ -30,7 +30,7 @@ use super::toolbox::{self, OpenToolbox, RunningServer, ServerState, Slot, Toolbo
 use super::Fleet;
 use crate::config::expand::Vars;
 use crate::config::ServerConfig;
-use crate::downstream::{Downstream, Spec, Started};
+use crate::downstream::{self, Downstream, Spec, Started};
 use crate::wire::SessionId;
 use std::collections::BTreeMap;
 use std::sync::{Arc, Weak};
@@ -581,7 +581,7 @@ fn list_again(
     conn: &Arc<Downstream>,
     server: &ServerConfig,
 ) -> Option<ServerState> {
-    match conn.list_tools(Instant::now() + server.startup_timeout) {
+    match downstream::list_tools(conn, Instant::now() + server.startup_timeout) {
         Ok(tools) => {
             fleet.catalog.record(&[(toolbox, server, env, &tools)]);
             let pins = fleet.pins_for(toolbox, server, &tools);

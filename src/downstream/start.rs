@@ -1,0 +1,47 @@
+//! Starting a downstream server: its transport (`child::spawn`, a process
+//! and its pipes), then the opening (`handshake`), within its
+//! `startupTimeoutMs`. Above the handle and the pump: it puts them to work.
+
+use super::era::Era;
+use super::handle::Downstream;
+use super::{child, handshake, Spec, Started};
+use crate::wire::outbox::Outbox;
+use crossbeam_channel::Sender;
+use std::sync::Arc;
+use std::time::Instant;
+
+/// Spawns the child, performs the MCP handshake and lists its tools, all
+/// within `startup_timeout`. On failure the child is stopped in the
+/// background: the caller gets the answer at the deadline, not after the
+/// stop sequence. `admit` sees the connection right after the spawn;
+/// returning false stops it again (the workbench is shutting down).
+/// `known` is the era this server definition was found to speak earlier
+/// in the run, if it was: the opening goes straight to it.
+pub(crate) fn start(
+    spec: Spec,
+    outbox: Arc<Outbox>,
+    changes: Option<Sender<Arc<Downstream>>>,
+    known: Option<&Era>,
+    admit: impl FnOnce(&Arc<Downstream>) -> bool,
+) -> Result<Started, String> {
+    let began = Instant::now();
+    let deadline = began + spec.startup_timeout;
+    let conn = child::spawn(spec, outbox, changes)?;
+    if !admit(&conn) {
+        conn.stop("");
+        return Err("the workbench is shutting down".to_string());
+    }
+    match handshake::open(&conn, known, deadline) {
+        Ok((era, tools)) => Ok(Started {
+            era,
+            conn,
+            tools,
+            startup: began.elapsed(),
+        }),
+        Err(failure) => {
+            let reason = conn.describe(&failure, "starting");
+            conn.stop_in_background();
+            Err(reason)
+        }
+    }
+}
