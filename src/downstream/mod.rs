@@ -16,7 +16,8 @@
 //! the thread that starts the server, through the handle, and publishes its
 //! era once (`handle::Opened`).
 //!
-//! The rest, one job each: `transport.rs` (the seam, below), `child.rs`
+//! The rest, one job each: `start.rs` (a server's transport, then its
+//! opening), `transport.rs` (the seam, below), `child.rs`
 //! (the stdio transport: spawns the child on its pump's thread), `owner.rs`
 //! (spawns, reaps, kills the tree on drop), `input.rs` (the child's stdin:
 //! non-blocking writes from any thread, a bounded queue for the rest),
@@ -35,9 +36,9 @@
 //! legacy SSE, say): implement the two traits of `transport.rs` in a file of
 //! its own, as `child.rs` does for pipes, and a constructor beside
 //! `child::spawn` that calls `pump::launch` with a closure opening the
-//! connection on the pump's thread and returning both halves; `Downstream::
-//! start` picks the constructor by the server's `Spec` (a `command`, or a
-//! `url`), and nothing else changes: the handshake, the calls, cancellation,
+//! connection on the pump's thread and returning both halves; `start`
+//! (`start.rs`) picks the constructor by the server's `Spec` (a `command`,
+//! or a `url`), and nothing else changes: the handshake, the calls, cancellation,
 //! the stop and the fleet see only the handle. What the pump expects:
 //! - `Transport::wait` is the only place its thread blocks, and it must end
 //!   on a wake-up (`Outlet::wake`), the timeout, output, room for queued
