@@ -2,10 +2,10 @@
 //! handed out one at a time by `Inbox::next`.
 //!
 //! Where the input is a descriptor (Unix: stdin, a shared fleet's socket),
-//! the loop waits in one `poll` on it and on a waker the fleet rings after
-//! it sent a fact (`sys::InputWait`), then reads the input on its own
-//! thread: a host's line costs the hot path one `poll` more than a blocking
-//! read, and no hand-off to another thread. Elsewhere (Windows, where a
+//! the loop waits in one `epoll` (elsewhere `poll`) on it and on a waker the
+//! fleet rings after it sent a fact (`sys::InputWait`), then reads the input
+//! on its own thread: a host's line costs the hot path one wait more than a
+//! blocking read, and no hand-off to another thread. Elsewhere (Windows, where a
 //! host's pipe cannot be waited on with anything else, and readers that are
 //! no descriptor) a `host reader` thread reads the lines into a channel,
 //! and the loop selects over it and the facts.

@@ -25,7 +25,7 @@ use crate::fleet::launch::Launcher;
 use crate::fleet::toolbox::ToolId;
 use crate::fleet::{main_loop, Fleet};
 use crate::host::inbox::{HostInput, Inbox, Next};
-use crate::host::session::{Parts, Session, Waiting};
+use crate::host::session::{Found, Parts, Session, Waiting};
 use crate::protocol::batch::Slot;
 use crate::protocol::framing;
 use crate::protocol::jsonrpc::{self, ErrorObject, Incoming, Members, Read, RequestId};
@@ -47,7 +47,8 @@ use std::sync::Arc;
 pub struct Server {
     session: Session,
     fleet: Arc<Fleet>,
-    /// The host's lines and the fleet's facts (taken by `run`).
+    /// The host's lines and the fleet's facts: `run` takes it (the loop
+    /// borrows its lines while it handles them).
     inbox: Option<Inbox>,
     outbox: Arc<Outbox>,
     /// The config the workbench started with (what `watch_config` compares
@@ -611,12 +612,6 @@ impl Server {
     fn on_fact(&mut self, fact: Fact) {
         match fact {
             Fact::Opened { seq, part, found } => {
-                let Some(Waiting::Open { parts, .. }) = self.session.waiting(seq) else {
-                    return;
-                };
-                if !parts.put(part, found) {
-                    return;
-                }
                 let Some(Waiting::Open {
                     id,
                     name,
@@ -624,7 +619,7 @@ impl Server {
                     requested,
                     base,
                     parts,
-                }) = self.session.finish(seq)
+                }) = self.session.report(seq, part, Found::Open(found))
                 else {
                     return;
                 };
@@ -638,17 +633,13 @@ impl Server {
                 self.send_outcome(&id, &outcome);
             }
             Fact::Closed { seq, part, closed } => {
-                let Some(Waiting::Close { parts, .. }) = self.session.waiting(seq) else {
+                let Some(Waiting::Close { id, name, parts }) =
+                    self.session.report(seq, part, Found::Close(closed))
+                else {
                     return;
                 };
-                if !parts.put(part, closed) {
-                    return;
-                }
-                let Some(Waiting::Close { id, name, parts }) = self.session.finish(seq) else {
-                    return;
-                };
-                let all = parts.into_all();
-                let outcome = close_toolbox::answer(&name, &all, &self.fleet.toolboxes());
+                let outcome =
+                    close_toolbox::answer(&name, &parts.into_all(), &self.fleet.toolboxes());
                 self.send_outcome(&id, &outcome);
             }
             Fact::Restarted { calls, started } => {

@@ -78,6 +78,12 @@ impl Waiting {
     }
 }
 
+/// What one copy of a toolbox reported to an open or a close.
+pub(crate) enum Found {
+    Open(OpenFound),
+    Close(Closed),
+}
+
 /// What each of a request's copies reported, until all have.
 pub(crate) struct Parts<T>(Vec<Option<T>>);
 
@@ -298,10 +304,16 @@ impl Session {
         self.waiting.remove(&seq)
     }
 
-    /// Request `seq` still waits (unless the host cancelled it): what it
-    /// waits with, to report a part to.
-    pub(crate) fn waiting(&mut self, seq: u64) -> Option<&mut Waiting> {
-        self.waiting.get_mut(&seq)
+    /// What copy `part` of request `seq` found: the request, done waiting,
+    /// once every copy it went to reported; `None` before, or when the host
+    /// cancelled it.
+    pub(crate) fn report(&mut self, seq: u64, part: usize, found: Found) -> Option<Waiting> {
+        let complete = match (self.waiting.get_mut(&seq)?, found) {
+            (Waiting::Open { parts, .. }, Found::Open(found)) => parts.put(part, found),
+            (Waiting::Close { parts, .. }, Found::Close(closed)) => parts.put(part, closed),
+            _ => false,
+        };
+        complete.then(|| self.waiting.remove(&seq)).flatten()
     }
 
     /// The host cancelled `id`: if it waits in the fleet, it will get no

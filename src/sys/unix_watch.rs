@@ -369,12 +369,17 @@ impl Set {
 
 /// A host session loop's wait (Unix): its input (the host's stdin, a
 /// shared fleet's socket) and a `Waker` the fleet rings when it told the
-/// session something, as one `poll`. The input keeps blocking: the loop
-/// reads it once `wait` said it is readable, which a pipe, a socket or a
-/// file then serves without waiting.
+/// session something, as one wait of the same `Set` a child's thread waits
+/// in (on Linux an `epoll` set, so the hot path pays no registration). The
+/// input keeps blocking: the loop reads it once `wait` said it is readable,
+/// which a pipe, a socket or a file then serves without waiting.
 pub(crate) struct InputWait {
     input: RawFd,
     wake: File,
+    set: Set,
+    /// The input cannot be waited on (epoll refuses a regular file or
+    /// `/dev/null`), and reading it never waits: it is always ready.
+    always_ready: bool,
 }
 
 impl InputWait {
@@ -387,34 +392,41 @@ impl InputWait {
         let wait = InputWait {
             input,
             wake: File::from(wake),
+            set: Set::new()?,
+            always_ready: false,
         };
         Ok((wait, Waker(Arc::new(File::from(waker)))))
     }
 
     /// Waits until the input is readable (or closed): `true`; or a `Waker`
     /// woke it: `false`, its wake-ups drained.
-    pub(crate) fn wait(&self) -> io::Result<bool> {
-        let mut fds = [self.input, self.wake.as_raw_fd()].map(|fd| libc::pollfd {
-            fd,
-            events: libc::POLLIN,
-            revents: 0,
-        });
-        loop {
-            // SAFETY: poll reads and writes the array we own, of the length we pass.
-            let n = unsafe { libc::poll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, -1) };
-            if n >= 0 {
-                break;
-            }
-            let e = io::Error::last_os_error();
-            if e.kind() != io::ErrorKind::Interrupted {
-                return Err(e);
-            }
+    pub(crate) fn wait(&mut self) -> io::Result<bool> {
+        if self.always_ready {
+            return Ok(true);
         }
-        if fds[1].revents != 0 {
+        let slots: Slots = [
+            (Some(self.input), libc::POLLIN),
+            (Some(self.wake.as_raw_fd()), libc::POLLIN),
+            (None, 0),
+            (None, 0),
+            (None, 0),
+        ];
+        let hits = loop {
+            match self.set.wait(slots, None) {
+                Ok(hits) => break hits,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) if e.raw_os_error() == Some(libc::EPERM) => {
+                    self.always_ready = true;
+                    return Ok(true);
+                }
+                Err(e) => return Err(e),
+            }
+        };
+        if hits[1] {
             let mut drained = [0u8; 64];
             while matches!((&self.wake).read(&mut drained), Ok(n) if n > 0) {}
         }
-        Ok(fds[0].revents != 0)
+        Ok(hits[0])
     }
 }
 
@@ -504,5 +516,32 @@ pub(super) mod tests {
         )
         .unwrap();
         (child, watch, waker, stdin)
+    }
+}
+
+#[cfg(test)]
+mod input_wait_tests {
+    use super::*;
+
+    #[test]
+    fn the_loop_wakes_for_its_waker_and_for_input_and_never_waits_on_a_file() {
+        let (reader, mut writer) = io::pipe().unwrap();
+        let (mut wait, waker) = InputWait::new(reader.as_raw_fd()).unwrap();
+        waker.wake();
+        waker.wake();
+        assert!(!wait.wait().unwrap(), "woken, and no input");
+        writer.write_all(b"{}\n").unwrap();
+        assert!(wait.wait().unwrap(), "input, and the wake-ups were drained");
+        drop(writer);
+        let mut line = [0u8; 3];
+        (&reader).read_exact(&mut line).unwrap();
+        assert!(wait.wait().unwrap(), "the end is readable too");
+
+        let path = std::env::temp_dir().join(format!("input-wait-{}", std::process::id()));
+        std::fs::write(&path, b"{}\n").unwrap();
+        let file = File::open(&path).unwrap();
+        let (mut wait, _waker) = InputWait::new(file.as_raw_fd()).unwrap();
+        assert!(wait.wait().unwrap(), "a file is always ready");
+        let _ = std::fs::remove_file(&path);
     }
 }
