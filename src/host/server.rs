@@ -459,7 +459,7 @@ impl Server {
                         base,
                         parts: Parts::new(n),
                     };
-                    let asked = self.session.wait(waiting);
+                    let asked = self.session.park(waiting);
                     self.fleet.open(asked, &copies);
                 } else {
                     let waiting = Waiting::Close {
@@ -467,7 +467,7 @@ impl Server {
                         name: toolbox,
                         parts: Parts::new(n),
                     };
-                    let asked = self.session.wait(waiting);
+                    let asked = self.session.park(waiting);
                     self.fleet.close(asked, &copies);
                 }
             }
@@ -600,7 +600,7 @@ impl Server {
 
     /// `call` waits in the fleet for one start of its server.
     fn restart_for(&mut self, call: ForwardedCall) {
-        let asked = self.session.wait(Waiting::Call {
+        let asked = self.session.park(Waiting::Call {
             id: call.id.clone(),
         });
         self.fleet.restart_for(asked.seq, call);

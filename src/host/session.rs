@@ -286,9 +286,9 @@ impl Session {
         self.outbox.send(&jsonrpc::result_line(id, &result));
     }
 
-    /// Request `waiting` waits in the fleet from now on: what the fleet
+    /// Parks request `waiting` while it waits in the fleet: what the fleet
     /// knows it by.
-    pub(crate) fn wait(&mut self, waiting: Waiting) -> Asked {
+    pub(crate) fn park(&mut self, waiting: Waiting) -> Asked {
         let seq = self.next_seq;
         self.next_seq += 1;
         self.waiting.insert(seq, waiting);
