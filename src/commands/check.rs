@@ -16,19 +16,17 @@
 //! SIGHUP stops every child at once and ends `check` without a report, with
 //! the shell's code for that signal: 128 + its number (143, 130, 129).
 
-use super::interrupt::Interrupt;
+use super::interrupt::local_servers;
 use crate::catalog::Catalog;
 use crate::config::{Config, ConfigError, Loaded, Mode, Problem};
 use crate::fleet::launch::{self, Launcher};
 use crate::fleet::visible::visible;
 use crate::tools;
 use crate::tools::naming;
-use crate::wire::outbox::Outbox;
 use serde::Serialize;
 use std::io::{self, Write};
 use std::path::Path;
 use std::process::ExitCode;
-use std::sync::Arc;
 
 /// Some hosts refuse or truncate tool lists longer than this.
 const TOOLS_PER_TOOLBOX_LIMIT: usize = 40;
@@ -150,14 +148,7 @@ pub(super) fn run(loaded: Loaded, json: bool, path: &Path, out: &mut impl Write)
     } = loaded;
     let shared_fleet = config.share_servers.then(|| crate::share::fleet_note(path));
     // What check lists goes into the tool catalog too (docs/reference.md §9).
-    let catalog = Catalog::default();
-    catalog.attach(path);
-    // Children of `check` talk to no host: their forwarded output has nowhere to go.
-    let launcher = Arc::new(Launcher::new(
-        Arc::new(Outbox::new(Box::new(io::sink()))),
-        None,
-    ));
-    let interrupt = Interrupt::watch(&launcher);
+    let (catalog, launcher, interrupt) = local_servers(path);
     let mut report = examine(&config, &launcher, &catalog);
     // After a signal the watcher stops the servers; a second `shutdown` here
     // would count as a second trigger and cut their grace periods short.

@@ -7,12 +7,10 @@
 //! every server (the launcher's shutdown) and ends the run with the shell's
 //! code for it (`interrupt`), printing and recording nothing more.
 
-use super::interrupt::Interrupt;
-use crate::catalog::Catalog;
+use super::interrupt::local_servers;
 use crate::config::Config;
-use crate::fleet::launch::{self, Launcher};
-use crate::wire::outbox::Outbox;
-use std::io::{self, Write};
+use crate::fleet::launch;
+use std::io::Write;
 use std::path::Path;
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -22,15 +20,9 @@ const PARALLEL: usize = 8;
 
 /// Indexes every server of `config` (file `path`) and prints a line for each.
 pub(super) fn run(config: &Config, path: &Path, out: &mut impl Write) -> ExitCode {
-    let catalog = Catalog::default();
-    catalog.attach(path);
-    let launcher = Arc::new(Launcher::new(
-        Arc::new(Outbox::new(Box::new(io::sink()))),
-        None,
-    ));
-    // As `check` does: every server stopped, then the shell's code for it,
-    // with nothing printed or recorded after the signal.
-    let interrupt = Interrupt::watch(&launcher);
+    // As `check` does: on a signal every server stopped, then the shell's
+    // code for it, with nothing printed or recorded after the signal.
+    let (catalog, launcher, interrupt) = local_servers(path);
     // Every enabled server, in config order, with its spec or its problem.
     let mut jobs = Vec::new();
     for toolbox in &config.toolboxes {

@@ -3,14 +3,34 @@
 //! console event on Windows) it stops every server, which ends the
 //! handshakes still running, and the command returns the shell's code for
 //! that signal, 128 + its number (143, 130, 129), instead of a report.
-//! The command, not this thread, ends the process.
+//! The command, not this thread, ends the process. `local_servers` sets up
+//! what such a command needs.
 
+use crate::catalog::Catalog;
 use crate::fleet::launch::Launcher;
 use crate::sys;
+use crate::wire::outbox::Outbox;
+use std::io;
+use std::path::Path;
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicI32, Ordering};
 use std::sync::Arc;
 use std::thread::JoinHandle;
+
+/// What a command that starts the config's servers itself needs (`check`,
+/// `index`): the tool catalog of config file `path`, which their listings
+/// go into; a launcher whose children talk to no host (their forwarded
+/// output has nowhere to go); and the watch for a shutdown signal.
+pub(super) fn local_servers(path: &Path) -> (Catalog, Arc<Launcher>, Interrupt) {
+    let catalog = Catalog::default();
+    catalog.attach(path);
+    let launcher = Arc::new(Launcher::new(
+        Arc::new(Outbox::new(Box::new(io::sink()))),
+        None,
+    ));
+    let interrupt = Interrupt::watch(&launcher);
+    (catalog, launcher, interrupt)
+}
 
 pub(super) struct Interrupt {
     /// The signal received; 0 while none was.
