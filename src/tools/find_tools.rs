@@ -1,35 +1,24 @@
 //! The `find_tools` meta-tool (docs/reference.md §5): its definition, the
-//! checking of its arguments, and the search over every configured
-//! toolbox: what `visible::visible` lets the model see of each server's
-//! listing in the catalog (`toolFilters`, pins, `toolOverrides`: the one
-//! function every view of a server's tools goes through), ranked by `rank`.
+//! checking of its arguments, and its answer: the result object, rendered
+//! from what the search found (`search`) over the session's index
+//! (`search::index`, built again only when what it was built from changed).
+//! What the search keeps to learn from the next call is `search::learn`'s;
+//! the session reaches it, and the index, through the names re-exported here.
 //!
-//! The order: a tool the query names exactly first, then tools the catalog
-//! learned these words meant (`learned`), then the rest by score. When the
-//! best score is weak, the answer says so and names the toolboxes whose
-//! descriptions match, so the model opens one instead of guessing.
-//!
-//! No IO. The search index is built from the configured toolboxes, the
-//! catalog's listings and the pins, and kept until one of them changes, so a
-//! search costs a few lookups, not a rebuild.
+//! No IO.
 
-use crate::catalog::learned::Association;
-use crate::catalog::rank::{self, Index};
-use crate::catalog::{key, now_ms, Catalog, CatalogTool};
-use crate::config::expand::Vars;
-use crate::config::ToolboxConfig;
-use crate::fleet::toolbox::Toolboxes;
-use crate::fleet::visible::visible;
-use crate::pins::store::Pins;
-use crate::pins::PinFile;
+use crate::catalog::Catalog;
 use crate::protocol::jsonrpc::Members;
 use crate::tools::args::{self, expected, finish, too_long, unknown_keys};
 use crate::tools::outcome::Outcome;
+use crate::tools::search;
 use serde::Serialize;
 use serde_json::value::RawValue;
 use serde_json::{json, Map, Value};
-use std::collections::HashMap;
 use std::sync::Arc;
+
+pub(crate) use crate::tools::search::index::{Built, Scope};
+pub(crate) use crate::tools::search::learn::{learn, Searched};
 
 pub(crate) const NAME: &str = "find_tools";
 
@@ -131,179 +120,6 @@ fn check(args: &Map<String, Value>, limit: Option<&RawValue>) -> Result<(String,
     finish(problems, query.map(|query| (query, limit)))
 }
 
-/// A best score under this many times the index's largest idf
-/// (`Index::max_idf`, the scale of its scores) is a weak match: the answer
-/// adds a `note` and the toolboxes whose descriptions match. Set from the
-/// retrieval benchmark's tuning queries (`scripts/retrieval-bench`): below
-/// it, the first result was wrong for 7 of 10 (v2's tuning half) and 6 of 7
-/// (v1).
-pub(crate) const WEAK: f64 = 1.75;
-
-/// What a search is made over: the configured toolboxes, the environment
-/// their definitions expand with (a shared fleet's session's; `None`: the
-/// workbench's own), and the pins (with `pinTools`).
-pub(crate) struct Scope<'a> {
-    pub toolboxes: &'a Toolboxes,
-    pub env: Option<&'a Arc<Vars>>,
-    pub pins: Option<&'a Pins>,
-}
-
-/// A search index over the visible tools of every configured toolbox.
-pub(crate) struct Built {
-    generation: u64,
-    /// The toolbox definitions it was built from (compared by pointer).
-    configs: Vec<Arc<ToolboxConfig>>,
-    env: Option<Arc<Vars>>,
-    /// The pins it was judged by (compared by pointer; held, so not reused).
-    pins: Option<Arc<PinFile>>,
-    index: Index,
-    entries: Vec<Entry>,
-    /// `id` of each entry → its index.
-    by_id: HashMap<String, usize>,
-    /// `rank::name_key` of each tool's name → the entries so named.
-    by_name: HashMap<String, Vec<usize>>,
-    /// The configured toolboxes as documents (name, description, servers),
-    /// for the note of a weak search.
-    toolbox_index: Index,
-    /// Toolboxes with an enabled server that was never listed.
-    not_indexed: Vec<Arc<ToolboxConfig>>,
-}
-
-/// One searchable tool, as the model may see it.
-struct Entry {
-    toolbox: Arc<ToolboxConfig>,
-    server: usize,
-    tool: CatalogTool,
-}
-
-impl Entry {
-    fn server_name(&self) -> &str {
-        &self.toolbox.servers[self.server].name
-    }
-}
-
-/// One key for a tool's toolbox, server and name.
-fn id(toolbox: &str, server: &str, tool: &str) -> String {
-    format!("{toolbox}\0{server}\0{tool}")
-}
-
-fn same<T>(a: Option<&Arc<T>>, b: Option<&Arc<T>>) -> bool {
-    match (a, b) {
-        (None, None) => true,
-        (Some(a), Some(b)) => Arc::ptr_eq(a, b),
-        _ => false,
-    }
-}
-
-impl Built {
-    fn new(catalog: &Catalog, scope: &Scope<'_>) -> Built {
-        let snapshot = catalog.snapshot();
-        let configs: Vec<Arc<ToolboxConfig>> = scope
-            .toolboxes
-            .iter()
-            .map(|t| Arc::clone(&t.config))
-            .collect();
-        let mut entries = Vec::new();
-        let mut documents = Vec::new();
-        let mut not_indexed = Vec::new();
-        for toolbox in &configs {
-            let mut missing = false;
-            for (s, server) in toolbox.servers.iter().enumerate() {
-                if server.disabled {
-                    continue;
-                }
-                let listing = key::expanded(server, scope.env.map(|e| &**e))
-                    .and_then(|k| snapshot.listings.get(&k).cloned());
-                let Some(listing) = listing else {
-                    missing = true;
-                    continue;
-                };
-                let pins = scope
-                    .pins
-                    .and_then(|p| p.server(&toolbox.name, &server.name));
-                let seen = visible(listing.entries(), server, pins.as_deref());
-                let context = [
-                    toolbox.name.as_str(),
-                    toolbox.description.as_str(),
-                    server.name.as_str(),
-                ];
-                let tools: Vec<CatalogTool> = seen.tools.iter().map(CatalogTool::of).collect();
-                let alike = rank::server_words(tools.iter().map(|t| {
-                    (
-                        t.name.as_str(),
-                        t.description.as_deref().unwrap_or_default(),
-                    )
-                }));
-                for tool in tools {
-                    documents.push(rank::tool_document(
-                        &tool.name,
-                        tool.title.as_deref(),
-                        tool.description.as_deref(),
-                        tool.input_schema.get(),
-                        &context,
-                        &alike,
-                    ));
-                    entries.push(Entry {
-                        toolbox: Arc::clone(toolbox),
-                        server: s,
-                        tool,
-                    });
-                }
-            }
-            if missing {
-                not_indexed.push(Arc::clone(toolbox));
-            }
-        }
-        let mut by_id = HashMap::new();
-        let mut by_name: HashMap<String, Vec<usize>> = HashMap::new();
-        for (i, entry) in entries.iter().enumerate() {
-            by_id.insert(
-                id(&entry.toolbox.name, entry.server_name(), &entry.tool.name),
-                i,
-            );
-            by_name
-                .entry(rank::name_key(&entry.tool.name))
-                .or_default()
-                .push(i);
-        }
-        let toolbox_documents: Vec<rank::Document> = configs
-            .iter()
-            .map(|t| {
-                let servers: Vec<&str> = t.servers.iter().map(|s| s.name.as_str()).collect();
-                rank::Document::default()
-                    .with(rank::Field::Name, &t.name)
-                    .with(rank::Field::Description, &t.description)
-                    .with(rank::Field::Context, &servers.join(" "))
-            })
-            .collect();
-        Built {
-            generation: snapshot.generation,
-            env: scope.env.cloned(),
-            pins: scope.pins.map(Pins::file),
-            index: Index::new(&documents),
-            toolbox_index: Index::new(&toolbox_documents),
-            configs,
-            entries,
-            by_id,
-            by_name,
-            not_indexed,
-        }
-    }
-
-    fn current(&self, catalog: &Catalog, scope: &Scope<'_>) -> bool {
-        let pins = scope.pins.map(Pins::file);
-        same(self.env.as_ref(), scope.env)
-            && same(self.pins.as_ref(), pins.as_ref())
-            && self.generation == catalog.snapshot().generation
-            && self.configs.len() == scope.toolboxes.iter().count()
-            && self
-                .configs
-                .iter()
-                .zip(scope.toolboxes.iter())
-                .all(|(a, b)| Arc::ptr_eq(a, &b.config))
-    }
-}
-
 #[derive(Serialize)]
 struct Found<'a> {
     toolbox: &'a str,
@@ -342,56 +158,6 @@ const WEAK_NOTE: &str = "No tool matches these words well. Rather than calling a
      open a toolbox that fits (open_toolbox; toolboxes: those whose descriptions match) \
      and pick from its tools, or search again in other words.";
 
-/// What a search showed, kept by the session until its next tool call:
-/// if that call reaches a tool the search did not show, the search's words
-/// are learned for that tool (`learn`).
-pub(crate) struct Searched {
-    /// The query's key words the catalog knows (`rank::key_words`, known to
-    /// the index): what would be learned. Never empty.
-    words: Vec<String>,
-    /// `id` of every tool shown.
-    shown: Vec<String>,
-    /// When (milliseconds since the Unix epoch).
-    at: u64,
-}
-
-/// How long after a search a call still tells what the search meant.
-const LEARN_WINDOW_MS: u64 = 5 * 60 * 1000;
-
-/// The session's next tool call after a search (`searched`): when it
-/// reaches a tool the search did not show, within `LEARN_WINDOW_MS`, the
-/// catalog learns that the search's words meant it. Whether anything was
-/// learned (the caller then has the catalog written, off its thread).
-/// `index`: the session's index, which knows the tools the catalog has.
-pub(crate) fn learn(
-    catalog: &Catalog,
-    index: Option<&Built>,
-    searched: &Searched,
-    toolbox: &str,
-    server: &str,
-    tool: &str,
-) -> bool {
-    let now = now_ms();
-    let key = id(toolbox, server, tool);
-    if searched.shown.contains(&key) || now.saturating_sub(searched.at) > LEARN_WINDOW_MS {
-        return false;
-    }
-    // Only a tool the catalog has: a call to a name that does not exist
-    // teaches nothing.
-    let known = index.is_some_and(|built| built.by_id.contains_key(&key));
-    if !known {
-        return false;
-    }
-    catalog.learn(Association {
-        words: searched.words.clone(),
-        toolbox: toolbox.into(),
-        server: server.into(),
-        tool: tool.into(),
-        at: now,
-    });
-    true
-}
-
 /// The `find_tools` meta-tool: validates `args`, then searches. Quick (the
 /// index is cached), so the session answers it on its own thread.
 /// `index` is the session's last index, built again when what it was built
@@ -404,7 +170,7 @@ pub(crate) fn find_tools(
 ) -> (Outcome, Option<Searched>) {
     match arguments(args) {
         Ok((query, limit)) => {
-            let (text, searched) = find(catalog, scope, index, &query, limit);
+            let (text, searched) = answer(catalog, scope, index, &query, limit);
             let outcome = Outcome {
                 text,
                 is_error: false,
@@ -420,87 +186,39 @@ pub(crate) fn find_tools(
 /// `query` across every configured toolbox, and the toolboxes not indexed;
 /// and what the session keeps of the search to learn from its next call.
 #[allow(clippy::expect_used, reason = "the answer serialises")]
-pub(crate) fn find(
+fn answer(
     catalog: &Catalog,
     scope: &Scope<'_>,
     cached: &mut Option<Arc<Built>>,
     query: &str,
     limit: usize,
 ) -> (String, Option<Searched>) {
-    let built = match cached.as_ref().filter(|b| b.current(catalog, scope)) {
-        Some(built) => Arc::clone(built),
-        None => {
-            let built = Arc::new(Built::new(catalog, scope));
-            *cached = Some(Arc::clone(&built));
-            built
-        }
-    };
-    let mut words = rank::key_words(query);
-    words.retain(|w| built.index.knows(w));
-    // Exact names first, then what was learned, then the rest by score.
-    let exact: &[usize] = built
-        .by_name
-        .get(&rank::name_key(query))
-        .map_or(&[], Vec::as_slice);
-    let lifted: Vec<usize> = catalog
-        .learned_for(&words)
+    let built = search::index::current(catalog, scope, cached);
+    let found = search::find(catalog, &built, query, limit);
+    let tools: Vec<Found<'_>> = found
+        .tools
         .iter()
-        .filter_map(|a| {
-            built
-                .by_id
-                .get(&id(&a.toolbox, &a.server, &a.tool))
-                .copied()
-        })
-        .collect();
-    let hits = built
-        .index
-        .search(query, limit + exact.len() + lifted.len());
-    let score_of = |doc: usize| hits.iter().find(|h| h.doc == doc).map_or(0.0, |h| h.score);
-    let mut order: Vec<(usize, f64, bool)> = Vec::with_capacity(limit);
-    for &doc in exact {
-        order.push((doc, score_of(doc), false));
-    }
-    for &doc in &lifted {
-        if !order.iter().any(|(d, _, _)| *d == doc) {
-            order.push((doc, score_of(doc), true));
-        }
-    }
-    for hit in &hits {
-        if !order.iter().any(|(d, _, _)| *d == hit.doc) {
-            order.push((hit.doc, hit.score, false));
-        }
-    }
-    order.truncate(limit);
-    let best = hits.first().map_or(0.0, |h| h.score);
-    let weak = exact.is_empty() && lifted.is_empty() && best < WEAK * built.index.max_idf();
-    let tools: Vec<Found<'_>> = order
-        .iter()
-        .map(|&(doc, score, learned)| {
-            let entry = &built.entries[doc];
-            let tool = &entry.tool;
+        .map(|m| {
+            let tool = &m.entry.tool;
             Found {
-                toolbox: &entry.toolbox.name,
-                server: entry.server_name(),
+                toolbox: &m.entry.toolbox.name,
+                server: m.entry.server_name(),
                 tool: &tool.name,
                 description: tool.description.as_deref().unwrap_or_default(),
                 input_schema: &tool.input_schema,
-                score: (score * 1000.0).round() / 1000.0,
-                learned,
+                score: (m.score * 1000.0).round() / 1000.0,
+                learned: m.learned,
             }
         })
         .collect();
-    let toolboxes = match weak {
+    let toolboxes = match found.weak {
         false => Vec::new(),
         true => built
-            .toolbox_index
-            .search(query, built.configs.len())
+            .toolboxes_matching(query)
             .into_iter()
-            .map(|hit| {
-                let t = &built.configs[hit.doc];
-                NotIndexed {
-                    toolbox: &t.name,
-                    description: &t.description,
-                }
+            .map(|t| NotIndexed {
+                toolbox: &t.name,
+                description: &t.description,
             })
             .collect(),
     };
@@ -512,18 +230,14 @@ pub(crate) fn find(
             description: &t.description,
         })
         .collect();
-    let searched = (!words.is_empty()).then(|| Searched {
-        shown: tools
-            .iter()
-            .map(|f| id(f.toolbox, f.server, f.tool))
-            .collect(),
-        words,
-        at: now_ms(),
-    });
+    let searched = search::learn::searched(
+        found.words,
+        tools.iter().map(|f| (f.toolbox, f.server, f.tool)),
+    );
     let answer = Answer {
         query,
         tools,
-        note: weak.then_some(WEAK_NOTE),
+        note: found.weak.then_some(WEAK_NOTE),
         toolboxes,
         not_indexed,
     };

@@ -8,7 +8,8 @@
 //! (`fleet::forward`). `open_toolbox` and `close_toolbox` are run by the
 //! fleet's `lifecycle`, and answered from what it found. What they share
 //! sits in `args` (reading arguments, with zod-like messages) and `outcome`
-//! (the finished call). No IO in this folder.
+//! (the finished call). `find_tools`'s search, its index and what it learns
+//! from use sit in `search`. No IO in this folder.
 
 mod args;
 pub(crate) mod close_toolbox;
@@ -18,6 +19,7 @@ pub(crate) mod naming;
 pub(crate) mod open_result;
 pub(crate) mod open_toolbox;
 mod outcome;
+mod search;
 pub(crate) mod use_tool;
 
 pub(crate) use close_toolbox::NAME as CLOSE_TOOLBOX;
