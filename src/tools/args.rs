@@ -77,25 +77,35 @@ pub(super) fn toolbox_name(
     args: &Map<String, Value>,
     problems: &mut Vec<String>,
 ) -> Option<String> {
-    match args.get("toolbox_name") {
-        None => {
-            problems.push("toolbox_name: Required".to_string());
-            None
+    let blank = "toolbox_name cannot be empty";
+    text(
+        args.get("toolbox_name"),
+        "toolbox_name",
+        blank,
+        MAX_NAME,
+        problems,
+    )
+}
+
+/// A required string at `path` that is neither blank (`blank` is the
+/// message then) nor longer than `max` characters.
+pub(super) fn text(
+    value: Option<&Value>,
+    path: &str,
+    blank: &str,
+    max: usize,
+    problems: &mut Vec<String>,
+) -> Option<String> {
+    match value {
+        None => problems.push(format!("{path}: Required")),
+        Some(Value::String(s)) if s.trim().is_empty() => problems.push(blank.to_string()),
+        Some(Value::String(s)) if s.chars().count() > max => {
+            problems.push(format!("{path}: {}", too_long(max)))
         }
-        Some(Value::String(s)) if s.trim().is_empty() => {
-            problems.push("toolbox_name cannot be empty".to_string());
-            None
-        }
-        Some(Value::String(s)) if s.chars().count() > MAX_NAME => {
-            problems.push(format!("toolbox_name: {}", too_long(MAX_NAME)));
-            None
-        }
-        Some(Value::String(s)) => Some(s.clone()),
-        Some(other) => {
-            problems.push(format!("toolbox_name: {}", expected("string", other)));
-            None
-        }
+        Some(Value::String(s)) => return Some(s.clone()),
+        Some(other) => problems.push(format!("{path}: {}", expected("string", other))),
     }
+    None
 }
 
 /// A problem for each key of `obj` not in `known`; `prefix` is the path of

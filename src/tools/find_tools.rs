@@ -9,7 +9,7 @@
 
 use crate::catalog::Catalog;
 use crate::protocol::jsonrpc::Members;
-use crate::tools::args::{self, expected, finish, too_long, unknown_keys};
+use crate::tools::args::{self, expected, finish, unknown_keys};
 use crate::tools::outcome::Outcome;
 use crate::tools::search;
 use serde::Serialize;
@@ -77,25 +77,8 @@ pub(crate) fn arguments(args: &Members) -> Result<(String, usize), String> {
 /// `limit` is its raw JSON value: the outline keeps no numbers.
 fn check(args: &Map<String, Value>, limit: Option<&RawValue>) -> Result<(String, usize), String> {
     let mut problems = Vec::new();
-    let query = match args.get("query") {
-        None => {
-            problems.push("query: Required".to_string());
-            None
-        }
-        Some(Value::String(s)) if s.trim().is_empty() => {
-            problems.push("query cannot be empty".to_string());
-            None
-        }
-        Some(Value::String(s)) if s.chars().count() > MAX_QUERY => {
-            problems.push(format!("query: {}", too_long(MAX_QUERY)));
-            None
-        }
-        Some(Value::String(s)) => Some(s.clone()),
-        Some(other) => {
-            problems.push(format!("query: {}", expected("string", other)));
-            None
-        }
-    };
+    let blank = "query cannot be empty";
+    let query = args::text(args.get("query"), "query", blank, MAX_QUERY, &mut problems);
     let limit = match limit.map(|raw| serde_json::from_str::<Value>(raw.get())) {
         None | Some(Ok(Value::Null)) => DEFAULT_LIMIT,
         Some(Ok(Value::Number(n))) => match n.as_u64() {

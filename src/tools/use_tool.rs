@@ -8,7 +8,7 @@
 //! `arguments`, on an outline (`args::outline`), for the messages. Both apply
 //! the same rules.
 
-use super::args::{self, expected, finish, too_long, unknown_keys, MAX_NAME, MAX_TOOL_NAME};
+use super::args::{self, expected, finish, unknown_keys, MAX_NAME, MAX_TOOL_NAME};
 use crate::config::ToolboxConfig;
 use crate::fleet::toolbox::ToolId;
 use crate::protocol::jsonrpc::{self, Members};
@@ -186,18 +186,8 @@ fn field(
     max: usize,
     problems: &mut Vec<String>,
 ) -> Option<String> {
-    match obj.get(key) {
-        None => problems.push(format!("tool.{key}: Required")),
-        Some(Value::String(s)) if s.trim().is_empty() => {
-            problems.push(format!("tool.{key}: {what} name cannot be empty"))
-        }
-        Some(Value::String(s)) if s.chars().count() > max => {
-            problems.push(format!("tool.{key}: {}", too_long(max)))
-        }
-        Some(Value::String(s)) => return Some(s.clone()),
-        Some(other) => problems.push(format!("tool.{key}: {}", expected("string", other))),
-    }
-    None
+    let blank = format!("tool.{key}: {what} name cannot be empty");
+    args::text(obj.get(key), &format!("tool.{key}"), &blank, max, problems)
 }
 
 /// Keys that show the identifier was written at the top level (the flattened
