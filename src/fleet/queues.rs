@@ -65,13 +65,7 @@ impl Op {
                 session: *session,
                 seq: *seq,
             }],
-            Op::Restart { calls, .. } => calls
-                .iter()
-                .map(|(seq, call)| Asked {
-                    session: call.session,
-                    seq: *seq,
-                })
-                .collect(),
+            Op::Restart { calls, .. } => calls.iter().map(waiting_call).collect(),
             Op::Close { answer: None, .. } | Op::Sleep { .. } | Op::Reload(_) => Vec::new(),
         }
     }
@@ -80,25 +74,20 @@ impl Op {
     /// anything of this operation is left to run.
     fn withdraw(&mut self, withdrawn: impl Fn(Asked) -> bool) -> bool {
         match self {
-            Op::Open { asked, .. } => !withdrawn(*asked),
-            Op::Close {
-                session,
-                answer: Some((seq, _)),
-            } => !withdrawn(Asked {
-                session: *session,
-                seq: *seq,
-            }),
             Op::Restart { calls, .. } => {
-                calls.retain(|(seq, call)| {
-                    !withdrawn(Asked {
-                        session: call.session,
-                        seq: *seq,
-                    })
-                });
+                calls.retain(|call| !withdrawn(waiting_call(call)));
                 !calls.is_empty()
             }
-            Op::Close { answer: None, .. } | Op::Sleep { .. } | Op::Reload(_) => true,
+            op => !op.asked().into_iter().any(withdrawn),
         }
+    }
+}
+
+/// A call waiting for a restart, as its session knows it.
+fn waiting_call((seq, call): &(u64, ForwardedCall)) -> Asked {
+    Asked {
+        session: call.session,
+        seq: *seq,
     }
 }
 
@@ -287,6 +276,44 @@ mod tests {
         let abandoned = queues.abandon(&b);
         assert_eq!(close_ids(&abandoned), [3]);
         assert!(queues.push(&b, close(4)), "no worker after abandon");
+    }
+
+    #[test]
+    fn a_withdrawn_request_leaves_its_queue_and_others_stay() {
+        let queues = Queues::default();
+        let t = slot(1);
+        queues.push(&t, close(1));
+        queues.push(&t, close(2));
+        let other = SessionId::next();
+        queues.push(
+            &t,
+            Op::Close {
+                session: other,
+                answer: Some((1, 0)),
+            },
+        );
+        queues.withdraw(Asked {
+            session: SESSION.with(|s| *s),
+            seq: 1,
+        });
+        let left: Vec<Asked> = std::iter::from_fn(|| queues.pop(&t, || false))
+            .flat_map(|op| op.asked())
+            .collect();
+        let session = SESSION.with(|s| *s);
+        assert_eq!(
+            left,
+            [
+                Asked { session, seq: 2 },
+                Asked {
+                    session: other,
+                    seq: 1
+                }
+            ],
+            "the same number of another session stays"
+        );
+        queues.push(&t, close(3));
+        queues.withdraw_session(session);
+        assert!(queues.pop(&t, || false).is_none(), "a session that left");
     }
 
     #[test]
