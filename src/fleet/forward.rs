@@ -103,7 +103,7 @@ pub(crate) fn forward<A: Deref<Target = RawValue>>(
 }
 
 /// Writes the call to the child; a refused call is the caller's to answer.
-pub(crate) fn send<A: Deref<Target = RawValue>>(
+fn send<A: Deref<Target = RawValue>>(
     call: &ForwardedCall<A>,
     conn: &Downstream,
 ) -> Result<(), Refused> {

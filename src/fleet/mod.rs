@@ -127,8 +127,13 @@ impl Fleet {
 
     /// Tells every session what is open changed.
     fn tools_changed(&self) {
+        self.tell_all(|| Fact::ToolsChanged);
+    }
+
+    /// Tells every session the fact `fact` makes.
+    fn tell_all(&self, fact: impl Fn() -> Fact) {
         for mailbox in lock(&self.sessions).values() {
-            mailbox.send(Fact::ToolsChanged);
+            mailbox.send(fact());
         }
     }
 
@@ -275,9 +280,7 @@ impl Fleet {
     /// Tells every session the config now configures `toolboxes`.
     fn config_changed(&self, toolboxes: &[ToolboxConfig]) {
         let toolboxes: Arc<[ToolboxConfig]> = toolboxes.into();
-        for mailbox in lock(&self.sessions).values() {
-            mailbox.send(Fact::ConfigChanged(Arc::clone(&toolboxes)));
-        }
+        self.tell_all(|| Fact::ConfigChanged(Arc::clone(&toolboxes)));
     }
 
     /// Sends `event` to the fleet loop.

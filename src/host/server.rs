@@ -50,7 +50,6 @@ pub struct Server {
     /// The host's lines and the fleet's facts: `run` takes it (the loop
     /// borrows its lines while it handles them).
     inbox: Option<Inbox>,
-    outbox: Arc<Outbox>,
     /// The config the workbench started with (what `watch_config` compares
     /// the file with first).
     config: Config,
@@ -99,7 +98,6 @@ impl Server {
         let (inbox, mailbox) = Inbox::new(input)?;
         fleet.attach(session.id, mailbox);
         Ok(Server {
-            outbox: Arc::clone(&session.outbox),
             session,
             fleet,
             inbox: Some(inbox),
@@ -137,7 +135,7 @@ impl Server {
             }
         };
         if self.session.peer.is_some() {
-            self.outbox.close();
+            self.session.outbox.close();
             self.fleet.leave(self.session.id);
             return result;
         }
@@ -176,7 +174,7 @@ impl Server {
             Ok(Read::Batch(items)) => self.batch(items),
             Err(e) => {
                 let error = ErrorObject::new(jsonrpc::PARSE_ERROR, format!("Parse error: {e}"));
-                self.outbox.send(&jsonrpc::error_line(None, &error));
+                self.session.outbox.send(&jsonrpc::error_line(None, &error));
             }
         }
     }
@@ -188,10 +186,10 @@ impl Server {
         let refuse = |reason| jsonrpc::error_line(None, &ErrorObject::invalid_request(reason));
         if self.session.version != Some("2025-03-26") {
             let line = refuse("JSON-RPC batches exist only in protocol version 2025-03-26");
-            return self.outbox.send(&line);
+            return self.session.outbox.send(&line);
         }
         if items.is_empty() {
-            return self.outbox.send(&refuse("an empty batch"));
+            return self.session.outbox.send(&refuse("an empty batch"));
         }
         let answered = |id: Option<&RequestId>, reason: &str| {
             let mut line = jsonrpc::error_line(id, &ErrorObject::invalid_request(reason));
@@ -222,7 +220,7 @@ impl Server {
                 }
             }
         }
-        self.outbox.open_batch(slots);
+        self.session.outbox.open_batch(slots);
         for incoming in dispatch {
             self.dispatch(incoming);
         }
@@ -234,7 +232,9 @@ impl Server {
                 Ok(params) => self.request(id, &method, params),
                 Err(e) => {
                     let error = invalid_params(&e.to_string());
-                    self.outbox.send(&jsonrpc::error_line(Some(&id), &error));
+                    self.session
+                        .outbox
+                        .send(&jsonrpc::error_line(Some(&id), &error));
                 }
             },
             Incoming::Notification { method, params } => {
@@ -245,7 +245,9 @@ impl Server {
             }
             Incoming::Invalid { id, reason } => {
                 let error = ErrorObject::invalid_request(&reason);
-                self.outbox.send(&jsonrpc::error_line(id.as_ref(), &error));
+                self.session
+                    .outbox
+                    .send(&jsonrpc::error_line(id.as_ref(), &error));
             }
         }
     }
@@ -258,7 +260,7 @@ impl Server {
                     return log::debug!("ignoring a cancellation without a valid requestId");
                 };
                 let reason = params.string("reason");
-                self.outbox.forget(&id);
+                self.session.outbox.forget(&id);
                 let found = match self.session.cancel(&id) {
                     // It waits in the fleet: it never runs if it has not begun.
                     Some(asked) => {
@@ -294,7 +296,7 @@ impl Server {
             Ok(line) => line,
             Err(error) => jsonrpc::error_line(Some(&id), &error),
         };
-        self.outbox.send(&line);
+        self.session.outbox.send(&line);
     }
 
     fn initialize(&mut self, id: &RequestId, params: &Members) -> Result<Vec<u8>, ErrorObject> {
@@ -381,7 +383,10 @@ impl Server {
     fn tools_call(&mut self, id: RequestId, params: &Members) {
         let Some(name) = params.string("name") else {
             let error = invalid_params("name must be a string");
-            return self.outbox.send(&jsonrpc::error_line(Some(&id), &error));
+            return self
+                .session
+                .outbox
+                .send(&jsonrpc::error_line(Some(&id), &error));
         };
         // The call's arguments: absent or null is `{}`.
         let arguments = match params.get("arguments") {
@@ -390,7 +395,10 @@ impl Server {
             Some(raw) if raw.get().starts_with('{') => Some(raw),
             Some(_) => {
                 let error = invalid_params("arguments must be an object");
-                return self.outbox.send(&jsonrpc::error_line(Some(&id), &error));
+                return self
+                    .session
+                    .outbox
+                    .send(&jsonrpc::error_line(Some(&id), &error));
             }
         };
         let meta = params.get("_meta");
@@ -414,7 +422,10 @@ impl Server {
             Some(Ok(args)) => args,
             Some(Err(e)) => {
                 let error = invalid_params(&format!("arguments: {e}"));
-                return self.outbox.send(&jsonrpc::error_line(Some(&id), &error));
+                return self
+                    .session
+                    .outbox
+                    .send(&jsonrpc::error_line(Some(&id), &error));
             }
         };
         match name.as_str() {
@@ -503,7 +514,9 @@ impl Server {
                 }
                 None => {
                     let error = invalid_params(&format!("Unknown tool: {other}"));
-                    self.outbox.send(&jsonrpc::error_line(Some(&id), &error));
+                    self.session
+                        .outbox
+                        .send(&jsonrpc::error_line(Some(&id), &error));
                 }
             },
         }
@@ -563,7 +576,10 @@ impl Server {
                 Ok(meta) => meta,
                 Err(e) => {
                     let error = invalid_params(&format!("_meta: {e}"));
-                    return self.outbox.send(&jsonrpc::error_line(Some(&id), &error));
+                    return self
+                        .session
+                        .outbox
+                        .send(&jsonrpc::error_line(Some(&id), &error));
                 }
             },
         };
@@ -571,7 +587,7 @@ impl Server {
         let call = ForwardedCall {
             id,
             session: self.session.id,
-            reply: Arc::clone(&self.outbox),
+            reply: Arc::clone(&self.session.outbox),
             variant: self.session.copy_of(&tool_id.toolbox, &tool_id.server).0,
             tool_id,
             arguments,
