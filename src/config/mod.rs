@@ -30,9 +30,9 @@ pub use loaded::Loaded;
 #[cfg(test)]
 pub(crate) use model::NATIVE_NAME_DEFAULT_LEN;
 pub use model::{
-    Config, Mode, OpenToolboxResult, ServerConfig, ToolFilter, ToolOverride, ToolboxConfig,
-    DEFAULT_CALL_TIMEOUT, DEFAULT_SHARE_LINGER, DEFAULT_STARTUP_TIMEOUT, MAX_CALL_TIMEOUT_FACTOR,
-    MIN_RESULT_CHARS,
+    Config, Mode, OAuthConfig, OpenToolboxResult, RemoteConfig, RemoteKind, ServerConfig,
+    ToolFilter, ToolOverride, ToolboxConfig, DEFAULT_CALL_TIMEOUT, DEFAULT_SHARE_LINGER,
+    DEFAULT_STARTUP_TIMEOUT, MAX_CALL_TIMEOUT_FACTOR, MIN_RESULT_CHARS,
 };
 pub(crate) use model::{NATIVE_NAME_MAX_LEN, NATIVE_NAME_MIN_LEN};
 pub use problems::{ConfigError, Problem};

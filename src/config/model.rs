@@ -113,6 +113,40 @@ pub struct ServerConfig {
     /// `maxResultChars` (the server's, else the top level's): longer text
     /// results are cut (docs/reference.md §10); `None`: never.
     pub max_result_chars: Option<usize>,
+    /// A remote server (`url`, docs/reference.md §11): reached over HTTP
+    /// instead of started as a child; `command`, `args`, `env` and `cwd`
+    /// are then empty.
+    pub remote: Option<RemoteConfig>,
+}
+
+/// How a remote server is reached, as written (references unexpanded).
+#[derive(Debug, Clone, PartialEq)]
+pub struct RemoteConfig {
+    pub kind: RemoteKind,
+    pub url: Template,
+    /// `headers`, in config order; their expanded values are secrets.
+    pub headers: Vec<(String, Template)>,
+    pub oauth: Option<OAuthConfig>,
+}
+
+/// Which HTTP transport a remote server speaks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RemoteKind {
+    /// Streamable HTTP (revisions 2025-03-26 and later): `"type": "http"`.
+    StreamableHttp,
+    /// The legacy HTTP+SSE transport (revision 2024-11-05): `"type": "sse"`.
+    Sse,
+}
+
+/// `oauth`: a client registered beforehand, and what to ask for.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct OAuthConfig {
+    pub client_id: Option<String>,
+    /// Expanded at use; a secret.
+    pub client_secret: Option<Template>,
+    pub scopes: Vec<String>,
+    /// The loopback port the sign-in's redirect comes back to; `None`: any free one.
+    pub callback_port: Option<u16>,
 }
 
 /// A tool's replacement text (`toolOverrides.NAME`).

@@ -81,6 +81,7 @@ impl Checker {
             shared: true,
             tool_overrides: Vec::new(),
             max_result_chars: self.max_result_chars,
+            remote: None,
         };
         let mut has_command = false;
         for (key, value) in entries {

@@ -435,6 +435,7 @@ mod tests {
             call_timeout: std::time::Duration::from_secs(1),
             max_call_timeout: std::time::Duration::from_secs(1),
             max_result_chars: None,
+            remote: None,
         };
         assert_eq!(
             Definition::of(&spec(&["a.js"])),

@@ -115,6 +115,26 @@ pub(crate) struct Spec {
     pub max_call_timeout: Duration,
     /// `maxResultChars`: longer text results are cut (`result_cap`).
     pub max_result_chars: Option<usize>,
+    /// A remote server's reach: `Some` for a `url` server, which has no
+    /// program (`program`, `args`, `env` and `cwd` are then empty).
+    #[expect(dead_code, reason = "until the HTTP transports read it")]
+    pub remote: Option<Remote>,
+}
+
+/// How to reach a remote server, with references expanded
+/// (docs/reference.md §11).
+#[derive(Debug, Clone)]
+#[expect(dead_code, reason = "until the HTTP transports read it")]
+pub(crate) struct Remote {
+    /// The URL, expanded: may hold a secret, so never shown.
+    pub url: String,
+    /// The URL as written in the config (unexpanded): what messages show.
+    pub url_display: String,
+    pub kind: crate::config::RemoteKind,
+    /// Header names and expanded values (the values are secrets).
+    pub headers: Vec<(String, String)>,
+    /// The configured OAuth client (`oauth`), expanded.
+    pub oauth: crate::auth::Client,
 }
 
 /// Why a request to a child produced no result.

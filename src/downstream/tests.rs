@@ -74,6 +74,7 @@ impl Case {
             call_timeout: Duration::from_secs(10),
             max_call_timeout: Duration::from_secs(100),
             max_result_chars: None,
+            remote: None,
         };
         let outbox = Arc::new(Outbox::new(Box::new(host.clone())));
         let stdin = Stdin::new(stdin).expect("a non-blocking pipe");

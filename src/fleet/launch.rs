@@ -241,5 +241,6 @@ pub(crate) fn resolve(
         call_timeout: server.call_timeout,
         max_call_timeout: server.max_call_timeout,
         max_result_chars: server.max_result_chars,
+        remote: None,
     })
 }
