@@ -64,18 +64,30 @@
 
 mod call;
 mod child;
+#[cfg(feature = "remote")]
+mod credentials;
 pub(crate) mod era;
 mod flight;
 mod handle;
 mod handshake;
+#[cfg(feature = "remote")]
+mod http;
 mod inbound;
 mod input;
 mod lines;
 mod log_budget;
 mod owner;
+#[cfg(feature = "remote")]
+mod peek;
 mod pending;
+#[cfg(feature = "remote")]
+mod post;
 mod pump;
+#[cfg(feature = "remote")]
+mod remote;
 pub(crate) mod result_cap;
+#[cfg(feature = "remote")]
+mod sse;
 mod start;
 mod tail;
 mod transport;
@@ -117,14 +129,16 @@ pub(crate) struct Spec {
     pub max_result_chars: Option<usize>,
     /// A remote server's reach: `Some` for a `url` server, which has no
     /// program (`program`, `args`, `env` and `cwd` are then empty).
-    #[expect(dead_code, reason = "until the HTTP transports read it")]
     pub remote: Option<Remote>,
 }
 
 /// How to reach a remote server, with references expanded
 /// (docs/reference.md §11).
 #[derive(Debug, Clone)]
-#[expect(dead_code, reason = "until the HTTP transports read it")]
+#[cfg_attr(
+    not(feature = "remote"),
+    expect(dead_code, reason = "read by the remote transports alone")
+)]
 pub(crate) struct Remote {
     /// The URL, expanded: may hold a secret, so never shown.
     pub url: String,
@@ -134,6 +148,10 @@ pub(crate) struct Remote {
     /// Header names and expanded values (the values are secrets).
     pub headers: Vec<(String, String)>,
     /// The configured OAuth client (`oauth`), expanded.
+    #[cfg_attr(
+        feature = "remote",
+        expect(dead_code, reason = "read by the sign-in once it is wired in")
+    )]
     pub oauth: crate::auth::Client,
 }
 
@@ -216,6 +234,10 @@ pub(crate) struct Started {
     /// The era the server speaks, and the revision agreed on.
     pub era: Era,
 }
+
+#[cfg(all(test, feature = "remote"))]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
+mod remote_tests;
 
 // The child's stdin is a plain pipe here. Tests, though not under
 // `cfg(test)` alone, which is all clippy takes for tests.

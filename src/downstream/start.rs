@@ -1,6 +1,7 @@
 //! Starting a downstream server: its transport (`child::spawn`, a process
-//! and its pipes), then the opening (`handshake`), within its
-//! `startupTimeoutMs`. Above the handle and the pump: it puts them to work.
+//! and its pipes; `http::start` or `sse::start` for a remote server, by its
+//! `Spec`), then the opening (`handshake`), within its `startupTimeoutMs`.
+//! Above the handle and the pump: it puts them to work.
 
 use super::era::Era;
 use super::handle::Downstream;
@@ -26,7 +27,7 @@ pub(crate) fn start(
 ) -> Result<Started, String> {
     let began = Instant::now();
     let deadline = began + spec.startup_timeout;
-    let conn = child::spawn(spec, outbox, changes)?;
+    let conn = transport(spec, outbox, changes)?;
     if !admit(&conn) {
         conn.stop("");
         return Err("the workbench is shutting down".to_string());
@@ -44,4 +45,27 @@ pub(crate) fn start(
             Err(reason)
         }
     }
+}
+
+/// The server's transport, by its `Spec`: a child, or a remote server.
+fn transport(
+    spec: Spec,
+    outbox: Arc<Outbox>,
+    changes: Option<Sender<Arc<Downstream>>>,
+) -> Result<Arc<Downstream>, String> {
+    #[cfg(feature = "remote")]
+    if let Some(remote) = &spec.remote {
+        return match remote.kind {
+            crate::config::RemoteKind::StreamableHttp => super::http::start(spec, outbox, changes),
+            crate::config::RemoteKind::Sse => super::sse::start(spec, outbox, changes),
+        };
+    }
+    #[cfg(not(feature = "remote"))]
+    if spec.remote.is_some() {
+        return Err(
+            "this build of the workbench has no remote servers (it was built without the `remote` feature)"
+                .to_string(),
+        );
+    }
+    child::spawn(spec, outbox, changes)
 }
