@@ -15,10 +15,9 @@
 //! `notifications/initialized` (405: none) and read by the pump. A stop
 //! DELETEs the session on a short-lived thread nobody waits for.
 //!
-//! A notification goes out only after the notification before it was
-//! accepted, and a request only after the notifications sent before it
-//! (some servers refuse requests before `notifications/initialized`);
-//! requests do not wait for each other. A modern line (its `_meta` names
+//! A request goes out only once the `notifications/initialized` sent
+//! before it was accepted (some servers refuse a request before it);
+//! otherwise nothing waits for anything: requests run side by side. A modern line (its `_meta` names
 //! the 2026-07-28 version) carries that revision's headers (`peek.rs`),
 //! and has no session, no GET stream, and no `notifications/cancelled`:
 //! closing the request's connection cancels it.
@@ -38,7 +37,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-/// How long a message waits for the notification sent before it.
+/// How long a request waits for `notifications/initialized` to be accepted.
 const GATE_LIMIT: Duration = Duration::from_secs(10);
 /// How long the DELETE that ends a session may take.
 const DELETE_LIMIT: Duration = Duration::from_secs(2);
@@ -63,7 +62,7 @@ pub(super) fn start(
 pub(super) struct Streamable {
     common: Common,
     session: Mutex<Session>,
-    /// Disconnected once the last notification sent was answered.
+    /// Disconnected once `notifications/initialized` was answered.
     gate: Mutex<Option<Receiver<()>>>,
     /// Held while the session is made again after a 404.
     reinit: Mutex<()>,
@@ -111,15 +110,18 @@ impl Protocol for Streamable {
                 _ => {}
             }
         }
+        // Requests wait for `notifications/initialized` to be accepted (some
+        // servers refuse a request before it); nothing else waits.
         let (after, done) = {
             let mut gate = lock(&this.gate);
-            let after = gate.clone();
-            let done: Option<Sender<()>> = if out.is_request {
-                None
-            } else {
-                let (tx, rx) = bounded(0);
-                *gate = Some(rx);
-                Some(tx)
+            let after = gate.clone().filter(|_| out.is_request);
+            let done: Option<Sender<()>> = match out.method.as_deref() {
+                Some(method::INITIALIZED) => {
+                    let (tx, rx) = bounded(0);
+                    *gate = Some(rx);
+                    Some(tx)
+                }
+                _ => None,
             };
             (after, done)
         };

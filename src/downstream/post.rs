@@ -11,10 +11,13 @@ use super::remote::{Common, MAX_MESSAGE};
 use crate::net::client::{self, Chunk, Exchange, Request};
 use crate::net::sse;
 use crate::net::{redirect, Url};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 /// How much of an error's body a message shows.
 const SHOWN_BODY: usize = 200;
+/// How long a response stream may take to end once its response came (the
+/// connection is kept for the next request if it does).
+const AFTER_ANSWER: Duration = Duration::from_millis(100);
 
 /// Sends one request for exchange `token` and reads the head of its
 /// response, following redirects within the origin (307 and 308, which
@@ -164,8 +167,11 @@ fn read_events(
             deliver(message);
         }
         if answered {
-            // The response ends what this stream is for; whatever else the
-            // server keeps it open for is not waited on.
+            // The response ends what this stream is for: the end of the
+            // body, which usually follows at once, keeps the connection for
+            // the next request; a server that keeps the stream open is not
+            // waited on.
+            exchange.body.finish_soon(&common.pool, AFTER_ANSWER);
             return Ok(());
         }
     }

@@ -67,7 +67,7 @@ pub(super) enum Event {
     /// The stream ended, read by its reader thread (Windows): why.
     #[cfg_attr(unix, expect(dead_code, reason = "the pump reads the stream"))]
     StreamEnded(String),
-    /// No stream: why, and whether it may be tried again.
+    /// No stream: why (naming the URL), and whether it may be tried again.
     NoStream { why: String, again: bool },
 }
 
@@ -442,6 +442,9 @@ impl<P: Protocol> Remote<P> {
                     self.proto.common().cuts.done(stream.token);
                     return;
                 }
+                if let Some((old, _)) = self.stream.take() {
+                    self.proto.common().cuts.done(old.token);
+                }
                 self.delivered = false;
                 self.more = true; // the head's read may have brought events
                 self.stream = Some((stream, sse::Parser::new(MAX_MESSAGE)));
@@ -471,7 +474,8 @@ impl<P: Protocol> Remote<P> {
         if event.event == "message" {
             sink.message(&event.data);
         } else if let Err(why) = P::on_event(&self.proto, event) {
-            self.end(why);
+            let shown = &self.proto.common().shown;
+            self.end(format!("{shown}: {why}"));
         }
     }
 
@@ -511,7 +515,8 @@ impl<P: Protocol> Remote<P> {
             return;
         }
         if self.proto.stream_is_the_connection() {
-            return self.end(why);
+            let shown = &self.proto.common().shown;
+            return self.end(format!("{shown}: {why}"));
         }
         log::debug!(
             "[{}] its event stream ended: {why}",
@@ -531,12 +536,11 @@ impl<P: Protocol> Remote<P> {
         self.reopen = Some(Instant::now() + after);
     }
 
-    /// The transport ended by itself.
+    /// The transport ended by itself: `why`, naming the URL.
     fn end(&mut self, why: String) {
         if self.ended.is_none() {
-            let common = self.proto.common();
-            self.ended = Some(format!("{}: {why}", common.shown));
-            common.close();
+            self.ended = Some(why);
+            self.proto.common().close();
         }
     }
 }

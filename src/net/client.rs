@@ -289,6 +289,21 @@ impl Body {
         self.conn.socket()
     }
 
+    /// Reads what is left of the body for up to `wait`, dropping it, and
+    /// gives the connection back to `pool` if the body ended by then; else
+    /// closes it.
+    pub(crate) fn finish_soon(mut self, pool: &Pool, wait: Duration) {
+        let soon = Instant::now() + wait;
+        if self.deadline.is_none_or(|at| at > soon) {
+            self.deadline = Some(soon);
+        }
+        let mut rest = Vec::new();
+        while let Ok(Chunk::Data) = self.read(&mut rest) {
+            rest.clear();
+        }
+        self.finish(pool);
+    }
+
     /// Gives the connection back to `pool` when the body was read whole and
     /// the server keeps it open; else closes it.
     pub(crate) fn finish(self, pool: &Pool) {
