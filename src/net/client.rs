@@ -53,11 +53,13 @@ pub(crate) fn send(
     deadline: Instant,
     on_conn: &mut dyn FnMut(&Conn) -> bool,
 ) -> Result<Exchange, NetError> {
+    // What a time-out names: the whole of it, connecting included.
+    let limit = deadline.saturating_duration_since(Instant::now());
     if let Some(conn) = pool.take(&connect::key(request.url)) {
         if !on_conn(&conn) {
             return Err(NetError::Ended);
         }
-        match exchange(conn, request, deadline, true) {
+        match exchange(conn, request, (deadline, limit), true) {
             Ok(exchange) => return Ok(exchange),
             Err(Failed::Unanswered(_)) => {}
             Err(Failed::After(e)) => return Err(e),
@@ -67,7 +69,7 @@ pub(crate) fn send(
     if !on_conn(&conn) {
         return Err(NetError::Ended);
     }
-    exchange(conn, request, deadline, false).map_err(|failed| match failed {
+    exchange(conn, request, (deadline, limit), false).map_err(|failed| match failed {
         Failed::Unanswered(e) | Failed::After(e) => e,
     })
 }
@@ -79,7 +81,8 @@ pub(crate) fn send_on(
     request: &Request<'_>,
     deadline: Instant,
 ) -> Result<Exchange, NetError> {
-    exchange(conn, request, deadline, false).map_err(|failed| match failed {
+    let limit = deadline.saturating_duration_since(Instant::now());
+    exchange(conn, request, (deadline, limit), false).map_err(|failed| match failed {
         Failed::Unanswered(e) | Failed::After(e) => e,
     })
 }
@@ -94,10 +97,9 @@ enum Failed {
 fn exchange(
     mut conn: Conn,
     request: &Request<'_>,
-    deadline: Instant,
+    (deadline, limit): (Instant, Duration),
     reused: bool,
 ) -> Result<Exchange, Failed> {
-    let limit = deadline.saturating_duration_since(Instant::now());
     let absolute;
     let mut headers = request.headers.to_vec();
     let target = match &conn.via_proxy {
@@ -127,7 +129,8 @@ fn exchange(
             Failed::After(e)
         }
     };
-    conn.set_timeout(Some(limit))
+    let left = deadline.saturating_duration_since(Instant::now());
+    conn.set_timeout(Some(left))
         .and_then(|()| conn.write_all(&bytes))
         .map_err(|e| unanswered(NetError::reading(e, limit)))?;
     let mut buf = Vec::with_capacity(READ_SIZE);
