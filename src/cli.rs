@@ -30,6 +30,12 @@ Usage:
   mcp-workbench learned [--config PATH] [list | clear]
       what find_tools learned from use (a search's words and the tool the model
       then called instead): list it, or forget it all
+  mcp-workbench login TOOLBOX/SERVER [--config PATH] [--no-browser]
+      sign in to a remote server: opens the sign-in page in your browser (not
+      with --no-browser; the page is printed either way) and waits for it; where
+      the browser cannot reach this machine, paste the address it ends on
+  mcp-workbench logout TOOLBOX/SERVER [--config PATH]
+      forget the tokens stored for a remote server
   mcp-workbench --help | --version
 
 The config path is --config, else $WORKBENCH_CONFIG, else ./workbench-config.json.
@@ -93,6 +99,17 @@ pub enum Command {
         config: ConfigPath,
         clear: bool,
     },
+    /// Sign in to remote server `target` (`TOOLBOX/SERVER`).
+    Login {
+        config: ConfigPath,
+        target: String,
+        no_browser: bool,
+    },
+    /// Forget the tokens of remote server `target` (`TOOLBOX/SERVER`).
+    Logout {
+        config: ConfigPath,
+        target: String,
+    },
     Help,
     Version,
 }
@@ -115,6 +132,7 @@ const FLAGS: &[&str] = &[
     "--trace",
     "--json",
     "--yes",
+    "--no-browser",
     "--help",
     "--version",
 ];
@@ -130,6 +148,7 @@ pub fn parse(
     let mut pins = Vec::new();
     let mut json = false;
     let mut yes = false;
+    let mut no_browser = false;
     let mut config: Option<PathBuf> = None;
     let mut trace: Option<PathBuf> = None;
     let mut args = args.into_iter();
@@ -144,10 +163,17 @@ pub fn parse(
         match (flag, inline) {
             ("-h" | "--help", None) => return Ok(Command::Help),
             ("-V" | "--version", None) => return Ok(Command::Version),
-            (w, None) if matches!(word, Some("pins" | "learned")) && !w.starts_with('-') => {
+            (w, None)
+                if matches!(word, Some("pins" | "learned" | "login" | "logout"))
+                    && !w.starts_with('-') =>
+            {
                 pins.push(w.to_string())
             }
-            (w @ ("check" | "index" | "status" | "fleet" | "pins" | "learned"), None) => {
+            (
+                w @ ("check" | "index" | "status" | "fleet" | "pins" | "learned" | "login"
+                | "logout"),
+                None,
+            ) => {
                 let w = WORDS
                     .iter()
                     .copied()
@@ -163,6 +189,7 @@ pub fn parse(
             }
             ("--json", None) => set_flag(&mut json, "--json")?,
             ("--yes" | "-y", None) => set_flag(&mut yes, "--yes")?,
+            ("--no-browser", None) => set_flag(&mut no_browser, "--no-browser")?,
             ("--config" | "--trace", _) => {
                 let value = match inline {
                     Some(value) => OsString::from(value),
@@ -186,6 +213,9 @@ pub fn parse(
     }
     if yes && word != Some("pins") {
         return Err("--yes applies to pins approve".to_string());
+    }
+    if no_browser && word != Some("login") {
+        return Err("--no-browser applies to login".to_string());
     }
     if json && !matches!(word, Some("check" | "status")) {
         return Err("--json applies to check and status".to_string());
@@ -216,6 +246,15 @@ pub fn parse(
             config,
             clear: learned_action(&pins)?,
         }),
+        (Some("login"), None) => Ok(Command::Login {
+            config,
+            target: target("login", &pins)?,
+            no_browser,
+        }),
+        (Some("logout"), None) => Ok(Command::Logout {
+            config,
+            target: target("logout", &pins)?,
+        }),
         (Some("status"), None) => Ok(Command::Status { config, json }),
         (Some("fleet"), None) => Ok(Command::Fleet { config }),
         (Some("index"), None) => Ok(Command::Index { config }),
@@ -224,8 +263,32 @@ pub fn parse(
     }
 }
 
-/// The command words (`fleet` is the shared fleet's own, not in the usage).
-const WORDS: &[&str] = &["check", "index", "status", "pins", "learned", "fleet"];
+/// The command words (`fleet`, the shared fleet's own and not in the
+/// usage, comes last).
+const WORDS: &[&str] = &[
+    "check", "index", "status", "pins", "learned", "login", "logout", "fleet",
+];
+
+/// The one `TOOLBOX/SERVER` after `login` or `logout`.
+fn target(word: &str, words: &[String]) -> Result<String, String> {
+    match words {
+        [one] => match one.split_once('/') {
+            Some((toolbox, server))
+                if !toolbox.is_empty() && !server.is_empty() && !server.contains('/') =>
+            {
+                Ok(one.clone())
+            }
+            _ => Err(format!(
+                "{word}: '{one}' is not TOOLBOX/SERVER (a toolbox's name and one of its servers' names)"
+            )),
+        },
+        [] => Err(format!("{word} needs TOOLBOX/SERVER: the remote server to {}", match word {
+            "login" => "sign in to",
+            _ => "forget the tokens of",
+        })),
+        [_, extra, ..] => Err(format!("{word}: unexpected argument '{extra}'")),
+    }
+}
 
 /// The words after `learned`: whether it is `clear`.
 fn learned_action(words: &[String]) -> Result<bool, String> {
@@ -287,7 +350,7 @@ fn unexpected(text: &str, flag: &str) -> String {
     let (what, known) = if text.starts_with('-') {
         ("unknown option", FLAGS)
     } else {
-        ("unexpected argument", &WORDS[..5])
+        ("unexpected argument", &WORDS[..WORDS.len() - 1])
     };
     match suggest::closest(flag, known) {
         Some(close) => format!("{what} '{text}'; did you mean '{close}'?"),
@@ -515,6 +578,58 @@ mod tests {
         assert_eq!(
             err(&["pin"]),
             "unexpected argument 'pin'; did you mean 'pins'?"
+        );
+    }
+
+    #[test]
+    fn login_and_logout_take_one_remote_server() {
+        assert_eq!(
+            parse_str(&["login", "work/linear", "--no-browser", "--config=c.json"]),
+            Ok(Command::Login {
+                config: flag("c.json"),
+                target: "work/linear".into(),
+                no_browser: true,
+            })
+        );
+        assert_eq!(
+            parse_str(&["--config", "c.json", "logout", "work/linear"]),
+            Ok(Command::Logout {
+                config: flag("c.json"),
+                target: "work/linear".into(),
+            })
+        );
+        let err = |args: &[&str]| parse_str(args).unwrap_err();
+        assert_eq!(
+            err(&["login"]),
+            "login needs TOOLBOX/SERVER: the remote server to sign in to"
+        );
+        assert_eq!(
+            err(&["logout", "work"]),
+            "logout: 'work' is not TOOLBOX/SERVER (a toolbox's name and one of its servers' names)"
+        );
+        assert_eq!(
+            err(&["login", "a/b/c"]),
+            "login: 'a/b/c' is not TOOLBOX/SERVER (a toolbox's name and one of its servers' names)"
+        );
+        assert_eq!(
+            err(&["login", "a/b", "c/d"]),
+            "login: unexpected argument 'c/d'"
+        );
+        assert_eq!(
+            err(&["logout", "a/b", "--no-browser"]),
+            "--no-browser applies to login"
+        );
+        assert_eq!(
+            err(&["check", "--no-browser"]),
+            "--no-browser applies to login"
+        );
+        assert_eq!(
+            err(&["login", "a/b", "--json"]),
+            "--json applies to check and status"
+        );
+        assert_eq!(
+            err(&["logon"]),
+            "unexpected argument 'logon'; did you mean 'login'?"
         );
     }
 

@@ -105,6 +105,8 @@ pub(crate) mod fake {
     //! a record of every request made.
 
     use super::*;
+    use serde_json::json;
+    use std::sync::atomic::{AtomicUsize, Ordering};
     use std::sync::Mutex;
 
     /// One request as the fake saw it.
@@ -190,6 +192,40 @@ pub(crate) mod fake {
             headers: vec![("Content-Type".into(), "application/json".into())],
             body: body.to_string().into_bytes(),
         })
+    }
+
+    /// A resource server and its authorization server, as a fake: PRM, AS
+    /// metadata, registration (counted), and a token endpoint that answers
+    /// `tokens(seen)`.
+    pub(crate) fn peers(
+        tokens: impl Fn(&Seen) -> Result<Response, String> + Send + Sync + 'static,
+    ) -> (Arc<Fake>, Arc<AtomicUsize>) {
+        let registrations = Arc::new(AtomicUsize::new(0));
+        let counted = registrations.clone();
+        let fake = Fake::new(move |seen| match seen.url.as_str() {
+            "https://mcp.example.com/.well-known/oauth-protected-resource/mcp" => json(
+                200,
+                json!({"resource": "https://mcp.example.com/mcp", "authorization_servers": ["https://as.example"], "scopes_supported": ["tools"]}),
+            ),
+            "https://as.example/.well-known/oauth-authorization-server" => json(
+                200,
+                json!({
+                    "issuer": "https://as.example",
+                    "authorization_endpoint": "https://as.example/authorize",
+                    "token_endpoint": "https://as.example/token",
+                    "registration_endpoint": "https://as.example/register",
+                    "code_challenge_methods_supported": ["S256"],
+                    "authorization_response_iss_parameter_supported": true,
+                }),
+            ),
+            "https://as.example/register" => {
+                let n = counted.fetch_add(1, Ordering::SeqCst) + 1;
+                json(201, json!({"client_id": format!("client-{n}")}))
+            }
+            "https://as.example/token" => tokens(seen),
+            _ => status(404),
+        });
+        (fake, registrations)
     }
 
     pub(crate) fn status(status: u16) -> Result<Response, String> {

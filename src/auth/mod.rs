@@ -16,7 +16,8 @@
 //!   own sign-in);
 //! - what is kept: `store` (token files and registrations), `lock` (one
 //!   refresher per token file, across threads and processes);
-//! - `access`: what a remote transport calls (`Access`, `SignInNeeded`).
+//! - `access`: what a remote transport calls (`Access`, `SignInNeeded`);
+//!   `login`: what the `login` and `logout` commands call.
 //!
 //! Imports nothing of `downstream`: the transports call `Access`.
 
@@ -35,9 +36,11 @@ mod endpoint;
 #[cfg(feature = "remote")]
 mod flow;
 #[cfg(feature = "remote")]
-mod http;
+pub(crate) mod http;
 #[cfg(feature = "remote")]
 mod lock;
+#[cfg(feature = "remote")]
+pub(crate) mod login;
 #[cfg(feature = "remote")]
 mod loopback;
 #[cfg(feature = "remote")]
@@ -49,16 +52,19 @@ mod register;
 #[cfg(feature = "remote")]
 mod signin;
 #[cfg(feature = "remote")]
-mod store;
+pub(crate) mod store;
 #[cfg(all(test, feature = "remote"))]
-mod tests;
+pub(crate) mod tests;
 #[cfg(feature = "remote")]
 pub mod token;
 
 #[cfg(feature = "remote")]
+#[expect(unused_imports, reason = "until the HTTP transports call Access")]
 pub(crate) use access::{Access, SignInNeeded};
 #[cfg(feature = "remote")]
 pub(crate) use background::serve_hosts;
+#[cfg(feature = "remote")]
+pub(crate) use flow::Redirect;
 
 /// The OAuth client a remote server's `oauth` key configures, expanded.
 /// Everything is optional: without a `client_id` the client registers

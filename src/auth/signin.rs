@@ -176,47 +176,11 @@ impl Begun {
 }
 
 #[cfg(test)]
-pub(crate) mod tests {
+mod tests {
     use super::*;
-    use crate::auth::http::fake::{json, status, Fake, Seen};
-    use crate::auth::http::Response;
+    use crate::auth::http::fake::{json, peers};
     use serde_json::json;
-    use std::sync::atomic::{AtomicUsize, Ordering};
-    use std::sync::Arc;
-
-    /// A resource server and its authorization server, as a fake: PRM, AS
-    /// metadata, registration (counted), and a token endpoint that answers
-    /// `tokens(seen)`.
-    pub(crate) fn peers(
-        tokens: impl Fn(&Seen) -> Result<Response, String> + Send + Sync + 'static,
-    ) -> (Arc<Fake>, Arc<AtomicUsize>) {
-        let registrations = Arc::new(AtomicUsize::new(0));
-        let counted = registrations.clone();
-        let fake = Fake::new(move |seen| match seen.url.as_str() {
-            "https://mcp.example.com/.well-known/oauth-protected-resource/mcp" => json(
-                200,
-                json!({"resource": "https://mcp.example.com/mcp", "authorization_servers": ["https://as.example"], "scopes_supported": ["tools"]}),
-            ),
-            "https://as.example/.well-known/oauth-authorization-server" => json(
-                200,
-                json!({
-                    "issuer": "https://as.example",
-                    "authorization_endpoint": "https://as.example/authorize",
-                    "token_endpoint": "https://as.example/token",
-                    "registration_endpoint": "https://as.example/register",
-                    "code_challenge_methods_supported": ["S256"],
-                    "authorization_response_iss_parameter_supported": true,
-                }),
-            ),
-            "https://as.example/register" => {
-                let n = counted.fetch_add(1, Ordering::SeqCst) + 1;
-                json(201, json!({"client_id": format!("client-{n}")}))
-            }
-            "https://as.example/token" => tokens(seen),
-            _ => status(404),
-        });
-        (fake, registrations)
-    }
+    use std::sync::atomic::Ordering;
 
     fn query(url: &Url, name: &str) -> String {
         crate::net::url::query_pairs(url.query().unwrap_or(""))

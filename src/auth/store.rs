@@ -230,7 +230,7 @@ impl Store {
             .filter(|c| c.issuer == issuer)
             .map(|c| c.clients)
             .unwrap_or_default();
-        clients.sort_by(|a, b| b.registered_at.cmp(&a.registered_at));
+        clients.sort_by_key(|c| std::cmp::Reverse(c.registered_at));
         clients
     }
 

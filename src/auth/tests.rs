@@ -5,10 +5,11 @@
 //! refresh ending in a sign-in, a failed one keeping the tokens, no loop on
 //! a fresh token, and the background sign-in of a serving process.
 
+#![allow(clippy::unwrap_used)]
+
 use super::access::Access;
-use super::http::fake::{json, Fake, Seen};
+use super::http::fake::{json, peers, Fake, Seen};
 use super::http::Response;
-use super::signin::tests::peers;
 use super::store::tests::{scratch, tokens};
 use super::store::{self, Store, Tokens};
 use super::Client;
@@ -303,7 +304,7 @@ fn plain_http_to_another_machine_is_never_signed_in() {
 
 /// What a browser does with the authorization page: the authorization
 /// server approves at once and redirects to the loopback with the code.
-fn browse(page: &str) {
+pub(crate) fn browse(page: &str) {
     let page = Url::parse(page).unwrap();
     let pairs = url::query_pairs(page.query().unwrap());
     let get = |k: &str| pairs.iter().find(|(n, _)| n == k).unwrap().1.clone();

@@ -149,7 +149,7 @@ mod tests {
         );
         if !cfg!(windows) {
             let found = openers(url, &env(&[("BROWSER", "w3m -o x=%s:lynx")]));
-            assert_eq!(found[0].1, [format!("-o"), format!("x={url}")]);
+            assert_eq!(found[0].1, ["-o".to_string(), format!("x={url}")]);
             assert_eq!(found[1], ("lynx".to_string(), vec![url.to_string()]));
         }
     }
