@@ -32,9 +32,9 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
-/// A 401 to an access token younger than this (and not expired) is not
-/// answered with a refresh: the server refuses fresh tokens, and refreshing
-/// again would only loop.
+/// A 401 to an access token a refresh gave less than this long ago (and
+/// not expired) is not answered with another refresh: the server refuses
+/// the tokens it gives, and refreshing again would only loop.
 const FRESH: u64 = 5;
 
 /// A person must sign in (or the sign-in cannot be refreshed now): the whole
@@ -380,7 +380,8 @@ impl Shared {
             // Refreshed (or signed in) elsewhere since `sent` was read.
             return Renewal::Token(current);
         }
-        if after_401 && !tokens.expired(now) && now.saturating_sub(tokens.obtained_at) < FRESH {
+        let fresh = tokens.refreshed && now.saturating_sub(tokens.obtained_at) < FRESH;
+        if after_401 && fresh && !tokens.expired(now) {
             return Renewal::SignIn(Some("the server refused a token issued moments ago".into()));
         }
         let Some(refresh_token) = tokens.refresh_token.clone() else {
@@ -398,12 +399,15 @@ impl Shared {
         log::info!("[{label}] refreshing the sign-in at {}", tokens.issuer);
         match grant.refresh(&*self.http, &refresh_token) {
             Ok(response) => {
-                let renewed = grant.tokens(
-                    response,
-                    store::now(),
-                    Some(refresh_token),
-                    tokens.scope.clone(),
-                );
+                let renewed = Tokens {
+                    refreshed: true,
+                    ..grant.tokens(
+                        response,
+                        store::now(),
+                        Some(refresh_token),
+                        tokens.scope.clone(),
+                    )
+                };
                 // Stored before it is used: a rotated refresh token must
                 // survive this process.
                 if let Err(e) = store.write(&path, &renewed) {

@@ -169,6 +169,7 @@ impl Grant {
             access_token: response.access_token,
             refresh_token: response.refresh_token.or(previous),
             obtained_at: now,
+            refreshed: false,
             expires_at: response.expires_in.map(|s| now.saturating_add(s)),
             scope: response.scope.or(scope),
         }

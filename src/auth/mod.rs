@@ -31,6 +31,8 @@ mod base64;
 pub mod challenge;
 #[cfg(feature = "remote")]
 mod discovery;
+#[cfg(all(test, feature = "remote"))]
+mod e2e_tests;
 #[cfg(feature = "remote")]
 mod endpoint;
 #[cfg(feature = "remote")]

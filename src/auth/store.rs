@@ -60,6 +60,9 @@ pub(crate) struct Tokens {
     pub refresh_token: Option<String>,
     /// Unix seconds.
     pub obtained_at: u64,
+    /// Obtained by a refresh (not by a sign-in).
+    #[serde(default)]
+    pub refreshed: bool,
     /// Unix seconds; `None`: the server did not say.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub expires_at: Option<u64>,
@@ -138,6 +141,11 @@ impl Store {
 
     pub(crate) fn at(dir: PathBuf) -> Store {
         Store { dir }
+    }
+
+    #[cfg(test)]
+    pub(crate) fn dir(&self) -> &Path {
+        &self.dir
     }
 
     /// Where tokens are kept.
@@ -297,6 +305,7 @@ pub(crate) mod tests {
             access_token: "access-1".into(),
             refresh_token: Some("refresh-1".into()),
             obtained_at: 1_000,
+            refreshed: false,
             expires_at: Some(4_600),
             scope: None,
         }
