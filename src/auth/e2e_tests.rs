@@ -394,3 +394,69 @@ fn child_refresher() {
     let result = a.unauthorized(Some(&sent), None).map_err(|e| e.message);
     println!("RESULT:{result:?}");
 }
+
+/// The sign-in against the TypeScript SDK's example server and its demo
+/// authorization server (`@modelcontextprotocol/sdk`,
+/// `dist/esm/examples/server/simpleStreamableHttp.js --oauth`, which listens
+/// on `MCP_PORT` and `MCP_AUTH_PORT`, 3000 and 3001 by default), when
+/// `MCP_WORKBENCH_TS_SDK_MCP` names its MCP endpoint:
+///
+/// ```text
+/// MCP_PORT=38123 MCP_AUTH_PORT=38124 node .../simpleStreamableHttp.js --oauth &
+/// MCP_WORKBENCH_TS_SDK_MCP=http://localhost:38123/mcp \
+///     cargo test --features test-fake --lib typescript_sdk -- --ignored
+/// ```
+#[test]
+#[ignore = "needs the TypeScript SDK's example server running (see its comment)"]
+fn typescript_sdk_demo_server() {
+    let Ok(mcp) = std::env::var("MCP_WORKBENCH_TS_SDK_MCP") else {
+        return;
+    };
+    let mcp = Url::parse(&mcp).unwrap();
+    let store = super::store::tests::scratch("e2e-typescript");
+    let terminal = Terminal::with(Arc::new(Plain), store.clone());
+    let login = terminal
+        .begin(&mcp, &Client::default())
+        .unwrap()
+        .expect("the server asks for a sign-in");
+    let page = login.url();
+    let browser = std::thread::spawn(move || browse(&page));
+    let code = login
+        .wait(
+            Instant::now() + Duration::from_secs(20),
+            &AtomicBool::new(false),
+        )
+        .unwrap();
+    browser.join().unwrap();
+    login.finish(&code).unwrap();
+    let a = Access::for_tests(
+        &mcp,
+        &Client::default(),
+        Arc::new(Plain),
+        store,
+        |_| Ok(()),
+        false,
+    );
+    let token = a.authorization().unwrap();
+    let initialize = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}}});
+    let answer = Plain
+        .fetch(
+            "POST",
+            &mcp,
+            &[
+                ("Content-Type", "application/json"),
+                ("Accept", "application/json, text/event-stream"),
+                ("Authorization", &token),
+            ],
+            Some(initialize.to_string().as_bytes()),
+            Duration::from_secs(10),
+        )
+        .unwrap();
+    assert_eq!(
+        answer.status,
+        200,
+        "{}",
+        String::from_utf8_lossy(&answer.body)
+    );
+}
