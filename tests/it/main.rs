@@ -27,6 +27,8 @@ mod reload;
 mod repo;
 #[cfg(target_os = "linux")]
 mod shared;
+#[cfg(feature = "remote")]
+mod signin;
 mod transcripts;
 mod trust;
 #[cfg(target_os = "linux")]
