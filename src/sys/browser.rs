@@ -18,12 +18,16 @@ use std::process::{Command, Stdio};
 
 /// Starts the browser on `url`; an error when no opener could be started.
 pub(crate) fn open_browser(url: &str) -> io::Result<()> {
-    let env = |name: &str| std::env::var_os(name);
+    open_with(url, &|name| std::env::var_os(name))
+}
+
+/// `open_browser` with the environment `env`.
+fn open_with(url: &str, env: &dyn Fn(&str) -> Option<OsString>) -> io::Result<()> {
     let mut last = io::Error::new(
         io::ErrorKind::NotFound,
         "no browser to open: BROWSER is not set and there is no graphical session",
     );
-    for (program, args) in openers(url, &env) {
+    for (program, args) in openers(url, env) {
         let mut cmd = command(&program, &args);
         cmd.stdin(Stdio::null())
             .stdout(Stdio::null())
@@ -152,6 +156,48 @@ mod tests {
             assert_eq!(found[0].1, ["-o".to_string(), format!("x={url}")]);
             assert_eq!(found[1], ("lynx".to_string(), vec![url.to_string()]));
         }
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn the_browser_gets_the_url_and_a_missing_one_says_so() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = std::env::temp_dir().join(format!("browser-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let script = dir.join("browser.sh");
+        let seen = dir.join("seen");
+        std::fs::write(
+            &script,
+            format!(
+                "#!/bin/sh\nprintf '%s' \"$1\" > '{}.tmp' && mv '{0}.tmp' '{0}'\n",
+                seen.display()
+            ),
+        )
+        .unwrap();
+        std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let browser = script.to_string_lossy().into_owned();
+        let env = move |name: &str| (name == "BROWSER").then(|| OsString::from(&browser));
+        let url = "http://127.0.0.1:1/x?a=1&b=2";
+        open_with(url, &env).unwrap();
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+        while !seen.exists() {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "the browser never ran"
+            );
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+        assert_eq!(std::fs::read_to_string(&seen).unwrap(), url);
+        let missing =
+            |name: &str| (name == "BROWSER").then(|| OsString::from("/nonexistent/browser"));
+        let error = open_with(url, &missing).unwrap_err();
+        assert!(
+            error
+                .to_string()
+                .contains("cannot run /nonexistent/browser"),
+            "{error}"
+        );
+        let _ = std::fs::remove_dir_all(&dir);
     }
 
     #[cfg(all(unix, not(target_os = "macos")))]

@@ -361,6 +361,36 @@ mod tests {
     }
 
     #[test]
+    fn guests_are_left_alone_until_they_die() {
+        let me = std::process::id() as libc::pid_t;
+        let p = |pid, ppid, session, zombie| Proc {
+            pid,
+            ppid,
+            pgid: pid,
+            session,
+            zombie,
+            start: 0,
+        };
+        // A browser's opener (session 900) and the browser it left behind,
+        // adopted; a server's stray helper (session 1).
+        let table = [
+            p(900, me, 900, false),
+            p(901, me, 900, false),
+            p(902, me, 1, false),
+        ];
+        let pids = |v: Vec<Proc>| v.iter().map(|p| p.pid).collect::<Vec<_>>();
+        let (outside, orphans) = strays(&table, &[], &[900]);
+        assert_eq!((pids(outside), pids(orphans)), (vec![902], vec![902]));
+        let (outside, orphans) = strays(&table, &[], &[]);
+        assert_eq!(pids(outside), [900, 901, 902]);
+        assert_eq!(pids(orphans), [900, 901, 902]);
+        // A dead guest is reaped like any orphan.
+        let dead = [p(901, me, 900, true)];
+        let (_, orphans) = strays(&dead, &[], &[900]);
+        assert_eq!(pids(orphans), [901]);
+    }
+
+    #[test]
     fn this_process_is_in_the_table() {
         let me = std::process::id() as libc::pid_t;
         let table = table();
