@@ -145,7 +145,7 @@ impl Access {
             Renewal::Token(value) => Some(value),
             Renewal::SignIn(_) => None,
             Renewal::Failed(why) => {
-                log::warn!("[{}] {why}", self.label());
+                log::warn!("[{}] cannot refresh the sign-in: {why}", self.label());
                 (!tokens.expired(now)).then(|| tokens.bearer())
             }
         }
@@ -423,9 +423,7 @@ impl Shared {
                 *crate::lock(&self.known) = Known::default();
                 Renewal::SignIn(Some(format!("the sign-in could not be refreshed: {why}")))
             }
-            Err(Failure::Failed(why)) => {
-                Renewal::Failed(format!("cannot refresh the sign-in: {why}"))
-            }
+            Err(Failure::Failed(why)) => Renewal::Failed(why),
         }
     }
 }
