@@ -1,4 +1,4 @@
-//! The sign-in a serving workbench runs by itself (docs/reference.md §11):
+//! The sign-in a serving workbench runs by itself (docs/reference.md §7.5):
 //! when a host's request finds a remote server without a usable token, the
 //! browser opens on the authorization page and a thread named `sign-in
 //! T/S` waits for the redirect, at most `TIMEOUT`, then stores the tokens;

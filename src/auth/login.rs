@@ -1,5 +1,5 @@
 //! What `mcp-workbench login` and `logout` do below the terminal
-//! (docs/reference.md §2, §11): `Terminal::begin` asks the server for its
+//! (docs/reference.md §2, §7.5): `Terminal::begin` asks the server for its
 //! challenge (a 2xx means it needs no sign-in) and starts a sign-in;
 //! the command brings the browser to `Login::url`, waits for the redirect
 //! (`Login::wait`) or a pasted one (`Login::pasted`), and `Login::finish`

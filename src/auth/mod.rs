@@ -1,4 +1,4 @@
-//! Signing in to remote servers (docs/reference.md §11): the MCP
+//! Signing in to remote servers (docs/reference.md §7.5): the MCP
 //! authorization spec's discovery, the OAuth client, the authorization code
 //! flow with PKCE, and the tokens kept for every session of the user.
 //!

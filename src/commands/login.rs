@@ -1,5 +1,5 @@
 //! `mcp-workbench login TOOLBOX/SERVER [--no-browser]` and `logout
-//! TOOLBOX/SERVER` (docs/reference.md §2, §11): signing in to a remote
+//! TOOLBOX/SERVER` (docs/reference.md §2, §7.5): signing in to a remote
 //! server from a terminal, and forgetting its tokens.
 //!
 //! `login` prints the sign-in page, opens the browser on it (not with

@@ -1,5 +1,5 @@
 //! Opening the user's web browser on a URL: a sign-in's authorization page
-//! (docs/reference.md §11). `$BROWSER` when set (a `:`-separated list of
+//! (docs/reference.md §7.5). `$BROWSER` when set (a `:`-separated list of
 //! commands, tried in order; `%s` stands for the URL, which is appended
 //! otherwise: the convention of `xdg-open` and Python's `webbrowser`, and
 //! how the tests point it at a scripted browser), else the system's opener:

@@ -1,5 +1,5 @@
 //! Random bytes from the operating system, for what must not be guessed: a
-//! sign-in's PKCE verifier and `state` (docs/reference.md §11). Linux asks
+//! sign-in's PKCE verifier and `state` (docs/reference.md §7.5). Linux asks
 //! the kernel (`getrandom(2)`), other Unix systems read `/dev/urandom`,
 //! Windows calls `RtlGenRandom` (advapi32's `SystemFunction036`, declared in
 //! `win32`).
