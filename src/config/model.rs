@@ -138,6 +138,16 @@ pub enum RemoteKind {
     Sse,
 }
 
+impl RemoteKind {
+    /// How `check` and `status` name it.
+    pub fn name(self) -> &'static str {
+        match self {
+            RemoteKind::StreamableHttp => "Streamable HTTP",
+            RemoteKind::Sse => "legacy SSE",
+        }
+    }
+}
+
 /// `oauth`: a client registered beforehand, and what to ask for.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct OAuthConfig {
