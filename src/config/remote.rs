@@ -417,6 +417,7 @@ mod tests {
     }
 
     #[test]
+    #[cfg(feature = "remote")]
     fn command_and_url_are_one_or_the_other() {
         assert_eq!(
             errors(r#"{"s": {"command": "x", "url": "https://a.example/"}}"#),
@@ -452,6 +453,7 @@ mod tests {
     }
 
     #[test]
+    #[cfg(feature = "remote")]
     fn a_remote_server_has_no_process_keys() {
         let got = errors(
             r#"{"s": {"url": "https://a.example/", "args": ["a"], "env": {"A": "b"}, "cwd": ".", "inheritEnv": true}}"#,
@@ -510,6 +512,7 @@ mod tests {
     }
 
     #[test]
+    #[cfg(feature = "remote")]
     fn headers_must_be_sendable() {
         assert_eq!(
             errors(
@@ -532,6 +535,7 @@ mod tests {
     }
 
     #[test]
+    #[cfg(feature = "remote")]
     fn oauth_values_are_checked() {
         assert_eq!(
             errors(
