@@ -117,14 +117,12 @@ pub(crate) struct Spec {
     pub max_result_chars: Option<usize>,
     /// A remote server's reach: `Some` for a `url` server, which has no
     /// program (`program`, `args`, `env` and `cwd` are then empty).
-    #[expect(dead_code, reason = "until the HTTP transports read it")]
     pub remote: Option<Remote>,
 }
 
 /// How to reach a remote server, with references expanded
-/// (docs/reference.md §11).
-#[derive(Debug, Clone)]
-#[expect(dead_code, reason = "until the HTTP transports read it")]
+/// (docs/reference.md §11). Its `Debug` shows no expanded value.
+#[derive(Clone)]
 pub(crate) struct Remote {
     /// The URL, expanded: may hold a secret, so never shown.
     pub url: String,
@@ -135,6 +133,51 @@ pub(crate) struct Remote {
     pub headers: Vec<(String, String)>,
     /// The configured OAuth client (`oauth`), expanded.
     pub oauth: crate::auth::Client,
+}
+
+impl Remote {
+    /// Everything that tells two reaches apart (the transport, the expanded
+    /// url, the headers and the OAuth client): what a copy key, the era's
+    /// definition and the catalog key hash. Secrets: hash it, never show it.
+    pub(crate) fn identity(&self) -> RemoteIdentity<'_> {
+        let client = &self.oauth;
+        (
+            self.kind.name(),
+            &self.url,
+            &self.headers,
+            (
+                client.client_id.as_deref(),
+                client.client_secret.as_deref(),
+                &client.scopes,
+                client.callback_port,
+            ),
+        )
+    }
+}
+
+/// `Remote::identity`: hashable and ordered.
+pub(crate) type RemoteIdentity<'a> = (
+    &'static str,
+    &'a String,
+    &'a Vec<(String, String)>,
+    (
+        Option<&'a str>,
+        Option<&'a str>,
+        &'a Vec<String>,
+        Option<u16>,
+    ),
+);
+
+impl std::fmt::Debug for Remote {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let names: Vec<&str> = self.headers.iter().map(|(n, _)| n.as_str()).collect();
+        f.debug_struct("Remote")
+            .field("url", &self.url_display)
+            .field("kind", &self.kind)
+            .field("headers", &names)
+            .field("client_id", &self.oauth.client_id)
+            .finish_non_exhaustive()
+    }
 }
 
 /// Why a request to a child produced no result.

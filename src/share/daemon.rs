@@ -254,7 +254,8 @@ impl Daemon {
                             .conn
                             .era()
                             .map(|e| format!("{} {}", e.name(), e.version()));
-                        ("running", Some(r.conn.pid()), era)
+                        let pid = config.remote.is_none().then(|| r.conn.pid());
+                        ("running", pid, era)
                     }
                     ServerState::Asleep(_) => ("asleep", None, None),
                     _ => continue,
@@ -267,6 +268,8 @@ impl Daemon {
                     era,
                     rss_kb: pid.and_then(sys::rss_kb),
                     sessions: holders.clone(),
+                    transport: config.remote.as_ref().map(|r| r.kind.name().into()),
+                    url: config.remote.as_ref().map(|r| r.url.source().into()),
                 });
             }
         }
