@@ -11,6 +11,7 @@
 //! reads the file again within a second or two (`fleet::main_loop`).
 //! Prints on stdout; serves no host.
 
+use super::printer::Printer;
 use crate::cli::PinsAction;
 use crate::config::Config;
 use crate::pins::store::Store;
@@ -30,7 +31,7 @@ pub(super) fn main(
     config: &Config,
     action: &PinsAction,
     stdin: &io::Stdin,
-    stdout: &io::Stdout,
+    stdout: &Printer,
 ) -> ExitCode {
     let env = |name: &str| std::env::var_os(name);
     let mut ask = |question: &str| ask(stdin, stdout, question);
@@ -39,7 +40,7 @@ pub(super) fn main(
 
 /// Asks a person on the terminal (`pins approve`); `None` when stdin is not
 /// one (a model's shell tool, a script, a pipe): no one there to say yes.
-fn ask(stdin: &io::Stdin, mut stdout: &io::Stdout, question: &str) -> Option<bool> {
+fn ask(stdin: &io::Stdin, mut stdout: &Printer, question: &str) -> Option<bool> {
     if !stdin.is_terminal() {
         return None;
     }

@@ -280,3 +280,46 @@ fn check_warns_about_relative_args_without_cwd_where_they_pass_and_where_they_fa
     assert!(leftover_processes(&dir).is_empty());
     let _ = fs::remove_dir_all(&dir);
 }
+
+/// A reader that went away (`check --json | head -1`) ends every command
+/// that prints quietly: nothing on stderr, no panic, and the exit code its
+/// work decided. The pipe's read end is closed before the command starts,
+/// so its first write meets the broken pipe.
+#[test]
+fn a_closed_stdout_ends_each_command_quietly() {
+    let dir = scratch("closed-stdout");
+    let good = json!({"tools": [{"tool": {"name": "t", "inputSchema": {"type": "object"}}}]});
+    fs::write(dir.join("good.json"), good.to_string()).unwrap();
+    let config = json!({"toolboxes": {"box": {"description": "d", "mcpServers": {
+        "good": {"command": FAKE, "args": ["good.json"], "cwd": "."}}}}});
+    fs::write(dir.join("config.json"), config.to_string()).unwrap();
+    let state = dir.join("state").display().to_string();
+    let cache = dir.join("cache").display().to_string();
+    let commands: [&[&str]; 8] = [
+        &["check", "--json"],
+        &["check"],
+        &["index"],
+        &["learned"],
+        &["pins"],
+        &["pins", "diff"],
+        &["--version"],
+        &["--help"],
+    ];
+    for args in commands {
+        let (reader, writer) = std::io::pipe().unwrap();
+        drop(reader);
+        let out = workbench_in(&dir)
+            .args(args)
+            .args(["--config", "config.json"])
+            .env("XDG_STATE_HOME", &state)
+            .env("XDG_CACHE_HOME", &cache)
+            .stdout(writer)
+            .output()
+            .unwrap();
+        let stderr = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(0), "{args:?}: {stderr}");
+        assert_eq!(stderr, "", "{args:?}");
+    }
+    assert!(leftover_processes(&dir).is_empty());
+    let _ = fs::remove_dir_all(&dir);
+}
