@@ -13,7 +13,7 @@
 use crate::config::expand::{self, Template, Vars};
 use crate::config::ServerConfig;
 use crate::downstream::era::{Definition, Era};
-use crate::downstream::{self, Downstream, Spec, Started};
+use crate::downstream::{self, Downstream, Lookup, Spec, Started};
 use crate::lock;
 use crate::sys;
 use crate::wire::outbox::Outbox;
@@ -228,6 +228,23 @@ pub(crate) fn resolve(
             _ => format!("{written})"),
         }
     });
+    // What a start that finds no program may show (`downstream::Lookup`).
+    let path_secret = server
+        .env
+        .iter()
+        .find(|(name, template)| {
+            let path = if cfg!(windows) {
+                name.eq_ignore_ascii_case("PATH")
+            } else {
+                name == "PATH"
+            };
+            path && template.has_references()
+        })
+        .map(|(name, _)| format!("{}.env.{name}", server.json_path));
+    let shown = Lookup {
+        command_secret: server.command.has_references(),
+        path_secret,
+    };
     Ok(Spec {
         toolbox: toolbox.to_string(),
         server: server.name.clone(),
@@ -237,6 +254,7 @@ pub(crate) fn resolve(
         cwd,
         command_display: server.command.source().to_string(),
         cwd_display,
+        lookup: shown,
         startup_timeout: server.startup_timeout,
         call_timeout: server.call_timeout,
         max_call_timeout: server.max_call_timeout,

@@ -323,3 +323,55 @@ fn a_closed_stdout_ends_each_command_quietly() {
     assert!(leftover_processes(&dir).is_empty());
     let _ = fs::remove_dir_all(&dir);
 }
+
+/// A command that is not there says where it was looked for: the folders of
+/// PATH for a bare name, the absolute path for a relative one (taken from
+/// the config's folder), as `check` reports it and as the model reads it.
+#[test]
+#[cfg(unix)] // the harness's PATH is the system folders there
+fn a_missing_command_says_where_it_was_looked_for() {
+    let dir = scratch("missing-command");
+    let config = json!({"toolboxes": {"box": {"description": "d", "mcpServers": {
+        "bare": {"command": "no-such-mcp-server"},
+        "relative": {"command": "bin/no-such-server"}}}}});
+    fs::write(dir.join("config.json"), config.to_string()).unwrap();
+    let out = run(&dir, &["check", "--json", "--config", "config.json"], &[]);
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(out.status.code(), Some(1), "{report:#}");
+    let reason = |i: usize| {
+        report["toolboxes"][0]["servers"][i]["reason"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string()
+    };
+    let folders = crate::harness::system_path().replace(':', ", ");
+    assert!(
+        reason(0).starts_with(&format!(
+            "cannot start 'no-such-mcp-server': no 'no-such-mcp-server' in any folder of PATH ({folders}); "
+        )),
+        "{report:#}"
+    );
+    assert_eq!(
+        reason(1),
+        format!(
+            "cannot start 'bin/no-such-server': {} does not exist (a relative command is taken \
+             from the config file's folder)",
+            dir.join("bin/no-such-server").display()
+        ),
+        "{report:#}"
+    );
+    // The model reads the same in the open result.
+    let mut wb = Workbench::spawn_raw(dir.clone(), command(&dir, &[]), false);
+    wb.send_line(INITIALIZE);
+    assert!(wb.recv()["result"].is_object());
+    let open = wb.open(1, "box", &mut Vec::new());
+    let text = open["result"]["content"][0]["text"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(
+        text.contains("no 'no-such-mcp-server' in any folder of PATH"),
+        "{open}"
+    );
+    wb.end(Duration::from_secs(10));
+    let _ = fs::remove_dir_all(&dir);
+}
