@@ -375,3 +375,98 @@ fn a_missing_command_says_where_it_was_looked_for() {
     wb.end(Duration::from_secs(10));
     let _ = fs::remove_dir_all(&dir);
 }
+
+/// A host's log shows one start-up line at info level: the version, the
+/// config's absolute path and how many toolboxes it has. No terminal: no
+/// word about waiting for a host.
+#[test]
+fn serving_logs_one_start_up_line() {
+    let dir = scratch("start-up-line");
+    let config = json!({"toolboxes": {
+        "a": {"description": "d", "mcpServers": {}},
+        "b": {"description": "d", "mcpServers": {}}}});
+    fs::write(dir.join("config.json"), config.to_string()).unwrap();
+    let home = dir.display().to_string();
+    let cmd = command(&dir, &[("RUST_LOG", "info"), ("HOME", &home)]);
+    let mut wb = Workbench::spawn_raw(dir.clone(), cmd, false);
+    wb.send_line(INITIALIZE);
+    assert!(wb.recv()["result"].is_object());
+    let line = format!(
+        "mcp-workbench {} serving {} (2 toolboxes)",
+        env!("CARGO_PKG_VERSION"),
+        dir.join("config.json").display()
+    );
+    wb.expect_log(&line);
+    let info: Vec<String> = wb
+        .log()
+        .lines()
+        .filter(|l| l.starts_with("[INFO"))
+        .map(str::to_string)
+        .collect();
+    assert_eq!(info.len(), 1, "{info:#?}");
+    assert!(
+        !wb.log().contains("waiting for an MCP host"),
+        "{}",
+        wb.log()
+    );
+    wb.end(Duration::from_secs(10));
+    let _ = fs::remove_dir_all(&dir);
+}
+
+/// Run in a terminal (stdin a TTY, here `script`'s), the workbench says on
+/// stderr what it waits for and how to try it; the end of the input ends it.
+#[test]
+#[cfg(target_os = "linux")] // util-linux `script` gives it a terminal
+fn in_a_terminal_it_says_what_it_waits_for() {
+    use std::io::Read;
+    use std::process::Stdio;
+    let dir = scratch("terminal");
+    let config = json!({"toolboxes": {"a": {"description": "d", "mcpServers": {}}}});
+    fs::write(dir.join("config.json"), config.to_string()).unwrap();
+    let serve = format!("{} --config config.json", crate::harness::WORKBENCH);
+    let mut script = std::process::Command::new("script")
+        .args(["-q", "-e", "-c", &serve, "/dev/null"])
+        .current_dir(&dir)
+        .env_clear()
+        .env("PATH", crate::harness::system_path())
+        .env("RUST_LOG", "off")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut terminal = script.stdout.take().unwrap();
+    let (lines, seen) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let mut all = Vec::new();
+        let mut buf = [0u8; 4096];
+        while let Ok(n @ 1..) = terminal.read(&mut buf) {
+            all.extend_from_slice(&buf[..n]);
+            let _ = lines.send(String::from_utf8_lossy(&all).into_owned());
+        }
+    });
+    let notice = "mcp-workbench speaks MCP (JSON-RPC, one message per line) on stdin and stdout \
+        and is waiting for an MCP host to talk to it; to try it from a terminal, run \
+        `mcp-workbench check` (with --config PATH) instead; press Ctrl-C to quit";
+    let mut shown = String::new();
+    let deadline = std::time::Instant::now() + Duration::from_secs(15);
+    while !shown.contains(notice) {
+        let left = deadline.saturating_duration_since(std::time::Instant::now());
+        match seen.recv_timeout(left) {
+            Ok(text) => shown = text,
+            Err(_) => break,
+        }
+    }
+    // The end of the input: `script` passes it on, and the workbench stops.
+    drop(script.stdin.take());
+    let ended = crate::harness::wait_exit(&mut script, Duration::from_secs(10));
+    if ended.is_none() {
+        let _ = script.kill();
+        let _ = script.wait();
+    }
+    assert!(shown.contains(notice), "the terminal showed: {shown:?}");
+    assert_eq!(shown.matches(notice).count(), 1, "{shown:?}");
+    assert!(ended.is_some(), "the workbench did not end with its input");
+    assert!(leftover_processes(&dir).is_empty());
+    let _ = fs::remove_dir_all(&dir);
+}
