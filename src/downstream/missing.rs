@@ -182,6 +182,7 @@ mod tests {
         }
     }
 
+    #[cfg(unix)]
     fn nothing(_: &Path) -> bool {
         false
     }
