@@ -440,6 +440,7 @@ mod tests {
             cwd: None,
             command_display: "node".into(),
             cwd_display: None,
+            lookup: Default::default(),
             startup_timeout: std::time::Duration::from_secs(1),
             call_timeout: std::time::Duration::from_secs(1),
             max_call_timeout: std::time::Duration::from_secs(1),

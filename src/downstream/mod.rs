@@ -18,7 +18,8 @@
 //!
 //! The rest, one job each: `start.rs` (a server's transport, then its
 //! opening), `transport.rs` (the seam, below), `child.rs`
-//! (the stdio transport: spawns the child on its pump's thread), `owner.rs`
+//! (the stdio transport: spawns the child on its pump's thread), `missing.rs`
+//! (where a start that found no program looked), `owner.rs`
 //! (spawns, reaps, kills the tree on drop), `input.rs` (the child's stdin:
 //! non-blocking writes from any thread, a bounded queue for the rest),
 //! `lines.rs` (stdout and stderr cut into lines), `call.rs` (a forwarded
@@ -72,6 +73,7 @@ mod inbound;
 mod input;
 mod lines;
 mod log_budget;
+mod missing;
 mod owner;
 mod pending;
 mod pump;
@@ -82,6 +84,7 @@ mod transport;
 
 pub(crate) use handle::Downstream;
 pub(crate) use handshake::list_tools;
+pub(crate) use missing::Lookup;
 pub(crate) use pump::STOP_GRACE;
 pub(crate) use start::start;
 
@@ -109,6 +112,8 @@ pub(crate) struct Spec {
     pub command_display: String,
     /// `cwd` as written in the config, with its JSON path (safe to show).
     pub cwd_display: Option<String>,
+    /// What a start that finds no program may show of where it looked.
+    pub lookup: Lookup,
     pub startup_timeout: Duration,
     pub call_timeout: Duration,
     /// The longest a call may run, however much progress it reports.

@@ -14,7 +14,7 @@ use crate::auth;
 use crate::config::expand::{self, Template, Vars};
 use crate::config::{child_path, header_value, RemoteConfig, ServerConfig};
 use crate::downstream::era::{Definition, Era};
-use crate::downstream::{self, Downstream, Remote, Spec, Started};
+use crate::downstream::{self, Downstream, Lookup, Remote, Spec, Started};
 use crate::lock;
 use crate::net::Url;
 use crate::sys;
@@ -238,6 +238,23 @@ pub(crate) fn resolve(
             _ => format!("{written})"),
         }
     });
+    // What a start that finds no program may show (`downstream::Lookup`).
+    let path_secret = server
+        .env
+        .iter()
+        .find(|(name, template)| {
+            let path = if cfg!(windows) {
+                name.eq_ignore_ascii_case("PATH")
+            } else {
+                name == "PATH"
+            };
+            path && template.has_references()
+        })
+        .map(|(name, _)| format!("{}.env.{name}", server.json_path));
+    let shown = Lookup {
+        command_secret: server.command.has_references(),
+        path_secret,
+    };
     Ok(Spec {
         toolbox: toolbox.to_string(),
         server: server.name.clone(),
@@ -247,6 +264,7 @@ pub(crate) fn resolve(
         cwd,
         command_display: server.command.source().to_string(),
         cwd_display,
+        lookup: shown,
         startup_timeout: server.startup_timeout,
         call_timeout: server.call_timeout,
         max_call_timeout: server.max_call_timeout,
@@ -323,6 +341,7 @@ fn remote_spec(toolbox: &str, server: &ServerConfig, remote: Remote) -> Spec {
         cwd: None,
         command_display: remote.url_display.clone(),
         cwd_display: None,
+        lookup: Lookup::default(),
         startup_timeout: server.startup_timeout,
         call_timeout: server.call_timeout,
         max_call_timeout: server.max_call_timeout,

@@ -37,6 +37,10 @@ pub(crate) struct Status {
     pub version: String,
     pub uptime_ms: u64,
     pub config: String,
+    /// With no session attached: how long until the fleet ends by its
+    /// linger (`shareLingerMs`), unless a session attaches first.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ends_in_ms: Option<u64>,
     pub sessions: Vec<SessionStatus>,
     pub servers: Vec<ServerStatus>,
 }
@@ -84,7 +88,15 @@ impl Status {
             self.uptime_ms / 1000,
             self.config
         );
-        out += &format!("{} session(s)\n", self.sessions.len());
+        match self.ends_in_ms {
+            Some(ms) if self.sessions.is_empty() => {
+                out += &format!(
+                    "no sessions; ends in {} s unless one attaches\n",
+                    ms.div_ceil(1000)
+                )
+            }
+            _ => out += &format!("{} session(s)\n", self.sessions.len()),
+        }
         for s in &self.sessions {
             out += &format!(
                 "  pid {:<8} {:<20} toolboxes: {}\n",
@@ -148,6 +160,7 @@ mod tests {
             uptime_ms: 0,
             config: "c.json".into(),
             sessions: Vec::new(),
+            ends_in_ms: None,
             servers: vec![
                 server("child", Some(42), None),
                 server("far", None, Some("Streamable HTTP")),
