@@ -36,6 +36,12 @@ Usage:
       the browser cannot reach this machine, paste the address it ends on
   mcp-workbench logout TOOLBOX/SERVER [--config PATH]
       forget the tokens stored for a remote server
+  mcp-workbench import [--config PATH] [--from HOST|FILE]... [--write]
+      bring the MCP servers of your hosts' configs into toolboxes (--write
+      saves them into the config; without it, nothing changes)
+  mcp-workbench install HOST [--config PATH] [--replace] [--undo]
+      put the workbench into a host's config (claude-desktop, claude-code,
+      cursor, vscode, codex, gemini, windsurf)
   mcp-workbench --help | --version
 
 The config path is --config, else $WORKBENCH_CONFIG, else ./workbench-config.json.
@@ -45,9 +51,10 @@ Logs go to stderr; set RUST_LOG (error, warn, info, debug) to choose how much.
 Exit codes: 0 clean shutdown, 1 runtime failure, 2 usage or config error.
 ";
 
-/// The one line printed with a usage error, before the hint to `--help`.
+/// The one line printed with a usage error, before the hint to `--help`:
+/// every command, serving (no command word) first.
 pub const USAGE_LINE: &str =
-    "usage: mcp-workbench [--config PATH] [--trace FILE] | mcp-workbench check|status [--config PATH] [--json] | mcp-workbench index [--config PATH]";
+    "usage: mcp-workbench [--config PATH] [--trace FILE] (serve MCP over stdio) | mcp-workbench check|index|status|pins|learned|login|logout|import|install [--config PATH] [OPTIONS]";
 
 /// The default config file, in the working directory.
 pub const DEFAULT_CONFIG: &str = "workbench-config.json";
@@ -579,6 +586,30 @@ mod tests {
             err(&["pin"]),
             "unexpected argument 'pin'; did you mean 'pins'?"
         );
+    }
+
+    /// The usage line after a bad flag names every command, and `--help`
+    /// describes each one.
+    #[test]
+    fn the_usage_names_every_command() {
+        let commands = [
+            "serve", "check", "index", "status", "pins", "learned", "login", "logout", "import",
+            "install",
+        ];
+        let named = |text: &str, word: &str| {
+            text.split(|c: char| !c.is_ascii_alphanumeric())
+                .any(|w| w == word)
+        };
+        for word in commands {
+            assert!(named(USAGE_LINE, word), "{word} is not in {USAGE_LINE:?}");
+            if word != "serve" {
+                assert!(
+                    USAGE.contains(&format!("  mcp-workbench {word} ")),
+                    "--help does not describe {word}"
+                );
+            }
+        }
+        assert!(USAGE_LINE.lines().count() == 1);
     }
 
     #[test]

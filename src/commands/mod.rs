@@ -5,7 +5,9 @@
 //! `main` only parses, sets up logging and exits with it.
 //!
 //! A command writes its output to the `Console`'s stdout, which `main`
-//! hands over; serving gives it to the outbox, and nothing else may write it.
+//! hands over: through a `printer::Printer` (a reader that went away ends
+//! the output quietly), except serving, which gives it to the outbox;
+//! nothing else may write it.
 
 mod check;
 mod fleet;
@@ -16,11 +18,13 @@ mod learned;
 mod login;
 mod pins;
 mod prepare;
+mod printer;
 mod serve;
 mod status;
 
 use crate::cli::{self, Command};
 use crate::protocol::mcp;
+use printer::Printer;
 use std::io::{self, Write};
 use std::process::ExitCode;
 
@@ -117,7 +121,8 @@ impl Needs {
 pub fn run(command: Command, console: Console) -> ExitCode {
     let needs = Needs::of(&command);
     let Console { stdin, stdout } = console;
-    let mut out = &stdout;
+    let printer = Printer::new(&stdout);
+    let mut out = &printer;
     let code = match command {
         Command::Help => written(write!(out, "{}", cli::USAGE)),
         Command::Version => written(writeln!(out, "{} {}", mcp::NAME, mcp::VERSION)),
@@ -127,7 +132,7 @@ pub fn run(command: Command, console: Console) -> ExitCode {
         Command::Index { config } => prepare::run(&config, needs, &mut out)
             .map(|ready| index::run(&ready.loaded.config, &config.path, &mut out)),
         Command::Pins { config, action } => prepare::run(&config, needs, &mut out)
-            .map(|ready| pins::main(&ready.loaded.config, &action, &stdin, &stdout)),
+            .map(|ready| pins::main(&ready.loaded.config, &action, &stdin, &printer)),
         Command::Learned { config, clear } => prepare::run(&config, needs, &mut out)
             .map(|_| learned::run(&config.path, clear, &mut out)),
         Command::Fleet { config } => {

@@ -1,6 +1,7 @@
 //! Starting a downstream server: its transport (`child::spawn`, a process
-//! and its pipes), then the opening (`handshake`), within its
-//! `startupTimeoutMs`. Above the handle and the pump: it puts them to work.
+//! and its pipes, or for a `url` a remote server's, picked in `transport`),
+//! then the opening (`handshake`), within its `startupTimeoutMs`. Above the
+//! handle and the pump: it puts them to work.
 
 use super::era::Era;
 use super::handle::Downstream;
@@ -26,7 +27,7 @@ pub(crate) fn start(
 ) -> Result<Started, String> {
     let began = Instant::now();
     let deadline = began + spec.startup_timeout;
-    let conn = child::spawn(spec, outbox, changes)?;
+    let conn = transport(spec, outbox, changes)?;
     if !admit(&conn) {
         conn.stop("");
         return Err("the workbench is shutting down".to_string());
@@ -43,5 +44,22 @@ pub(crate) fn start(
             conn.stop_in_background();
             Err(reason)
         }
+    }
+}
+
+/// The server's transport, picked by its spec: a child for a command, or a
+/// remote server's connection for a url. The one place a transport is chosen.
+fn transport(
+    spec: Spec,
+    outbox: Arc<Outbox>,
+    changes: Option<Sender<Arc<Downstream>>>,
+) -> Result<Arc<Downstream>, String> {
+    match spec.remote {
+        None => child::spawn(spec, outbox, changes),
+        // The HTTP transports plug in here.
+        Some(ref remote) => Err(format!(
+            "cannot reach '{}': remote servers are not wired yet",
+            remote.url_display
+        )),
     }
 }

@@ -24,6 +24,7 @@ mod hostile;
 mod idle;
 mod liveness;
 mod reload;
+mod remote_config;
 mod repo;
 #[cfg(target_os = "linux")]
 mod shared;
