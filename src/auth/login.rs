@@ -4,7 +4,8 @@
 //! the command brings the browser to `Login::url`, waits for the redirect
 //! (`Login::wait`) or a pasted one (`Login::pasted`), and `Login::finish`
 //! stores the tokens. `Terminal::logout` deletes what is stored for a
-//! server. The command does the talking.
+//! server. The command does the talking. `state` is what `check` says of
+//! a server's sign-in.
 
 use super::discovery::{self, Probe};
 use super::flow::Redirect;
@@ -12,7 +13,7 @@ use super::http::{self, Http};
 use super::lock;
 use super::metadata;
 use super::signin::{self, Begun};
-use super::store::{self, Store};
+use super::store::{self, Store, Tokens};
 use super::Client;
 use crate::net::Url;
 use std::path::PathBuf;
@@ -95,6 +96,44 @@ impl Terminal {
     }
 }
 
+/// What `check` says of the sign-in of remote server `label` (`T/S`) at
+/// `server` with `client`: from the tokens stored, without a request;
+/// `None` when none are (whether the server wants a sign-in shows when it
+/// starts).
+pub(crate) fn state(server: &Url, client: &Client, label: &str) -> Option<String> {
+    let store = Store::open(&|name| std::env::var_os(name)).ok()?;
+    let (_, tokens) = store
+        .find(server, client.client_id.as_deref())
+        .into_iter()
+        .next()?;
+    Some(describe(&tokens, store::now(), label))
+}
+
+/// The words of `state` for `tokens` at `now`.
+fn describe(tokens: &Tokens, now: u64, label: &str) -> String {
+    let at = &tokens.issuer;
+    match (tokens.expires_at, tokens.refresh_token.is_some()) {
+        (None, _) => format!("signed in at {at}"),
+        (Some(expires), _) if expires > now => {
+            let left = expires - now;
+            let left = match left {
+                s if s < 120 => format!("{s} s"),
+                s if s < 2 * 3600 => format!("{} min", s / 60),
+                s => format!("{} h", s / 3600),
+            };
+            format!("signed in at {at}, the access token expires in {left}")
+        }
+        (Some(_), true) => {
+            format!(
+                "signed in at {at}, the access token expired and is refreshed at the next request"
+            )
+        }
+        (Some(_), false) => {
+            format!("expired, and cannot be refreshed: run mcp-workbench login {label}")
+        }
+    }
+}
+
 impl Login {
     /// The page that starts the sign-in.
     pub(crate) fn url(&self) -> String {
@@ -125,5 +164,37 @@ impl Login {
             refreshable: tokens.refresh_token.is_some(),
             scope: tokens.scope,
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn what_check_says_of_a_sign_in() {
+        let tokens = super::super::store::tests::tokens("https://mcp.example.com/mcp", "c");
+        let at = |t: &Tokens, now| describe(t, now, "t/s");
+        assert_eq!(
+            at(&tokens, 4_600 - 1_500),
+            "signed in at https://as.example, the access token expires in 25 min"
+        );
+        assert_eq!(
+            at(&tokens, 4_600),
+            "signed in at https://as.example, the access token expired and is refreshed at the next request"
+        );
+        let once = Tokens {
+            refresh_token: None,
+            ..tokens.clone()
+        };
+        assert_eq!(
+            at(&once, 5_000),
+            "expired, and cannot be refreshed: run mcp-workbench login t/s"
+        );
+        let forever = Tokens {
+            expires_at: None,
+            ..tokens
+        };
+        assert_eq!(at(&forever, 9_999_999), "signed in at https://as.example");
     }
 }

@@ -13,7 +13,9 @@
 
 use crate::auth::login::{Login, Terminal};
 use crate::auth::{Client, Redirect};
-use crate::config::{suggest, Config, RemoteConfig, ServerConfig};
+use crate::config::expand::Vars;
+use crate::config::{suggest, Config, ServerConfig};
+use crate::fleet::launch;
 use crate::net::Url;
 use std::io::{self, BufRead, Write};
 use std::process::ExitCode;
@@ -54,13 +56,12 @@ pub(super) fn login(
     let (tx, rx) = mpsc::channel();
     read_lines(stdin, tx.clone());
     let open = |url: &str| crate::sys::open_browser(url);
-    let env = |name: &str| std::env::var(name).ok();
     let opener: Option<Open> = (!no_browser).then_some(&open);
     ExitCode::from(run_login(
         config,
         target,
         &terminal,
-        &env,
+        None,
         opener,
         (tx, rx),
         out,
@@ -70,13 +71,7 @@ pub(super) fn login(
 /// `logout` as the command runs it.
 pub(super) fn logout(config: &Config, target: &str, out: &mut impl Write) -> ExitCode {
     let code = match Terminal::system() {
-        Ok(terminal) => run_logout(
-            config,
-            target,
-            &terminal,
-            &|name| std::env::var(name).ok(),
-            out,
-        ),
+        Ok(terminal) => run_logout(config, target, &terminal, None, out),
         Err(e) => {
             let _ = writeln!(out, "error: {e}");
             1
@@ -104,23 +99,20 @@ fn read_lines(stdin: io::Stdin, tx: Sender<Event>) {
 }
 
 /// Signs in to `target` of `config` through `terminal`; `env` expands the
-/// config's references, `open` opens the browser (`None`: `--no-browser`),
-/// `events` bring pasted lines. The exit code.
+/// config's references (`None`: the process's environment), `open` opens
+/// the browser (`None`: `--no-browser`), `events` bring pasted lines. The
+/// exit code.
 pub(crate) fn run_login(
     config: &Config,
     target: &str,
     terminal: &Terminal,
-    env: &dyn Fn(&str) -> Option<String>,
+    env: Option<&Vars>,
     open: Option<Open>,
     events: (Sender<Event>, Receiver<Event>),
     out: &mut dyn Write,
 ) -> u8 {
-    let (server, remote) = match resolve(config, target) {
+    let (url, shown, client) = match reach(config, target, env) {
         Ok(found) => found,
-        Err(e) => return fail(out, 2, &e),
-    };
-    let (url, client) = match expand(server, remote, env) {
-        Ok(expanded) => expanded,
         Err(e) => return fail(out, 2, &e),
     };
     let login = match terminal.begin(&url, &client) {
@@ -137,8 +129,7 @@ pub(crate) fn run_login(
     let page = login.url();
     let _ = writeln!(
         out,
-        "Sign in to {target} ({}) on this page:\n\n  {page}\n",
-        remote.url.source()
+        "Sign in to {target} ({shown}) on this page:\n\n  {page}\n"
     );
     match open.map(|open| open(&page)) {
         Some(Ok(())) => {
@@ -242,15 +233,11 @@ pub(crate) fn run_logout(
     config: &Config,
     target: &str,
     terminal: &Terminal,
-    env: &dyn Fn(&str) -> Option<String>,
+    env: Option<&Vars>,
     out: &mut dyn Write,
 ) -> u8 {
-    let (server, remote) = match resolve(config, target) {
+    let (url, _, client) = match reach(config, target, env) {
         Ok(found) => found,
-        Err(e) => return fail(out, 2, &e),
-    };
-    let (url, client) = match expand(server, remote, env) {
-        Ok(expanded) => expanded,
         Err(e) => return fail(out, 2, &e),
     };
     match terminal.logout(&url, &client) {
@@ -277,31 +264,47 @@ fn fail(out: &mut dyn Write, code: u8, message: &str) -> u8 {
     code
 }
 
-/// The server `TOOLBOX/SERVER` names, and its remote settings.
-fn resolve<'a>(
-    config: &'a Config,
+/// The remote server `TOOLBOX/SERVER` names: its URL (expanded, and as
+/// written) and its OAuth client, expanded as a start would
+/// (`launch::resolve`).
+fn reach(
+    config: &Config,
     target: &str,
-) -> Result<(&'a ServerConfig, &'a RemoteConfig), String> {
+    env: Option<&Vars>,
+) -> Result<(Url, String, Client), String> {
     let (toolbox, server) = target.split_once('/').unwrap_or((target, ""));
+    let entry = find(config, toolbox, server)?;
+    let not_remote = || {
+        format!(
+            "server '{server}' (toolbox '{toolbox}') is not a remote server (it has a command, not a url): there is nothing to sign in to"
+        )
+    };
+    if entry.remote.is_none() {
+        return Err(not_remote());
+    }
+    let spec = launch::resolve(toolbox, entry, env).map_err(|errors| errors.join("; "))?;
+    let remote = spec.remote.ok_or_else(not_remote)?;
+    let url = Url::parse(&remote.url).map_err(|_| {
+        format!(
+            "{}.url ('{}') is not a usable http:// or https:// URL",
+            entry.json_path, remote.url_display
+        )
+    })?;
+    Ok((url, remote.url_display, remote.oauth))
+}
+
+/// Server `server` of toolbox `toolbox`.
+fn find<'a>(config: &'a Config, toolbox: &str, server: &str) -> Result<&'a ServerConfig, String> {
     let names: Vec<&str> = config.toolboxes.iter().map(|t| t.name.as_str()).collect();
     let Some(found) = config.toolboxes.iter().find(|t| t.name == toolbox) else {
         return Err(unknown("toolbox", toolbox, &names, "the config"));
     };
     let servers: Vec<&str> = found.servers.iter().map(|s| s.name.as_str()).collect();
-    let Some(entry) = found.servers.iter().find(|s| s.name == server) else {
-        return Err(unknown(
-            "server",
-            server,
-            &servers,
-            &format!("toolbox '{toolbox}'"),
-        ));
-    };
-    match &entry.remote {
-        Some(remote) => Ok((entry, remote)),
-        None => Err(format!(
-            "server '{server}' (toolbox '{toolbox}') is not a remote server (it has a command, not a url): there is nothing to sign in to"
-        )),
-    }
+    found
+        .servers
+        .iter()
+        .find(|s| s.name == server)
+        .ok_or_else(|| unknown("server", server, &servers, &format!("toolbox '{toolbox}'")))
 }
 
 fn unknown(what: &str, name: &str, known: &[&str], within: &str) -> String {
@@ -311,35 +314,6 @@ fn unknown(what: &str, name: &str, known: &[&str], within: &str) -> String {
         None => format!(" ({}s: {})", what, known.join(", ")),
     };
     format!("there is no {what} '{name}' in {within}{hint}")
-}
-
-/// The server's URL and OAuth client, with references expanded.
-fn expand(
-    server: &ServerConfig,
-    remote: &RemoteConfig,
-    env: &dyn Fn(&str) -> Option<String>,
-) -> Result<(Url, Client), String> {
-    let path = &server.json_path;
-    let unset = |key: &'static str| {
-        move |name: String| format!("{path}.{key}: the environment variable {name} is not set")
-    };
-    let text = remote.url.expand(env).map_err(unset("url"))?;
-    let url =
-        Url::parse(&text).map_err(|e| format!("{path}.url ('{}'): {e}", remote.url.source()))?;
-    let oauth = remote.oauth.clone().unwrap_or_default();
-    let client_secret = match &oauth.client_secret {
-        Some(secret) => Some(secret.expand(env).map_err(unset("oauth.clientSecret"))?),
-        None => None,
-    };
-    Ok((
-        url,
-        Client {
-            client_id: oauth.client_id,
-            client_secret,
-            scopes: oauth.scopes,
-            callback_port: oauth.callback_port,
-        },
-    ))
 }
 
 /// A lifetime in words: "45 seconds", "60 minutes", "12 hours".
@@ -356,33 +330,26 @@ mod tests {
     use super::*;
     use crate::auth::http::fake::{json, peers, Fake};
     use crate::auth::store::tests::scratch;
-    use crate::config::expand::Template;
-    use crate::config::{OAuthConfig, RemoteKind};
     use serde_json::json;
     use std::path::Path;
     use std::sync::Mutex;
 
     /// A config with a stdio server `dev/files` and a remote one `work/remote`.
     fn config(url: &str) -> Config {
-        let text = r#"{"toolboxes": {
+        let text = json!({"toolboxes": {
             "dev": {"description": "d", "mcpServers": {"files": {"command": "x"}}},
-            "work": {"description": "w", "mcpServers": {"remote": {"command": "x"}}}
-        }}"#;
-        let mut config =
-            crate::config::parse(text.as_bytes(), Path::new("c.json"), Path::new("/c"))
-                .unwrap()
-                .config;
-        config.toolboxes[1].servers[0].remote = Some(RemoteConfig {
-            kind: RemoteKind::StreamableHttp,
-            url: Template::parse(url).unwrap(),
-            headers: Vec::new(),
-            oauth: Some(OAuthConfig::default()),
-        });
-        config
+            "work": {"description": "w", "mcpServers": {"remote": {"url": url}}}
+        }})
+        .to_string();
+        crate::config::parse(text.as_bytes(), Path::new("c.json"), Path::new("/c"))
+            .unwrap()
+            .config
     }
 
-    fn no_env(_: &str) -> Option<String> {
-        None
+    /// No variable is set.
+    fn no_env() -> Option<&'static Vars> {
+        static EMPTY: Vars = Vars::new();
+        Some(&EMPTY)
     }
 
     /// A fake resource server that asks for a sign-in, behind `peers`.
@@ -428,7 +395,7 @@ mod tests {
             &config("https://mcp.example.com/mcp"),
             "work/remote",
             &terminal,
-            &no_env,
+            no_env(),
             Some(&open),
             mpsc::channel(),
             &mut out,
@@ -452,7 +419,7 @@ mod tests {
                 &config("https://mcp.example.com/mcp"),
                 "work/remote",
                 &terminal,
-                &no_env,
+                no_env(),
                 &mut out
             ),
             0
@@ -471,7 +438,7 @@ mod tests {
                 &config("https://mcp.example.com/mcp"),
                 "work/remote",
                 &terminal,
-                &no_env,
+                no_env(),
                 &mut out
             ),
             0
@@ -526,7 +493,7 @@ mod tests {
             &config("https://mcp.example.com/mcp"),
             "work/remote",
             &terminal,
-            &no_env,
+            no_env(),
             None,
             (tx, rx),
             &mut Shared(out.clone()),
@@ -548,7 +515,7 @@ mod tests {
                 &config(url),
                 target,
                 &terminal,
-                &no_env,
+                no_env(),
                 None,
                 mpsc::channel(),
                 &mut out,
@@ -578,7 +545,9 @@ mod tests {
         let (code, out) = run("work/remote", "https://${HOST}/mcp");
         assert_eq!(code, 2);
         assert!(
-            out.contains(".url: the environment variable HOST is not set"),
+            out.contains(
+                "environment variable 'HOST' is not set (toolboxes.work.mcpServers.remote.url)"
+            ),
             "{out}"
         );
         let (code, out) = run("work/remote", "http://mcp.example.com/mcp");

@@ -75,3 +75,66 @@ fn login_needs_one_toolbox_and_server() {
         "{err}"
     );
 }
+
+/// A token file as a sign-in leaves it, for the server at `resource`.
+fn plant_tokens(dir: &Path, resource: &str, expires_in: u64) -> std::path::PathBuf {
+    let folder = dir.join("state/mcp-workbench/oauth/tokens");
+    std::fs::create_dir_all(&folder).unwrap();
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs();
+    let file = folder.join("0123456789abcdef0123456789abcdef.json");
+    let tokens = json!({
+        "issuer": "http://127.0.0.1:9", "resource": resource,
+        "token_endpoint": "http://127.0.0.1:9/token", "client_id": "c1", "registered": true,
+        "auth_method": "none", "access_token": "secret-access-token", "refresh_token": "secret-refresh-token",
+        "obtained_at": now, "expires_at": now + expires_in,
+    });
+    std::fs::write(&file, tokens.to_string()).unwrap();
+    file
+}
+
+#[test]
+fn check_shows_a_stored_sign_in_and_logout_deletes_it() {
+    let config = json!({"toolboxes": {"work": toolbox(json!({"remote": {"url": "http://127.0.0.1:9/mcp"}}))}});
+    let dir = case_dir("signin-logout", &config, &[]);
+    let (code, out, err) = run(&dir, &["logout", "work/remote", "--config", "config.json"]);
+    assert_eq!(
+        (code, out.as_str()),
+        (
+            Some(0),
+            "No sign-in is stored for work/remote: nothing to delete\n"
+        ),
+        "{err}"
+    );
+
+    let file = plant_tokens(&dir, "http://127.0.0.1:9/mcp", 3030);
+    let (_, out, err) = run(&dir, &["check", "--config", "config.json"]);
+    assert!(
+        out.contains("work/remote: Streamable HTTP http://127.0.0.1:9/mcp, sign-in: signed in at http://127.0.0.1:9, the access token expires in 50 min\n")
+            || out.contains("the access token expires in 49 min\n"),
+        "{out}{err}"
+    );
+    assert!(
+        !out.contains("secret-") && !err.contains("secret-"),
+        "no token shown: {out}{err}"
+    );
+
+    let (code, out, err) = run(&dir, &["logout", "work/remote", "--config", "config.json"]);
+    assert_eq!(code, Some(0), "{out}{err}");
+    let folder = dir.join("state/mcp-workbench/oauth/tokens");
+    assert_eq!(
+        out,
+        format!(
+            "Signed out of work/remote: deleted its tokens from http://127.0.0.1:9 (in {})\n",
+            folder.display()
+        )
+    );
+    assert!(!file.exists());
+    let (_, out, _) = run(&dir, &["check", "--config", "config.json"]);
+    assert!(
+        out.contains("work/remote: Streamable HTTP http://127.0.0.1:9/mcp\n"),
+        "{out}"
+    );
+}
