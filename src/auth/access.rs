@@ -203,12 +203,16 @@ impl Access {
     /// sign-in started in the background (once until it ends).
     fn sign_in_needed(&self, challenge: Option<&Bearer>, why: Option<String>) -> SignInNeeded {
         let (toolbox, server) = (&self.toolbox, &self.server);
-        let why = why.map(|w| format!(" ({w})")).unwrap_or_default();
+        // What came before, said after the contract's words, the page last.
+        let (aside, sentence) = match why {
+            Some(w) => (format!(" ({w})"), format!(" {}.", capitalized(&w))),
+            None => (String::new(), String::new()),
+        };
         if !self.shared.serving() {
             return SignInNeeded {
                 message: format!(
-                    "Sign-in needed for server '{server}' (toolbox '{toolbox}'){why}: \
-                     run mcp-workbench login {toolbox}/{server} in a terminal"
+                    "Sign-in needed for server '{server}' (toolbox '{toolbox}'): \
+                     run mcp-workbench login {toolbox}/{server} in a terminal{aside}"
                 ),
             };
         }
@@ -255,14 +259,15 @@ impl Access {
         );
         let message = match started {
             Ok(started) if started.opened => format!(
-                "Sign-in needed for server '{server}' (toolbox '{toolbox}'){why}: a browser window was opened; \
-                 finish signing in there, then open the toolbox again (or run: mcp-workbench login {toolbox}/{server}). \
-                 The sign-in page: {}",
+                "Sign-in needed for server '{server}' (toolbox '{toolbox}'): a browser window was opened; \
+                 finish signing in there, then open the toolbox again (or run: mcp-workbench login {toolbox}/{server}).\
+                 {sentence} The sign-in page: {}",
                 started.url
             ),
             Ok(started) => format!(
-                "Sign-in needed for server '{server}' (toolbox '{toolbox}'){why}: open this page in a browser on this \
-                 machine and sign in, then open the toolbox again (or run: mcp-workbench login {toolbox}/{server}): {}",
+                "Sign-in needed for server '{server}' (toolbox '{toolbox}'): open the page below in a browser on \
+                 this machine and sign in, then open the toolbox again (or run: mcp-workbench login {toolbox}/{server}).\
+                 {sentence} The sign-in page: {}",
                 started.url
             ),
             Err(e) => return self.cannot(&e),
@@ -273,6 +278,15 @@ impl Access {
             until: Instant::now() + background::TIMEOUT,
         });
         SignInNeeded { message }
+    }
+}
+
+/// `text` with its first letter upper-case.
+fn capitalized(text: &str) -> String {
+    let mut chars = text.chars();
+    match chars.next() {
+        Some(first) => first.to_uppercase().chain(chars).collect(),
+        None => String::new(),
     }
 }
 

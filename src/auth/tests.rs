@@ -215,7 +215,8 @@ fn a_refused_refresh_deletes_the_tokens_and_asks_for_a_sign_in() {
     let needed = a.unauthorized(Some("Bearer access-1"), None).unwrap_err();
     assert!(
         needed.message.starts_with(
-            "Sign-in needed for server 'S' (toolbox 'T') (the sign-in could not be refreshed"
+            "Sign-in needed for server 'S' (toolbox 'T'): run mcp-workbench login T/S in a terminal \
+             (the sign-in could not be refreshed: the token endpoint https://as.example/token refused"
         ),
         "{}",
         needed.message
@@ -226,9 +227,7 @@ fn a_refused_refresh_deletes_the_tokens_and_asks_for_a_sign_in() {
         needed.message
     );
     assert!(
-        needed
-            .message
-            .ends_with("run mcp-workbench login T/S in a terminal"),
+        needed.message.ends_with("invalid_grant (family revoked))"),
         "{}",
         needed.message
     );
@@ -387,10 +386,12 @@ fn a_serving_process_without_a_browser_shows_the_page() {
     );
     let needed = a.unauthorized(None, None).unwrap_err();
     assert!(needed.message.starts_with(
-        "Sign-in needed for server 'S' (toolbox 'T'): open this page in a browser on this machine and sign in"
+        "Sign-in needed for server 'S' (toolbox 'T'): open the page below in a browser on this machine and sign in"
     ), "{}", needed.message);
     assert!(
-        needed.message.contains(": https://as.example/authorize?"),
+        needed
+            .message
+            .contains(" The sign-in page: https://as.example/authorize?"),
         "{}",
         needed.message
     );
