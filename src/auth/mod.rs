@@ -31,7 +31,8 @@ mod base64;
 pub mod challenge;
 #[cfg(feature = "remote")]
 mod discovery;
-#[cfg(all(test, feature = "remote"))]
+// They start `python3` (the Windows tests run under Wine, without it).
+#[cfg(all(test, feature = "remote", unix))]
 mod e2e_tests;
 #[cfg(feature = "remote")]
 mod endpoint;
