@@ -143,7 +143,7 @@ impl Store {
         Store { dir }
     }
 
-    #[cfg(test)]
+    #[cfg(all(test, unix))]
     pub(crate) fn dir(&self) -> &Path {
         &self.dir
     }
