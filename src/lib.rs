@@ -11,6 +11,7 @@ pub mod config;
 pub(crate) mod downstream;
 pub(crate) mod fleet;
 pub mod host;
+pub mod hosts;
 pub(crate) mod pins;
 pub mod protocol;
 pub mod share;
