@@ -62,7 +62,12 @@ fn import(
     if from.is_empty() {
         read::hosts(&places, &crate::hosts::ALL, &mut harvest);
     }
+    let mut seen = Vec::new();
     for source in from {
+        if seen.contains(&source) {
+            continue;
+        }
+        seen.push(source);
         match source {
             ImportFrom::Host(host) => read::hosts(&places, &[*host], &mut harvest),
             ImportFrom::File(file) => {
@@ -127,7 +132,11 @@ fn import(
         listings: &listings,
         merged: &merged,
     };
-    let printed = if write {
+    let printed = if plan.servers.is_empty() && !write {
+        report.print(out).and_then(|()| {
+            writeln!(out, "\nNothing to import; nothing was written.").map(|()| ExitCode::SUCCESS)
+        })
+    } else if write {
         report.print(out).and_then(|()| {
             write_config(
                 path,
@@ -480,11 +489,15 @@ impl Report<'_> {
             .clone()
             .filter(|f| f.mapped.entry.is_remote())
             .count();
-        let mut notes: Vec<String> = imported
-            .flat_map(|f| f.mapped.notes.iter().cloned())
-            .collect();
-        notes.dedup();
-        notes.extend(self.plan.notes.iter().cloned());
+        let mut notes: Vec<String> = Vec::new();
+        for note in imported
+            .flat_map(|f| &f.mapped.notes)
+            .chain(&self.plan.notes)
+        {
+            if !notes.contains(note) {
+                notes.push(note.clone());
+            }
+        }
         if remotes > 0 && !remote_loads() {
             notes.push(format!(
                 "{remotes} remote server{} written as remote servers (\"type\" and \"url\"), \

@@ -144,7 +144,10 @@ fn install(
                 host.name()
             ),
         )?,
-        None => say(out, format!("{shown} is a new file."))?,
+        None => say(
+            out,
+            format!("{shown} is a new file (no backup: delete it to undo the install)."),
+        )?,
     }
     if !edited.removed.is_empty() {
         say(

@@ -1,11 +1,12 @@
 //! A host's own file with the workbench in it (`install`): an entry named
 //! `workbench` that runs this binary with `--config` and the config's path,
-//! added to (or replacing the one in) the host's user-level server list,
-//! and with `--replace`, the servers the workbench's config now holds taken
-//! out (the same identity as the import's: same command, arguments and
-//! environment, or same URL). A JSON file keeps every other key, their
-//! order and its layout; Codex's TOML keeps every other line as it was: the
-//! `[mcp_servers.workbench]` table is replaced where it is, or appended.
+//! added to the host's user-level server list (an entry already there is
+//! updated and keeps the host's other settings for it), and with
+//! `--replace`, the servers the workbench's config now holds taken out (the
+//! same identity as the import's: same command, arguments and environment,
+//! or same URL). A JSON file keeps every other key, their order and its
+//! layout; Codex's TOML keeps every other line as it was: the
+//! `[mcp_servers.workbench]` table is updated where it is, or appended.
 //! A file that does not parse, or that could not be rewritten without
 //! losing something (comments in JSON), is refused. No IO.
 
@@ -91,7 +92,9 @@ fn edit_json(
     places: &Places,
 ) -> Result<Edited, String> {
     let (mut root, style) = match text {
+        // No file yet, or an empty one: the host's list is all there will be.
         None => (Vec::new(), Default::default()),
+        Some(text) if text.trim().is_empty() => (Vec::new(), Default::default()),
         Some(text) => {
             let (json, commented) = jsonc::strip(text);
             if commented {
@@ -170,7 +173,7 @@ fn edit_json(
     let entry = json_entry_of(host, launch);
     let replaced_entry = match list.iter_mut().find(|(k, _)| k == ENTRY) {
         Some((_, old)) => {
-            *old = entry;
+            update(old, entry);
             true
         }
         None => {
@@ -184,6 +187,40 @@ fn edit_json(
         kept,
         replaced_entry,
     })
+}
+
+/// The keys that say how a host starts a server: an entry of the
+/// workbench's own loses those it does not use, and keeps the rest (a
+/// host's settings for it: an `env`, timeouts, tool limits).
+const TRANSPORT_KEYS: &[&str] = &[
+    "type",
+    "command",
+    "args",
+    "url",
+    "httpUrl",
+    "serverUrl",
+    "headers",
+    "bearer_token_env_var",
+    "http_headers",
+    "env_http_headers",
+];
+
+/// The workbench's existing entry `old` made to run as `new` says: `new`'s
+/// keys replace theirs where they are (an `env` already there is kept), the
+/// other transport keys go, the rest stays.
+fn update(old: &mut Node, new: Node) {
+    let (Node::Object(keys), Node::Object(new)) = (&mut *old, new.clone()) else {
+        *old = new;
+        return;
+    };
+    keys.retain(|(k, _)| !TRANSPORT_KEYS.contains(&k.as_str()) || new.iter().any(|(n, _)| n == k));
+    for (key, value) in new {
+        match keys.iter_mut().find(|(k, _)| *k == key) {
+            Some(_) if key == "env" => {}
+            Some((_, slot)) => *slot = value,
+            None => keys.push((key, value)),
+        }
+    }
 }
 
 fn edit_toml(
@@ -241,16 +278,32 @@ fn edit_toml(
         .split_inclusive('\n')
         .map(|l| Some(l.to_string()))
         .collect();
+    // With a [mcp_servers.workbench] header, the table stays where it is:
+    // its header line becomes the new header, command and args, and only the
+    // keys (or subtables) that say how to start a server go; the rest (an
+    // `env`, timeouts, `[mcp_servers.workbench.tools.*]`) is kept.
+    let has_table = doc.spans.iter().any(|s| s.header && s.path == table_path);
     let mut replaced_entry = false;
     let mut appended = true;
     for span in &doc.spans {
         let ours = under(&span.path, ENTRY);
-        if !ours && !drop_names.iter().any(|n| under(&span.path, n)) {
+        if ours && has_table && span.header && span.path == table_path {
+            replaced_entry = true;
+            appended = false;
+            lines[span.lines.start] = Some(table.clone());
+            continue;
+        }
+        let remove = match (ours, has_table) {
+            (true, true) => span.path.len() == 3 && TRANSPORT_KEYS.contains(&span.path[2].as_str()),
+            (true, false) => true,
+            (false, _) => drop_names.iter().any(|n| under(&span.path, n)),
+        };
+        if !remove {
             continue;
         }
         replaced_entry |= ours;
         let mut end = span.lines.end;
-        if span.header {
+        if span.header && !ours {
             while lines
                 .get(end)
                 .is_some_and(|l| l.as_deref().is_some_and(|l| l.trim().is_empty()))
@@ -258,19 +311,8 @@ fn edit_toml(
                 end += 1;
             }
         }
-        let in_place = ours && span.header && span.path == table_path && appended;
-        for (i, line) in lines
-            .iter_mut()
-            .enumerate()
-            .take(end)
-            .skip(span.lines.start)
-        {
+        for line in lines.iter_mut().take(end).skip(span.lines.start) {
             *line = None;
-            if in_place && i == span.lines.start {
-                let blank = if end > span.lines.end { newline } else { "" };
-                *line = Some(format!("{table}{blank}"));
-                appended = false;
-            }
         }
     }
     let mut out: String = lines.into_iter().flatten().collect();
@@ -350,7 +392,7 @@ mod tests {
         );
         assert_eq!(edited.removed, ["mcpServers.a"]);
         assert_eq!(edited.kept, ["mcpServers.b"]);
-        // Again: the entry is replaced where it is.
+        // Again: the entry is updated where it is, to the same.
         let again = edit(
             Host::ClaudeDesktop,
             Some(&edited.text),
@@ -361,6 +403,14 @@ mod tests {
         .unwrap();
         assert!(again.replaced_entry);
         assert_eq!(again.text, edited.text);
+        // An entry of the user's own keeps its settings, loses its URL.
+        let mine = r#"{"mcpServers":{"workbench":{"url":"http://x","env":{"A":"1"},"command":"old","timeout":5}}}"#;
+        let updated = edit(Host::Gemini, Some(mine), &launch(), None, &places()).unwrap();
+        let node: Node = serde_json::from_str(&updated.text).unwrap();
+        assert_eq!(
+            serde_json::to_string(node.get("mcpServers").unwrap()).unwrap(),
+            r#"{"workbench":{"env":{"A":"1"},"command":"/opt/wb/mcp-workbench","timeout":5,"args":["--config","/home/u/wb.json"]}}"#
+        );
     }
 
     #[test]
@@ -441,6 +491,14 @@ mod tests {
         assert_eq!(
             replaced.text,
             "model = \"o3\" # mine\n\n# about b\n[mcp_servers.b]\ncommand = \"stays\"\n\n[mcp_servers.workbench]\ncommand = \"/opt/wb/mcp-workbench\"\nargs = [\"--config\", \"/home/u/wb.json\"]\n"
+        );
+        // The workbench's own table keeps what the user added to it.
+        let tuned = "[mcp_servers.workbench] # mine\ncommand = \"/old/mcp-workbench\"\nargs = [\n  \"--config\",\n  \"/old.json\",\n]\nstartup_timeout_sec = 5\n\n[mcp_servers.workbench.tools.open_toolbox]\noutput_token_limit = 20000\n";
+        let updated = edit(Host::Codex, Some(tuned), &launch(), None, &places()).unwrap();
+        assert!(updated.replaced_entry);
+        assert_eq!(
+            updated.text,
+            "[mcp_servers.workbench]\ncommand = \"/opt/wb/mcp-workbench\"\nargs = [\"--config\", \"/home/u/wb.json\"]\nstartup_timeout_sec = 5\n\n[mcp_servers.workbench.tools.open_toolbox]\noutput_token_limit = 20000\n"
         );
         let new = edit(Host::Codex, None, &launch(), None, &places()).unwrap();
         assert!(

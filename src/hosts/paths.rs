@@ -66,7 +66,9 @@ impl Places {
                 .filter(|v| absolute(os, Path::new(v)))
                 .map(PathBuf::from)
         };
+        // What `sys::HOME` names on that system.
         let home_var = match os {
+            _ if os == Os::current() => crate::sys::HOME,
             Os::Windows => "USERPROFILE",
             _ => "HOME",
         };
@@ -124,7 +126,8 @@ impl Places {
             Host::VsCode => Some(self.cwd.join(".vscode").join("mcp.json")),
             _ => None,
         };
-        if let Some(file) = project {
+        // Run from the home folder, Cursor's project file is the user's own.
+        if let Some(file) = project.filter(|f| *f != files[0].0) {
             files.push((file, Scope::Project(self.cwd.clone())));
         }
         files
@@ -249,6 +252,17 @@ mod tests {
             Path::new("/code/proj/.cursor/mcp.json")
         );
         assert_eq!(linux.files(Host::Codex).len(), 1);
+        let at_home = Places::new(
+            Os::Linux,
+            &|n: &str| (n == "HOME").then(|| "/h".into()),
+            PathBuf::from("/h"),
+        )
+        .unwrap();
+        assert_eq!(
+            at_home.files(Host::Cursor).len(),
+            1,
+            "the user's file is not read twice"
+        );
         assert_eq!(
             linux.show(Path::new("/h/.cursor/mcp.json")),
             "~/.cursor/mcp.json"
