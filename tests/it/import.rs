@@ -303,7 +303,7 @@ fn write_merges_into_the_config_it_finds() {
     assert_eq!(server("db")["cwd"], sb.project.display().to_string());
     assert_eq!(
         server("context7"),
-        &json!({"command": FAKE, "args": [testdata().join("scripts").join("tools.json").display().to_string(), "context7"],
+        &json!({"command": FAKE, "args": [format!("{}/tools.json", testdata().join("scripts").display()), "context7"],
             "env": {"CONTEXT7_API_KEY": "ctx7sk-SECRET-codex-env-0001", "HTTPS_PROXY": "${HTTPS_PROXY}"},
             "toolFilters": ["remember"], "startupTimeoutMs": 20000, "callTimeoutMs": 45500})
     );
