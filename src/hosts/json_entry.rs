@@ -93,7 +93,7 @@ pub(crate) fn map(host: Host, node: &Node, cx: &Context<'_>) -> Result<Mapped, S
     for (key, value) in entries {
         let remote = entry.is_remote();
         match (key.as_str(), &mut entry.transport) {
-            ("command" | "type", _) => {}
+            ("command", Transport::Stdio { .. }) | ("type", _) => {}
             ("url" | "httpUrl" | "serverUrl", _) if key == url_key && remote => {}
             ("args", Transport::Stdio { args, .. }) => {
                 let items = strings(value).ok_or("args: expected an array of strings")?;
@@ -149,7 +149,7 @@ pub(crate) fn map(host: Host, node: &Node, cx: &Context<'_>) -> Result<Mapped, S
             ("url" | "httpUrl" | "serverUrl" | "headers", Transport::Stdio { .. }) => {
                 skip(key, "the entry runs a command, so its URL settings do not apply")
             }
-            ("args" | "env" | "cwd", Transport::Remote { .. }) => {
+            ("command" | "args" | "env" | "cwd", Transport::Remote { .. }) => {
                 skip(key, "the entry is a remote server, so its process settings do not apply")
             }
             _ => skip(key, "not a setting the workbench knows"),

@@ -119,18 +119,16 @@ fn table_at<'a>(root: &'a mut Table, path: &[String], line: usize) -> Result<&'a
                     ),
                 })
             }
-            None => unreachable_table(line)?,
+            // Just inserted: never missing.
+            None => {
+                return Err(Error {
+                    line,
+                    message: "internal error: a table vanished".to_string(),
+                })
+            }
         };
     }
     Ok(table)
-}
-
-/// A table just inserted is always found; this keeps the parser free of panics.
-fn unreachable_table<'a>(line: usize) -> Result<&'a mut Table, Error> {
-    Err(Error {
-        line,
-        message: "internal error: a table vanished".to_string(),
-    })
 }
 
 struct Parser<'a> {
