@@ -3,6 +3,7 @@
 //! (`Needs`, the one table of how commands differ) and runs its entry, one
 //! arm per command, each in a file of its own here. Returns the exit code;
 //! `main` only parses, sets up logging and exits with it.
+//! `import` and `install` read and write the hosts' configs (`hosts/`).
 //!
 //! A command writes its output to the `Console`'s stdout, which `main`
 //! hands over: through a `printer::Printer` (a reader that went away ends
@@ -11,7 +12,9 @@
 
 mod check;
 mod fleet;
+mod import;
 mod index;
+mod install;
 mod interrupt;
 mod learned;
 mod pins;
@@ -100,8 +103,15 @@ impl Needs {
                 log: Some("error"),
                 ..nothing
             },
-            Command::Learned { .. } => Needs {
+            Command::Learned { .. } | Command::Install { .. } => Needs {
                 log: Some("warn"),
+                ..nothing
+            },
+            // Starts servers to describe them (not with --no-start); the
+            // report says what happened to each.
+            Command::Import { start, .. } => Needs {
+                log: Some("error"),
+                watchdog: *start,
                 ..nothing
             },
         }
@@ -130,6 +140,23 @@ pub fn run(command: Command, console: Console) -> ExitCode {
         Command::Fleet { config } => {
             prepare::run(&config, needs, &mut out).map(|ready| fleet::run(&config.path, ready))
         }
+        Command::Import {
+            config,
+            from,
+            write,
+            start,
+        } => {
+            if needs.watchdog {
+                prepare::watchdog();
+            }
+            Ok(import::run(&config, &from, write, start, &mut out))
+        }
+        Command::Install {
+            config,
+            host,
+            replace,
+            undo,
+        } => Ok(install::run(&config, host, replace, undo, &mut out)),
         Command::Serve { config, trace } => prepare::run(&config, needs, &mut out)
             .map(|ready| serve::run(&config.path, ready, trace, stdin, stdout)),
     };

@@ -3,7 +3,8 @@
 //! exit; the shutdown signals and SIGUSR1 (Unix) or console events (Windows);
 //! how a program name becomes a program and which variables a child inherits;
 //! what identifies a file (for the config watch); the user's state and cache
-//! folders and files only the user can read (`dirs`).
+//! folders and files only the user can read (`dirs`); the names of the
+//! programs running (`programs`, for `install`'s restart hint).
 //! The rest of the workbench does not know which system it runs on.
 //!
 //! A server runs as a *tree*: the process we start and everything it starts
@@ -28,6 +29,7 @@ mod dirs;
 mod leaders;
 #[cfg(unix)]
 pub(crate) mod local_unix;
+mod programs;
 #[cfg(unix)]
 pub(crate) use local_unix as local;
 #[cfg(windows)]
@@ -61,6 +63,7 @@ use windows as sys;
 pub(crate) use windows_watch::{Stdin, Waker, Watch};
 
 pub(crate) use dirs::{private_dir, private_file, user_dir, write_atomically, UserDir};
+pub(crate) use programs::program_names;
 pub use sys::{block_shutdown_signals, start_watchdog};
 pub(crate) use sys::{command, on_reload_signal, on_shutdown_signal, Tree, ALLOWED_ENV, HOME};
 /// The shared fleet's needs (docs/reference.md §8).
