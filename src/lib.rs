@@ -12,6 +12,7 @@ pub mod config;
 pub(crate) mod downstream;
 pub(crate) mod fleet;
 pub mod host;
+pub mod hosts;
 pub mod net;
 pub(crate) mod pins;
 pub mod protocol;

@@ -3,6 +3,7 @@
 //! (`Needs`, the one table of how commands differ) and runs its entry, one
 //! arm per command, each in a file of its own here. Returns the exit code;
 //! `main` only parses, sets up logging and exits with it.
+//! `import` and `install` read and write the hosts' configs (`hosts/`).
 //!
 //! A command writes its output to the `Console`'s stdout, which `main`
 //! hands over: through a `printer::Printer` (a reader that went away ends
@@ -11,7 +12,9 @@
 
 mod check;
 mod fleet;
+mod import;
 mod index;
+mod install;
 mod interrupt;
 mod learned;
 #[cfg(feature = "remote")]
@@ -102,7 +105,7 @@ impl Needs {
                 log: Some("error"),
                 ..nothing
             },
-            Command::Learned { .. } => Needs {
+            Command::Learned { .. } | Command::Install { .. } => Needs {
                 log: Some("warn"),
                 ..nothing
             },
@@ -110,6 +113,13 @@ impl Needs {
             // (a token file that does not read) still show.
             Command::Login { .. } | Command::Logout { .. } => Needs {
                 log: Some("warn"),
+                ..nothing
+            },
+            // Starts servers to describe them (not with --no-start); the
+            // report says what happened to each.
+            Command::Import { start, .. } => Needs {
+                log: Some("error"),
+                watchdog: *start,
                 ..nothing
             },
         }
@@ -153,6 +163,23 @@ pub fn run(command: Command, console: Console) -> ExitCode {
             eprintln!("error: this mcp-workbench was built without remote servers (the `remote` feature), so it has no sign-in");
             Err(ExitCode::from(2))
         }
+        Command::Import {
+            config,
+            from,
+            write,
+            start,
+        } => {
+            if needs.watchdog {
+                prepare::watchdog();
+            }
+            Ok(import::run(&config, &from, write, start, &mut out))
+        }
+        Command::Install {
+            config,
+            host,
+            replace,
+            undo,
+        } => Ok(install::run(&config, host, replace, undo, &mut out)),
         Command::Serve { config, trace } => prepare::run(&config, needs, &mut out)
             .map(|ready| serve::run(&config.path, ready, trace, stdin, stdout)),
     };

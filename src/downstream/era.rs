@@ -249,6 +249,8 @@ pub(crate) struct DiscoverResult {
     pub capabilities: mcp::ServerCapabilities,
     #[serde(rename = "resultType", default)]
     pub result_type: Option<String>,
+    #[serde(default)]
+    pub instructions: Option<String>,
 }
 
 /// The `resultType` of a modern result (a missing one means `complete`).

@@ -263,6 +263,8 @@ pub(crate) struct Started {
     pub startup: Duration,
     /// The era the server speaks, and the revision agreed on.
     pub era: Era,
+    /// The `instructions` of its opening result.
+    pub instructions: Option<String>,
 }
 
 // The child's stdin is a plain pipe here. Tests, though not under

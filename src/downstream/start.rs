@@ -35,6 +35,7 @@ pub(crate) fn start(
     match handshake::open(&conn, known, deadline) {
         Ok((era, tools)) => Ok(Started {
             era,
+            instructions: conn.instructions(),
             conn,
             tools,
             startup: began.elapsed(),

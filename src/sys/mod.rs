@@ -3,8 +3,9 @@
 //! exit; the shutdown signals and SIGUSR1 (Unix) or console events (Windows);
 //! how a program name becomes a program and which variables a child inherits;
 //! what identifies a file (for the config watch); the user's state and cache
-//! folders and files only the user can read (`dirs`); for signing in to
-//! remote servers (feature `remote`), random bytes (`random`), a lock
+//! folders and files only the user can read (`dirs`); the names of the
+//! programs running (`programs`, for `install`'s restart hint); for signing
+//! in to remote servers (feature `remote`), random bytes (`random`), a lock
 //! between processes (`file_lock`) and the web browser (`browser`).
 //! The rest of the workbench does not know which system it runs on.
 //!
@@ -34,6 +35,7 @@ mod file_lock;
 mod leaders;
 #[cfg(unix)]
 pub(crate) mod local_unix;
+mod programs;
 #[cfg(unix)]
 pub(crate) use local_unix as local;
 #[cfg(windows)]
@@ -73,6 +75,7 @@ pub(crate) use browser::open_browser;
 pub(crate) use dirs::{private_dir, private_file, user_dir, write_atomically, UserDir};
 #[cfg(feature = "remote")]
 pub(crate) use file_lock::FileLock;
+pub(crate) use programs::program_names;
 #[cfg(feature = "remote")]
 pub(crate) use random::random;
 pub use sys::{block_shutdown_signals, start_watchdog};

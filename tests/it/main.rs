@@ -22,6 +22,7 @@ mod faults;
 mod first_run;
 mod hostile;
 mod idle;
+mod import;
 mod liveness;
 mod reload;
 mod remote_config;
