@@ -32,9 +32,11 @@ Usage:
       what find_tools learned from use (a search's words and the tool the model
       then called instead): list it, or forget it all
   mcp-workbench login TOOLBOX/SERVER [--config PATH] [--no-browser]
-      sign in to a remote server (opens the browser unless --no-browser)
+      sign in to a remote server: opens the sign-in page in your browser (not
+      with --no-browser; the page is printed either way) and waits for it; where
+      the browser cannot reach this machine, paste the address it ends on
   mcp-workbench logout TOOLBOX/SERVER [--config PATH]
-      forget the remote server's sign-in tokens
+      forget the tokens stored for a remote server
   mcp-workbench import [--config PATH] [--from HOST|FILE]... [--write] [--no-start]
       bring the MCP servers of your hosts into toolboxes, one toolbox per server
       (HOST: claude-desktop, claude-code, cursor, vscode, codex, gemini, windsurf;
@@ -112,6 +114,17 @@ pub enum Command {
         config: ConfigPath,
         clear: bool,
     },
+    /// Sign in to remote server `target` (`TOOLBOX/SERVER`).
+    Login {
+        config: ConfigPath,
+        target: String,
+        no_browser: bool,
+    },
+    /// Forget the tokens of remote server `target` (`TOOLBOX/SERVER`).
+    Logout {
+        config: ConfigPath,
+        target: String,
+    },
     /// Bring the hosts' servers into toolboxes (docs/reference.md §12).
     Import {
         config: ConfigPath,
@@ -161,6 +174,7 @@ const FLAGS: &[&str] = &[
     "--trace",
     "--json",
     "--yes",
+    "--no-browser",
     "--from",
     "--write",
     "--no-start",
@@ -181,6 +195,7 @@ pub fn parse(
     let mut pins = Vec::new();
     let mut json = false;
     let mut yes = false;
+    let mut no_browser = false;
     let mut from = Vec::new();
     let (mut write, mut no_start, mut replace, mut undo) = (false, false, false, false);
     let mut config: Option<PathBuf> = None;
@@ -198,13 +213,16 @@ pub fn parse(
             ("-h" | "--help", None) => return Ok(Command::Help),
             ("-V" | "--version", None) => return Ok(Command::Version),
             (w, None)
-                if matches!(word, Some("pins" | "learned" | "install")) && !w.starts_with('-') =>
+                if matches!(
+                    word,
+                    Some("pins" | "learned" | "install" | "login" | "logout")
+                ) && !w.starts_with('-') =>
             {
                 pins.push(w.to_string())
             }
             (
                 w @ ("check" | "index" | "status" | "fleet" | "pins" | "learned" | "import"
-                | "install"),
+                | "install" | "login" | "logout"),
                 None,
             ) => {
                 let w = WORDS
@@ -222,6 +240,7 @@ pub fn parse(
             }
             ("--json", None) => set_flag(&mut json, "--json")?,
             ("--yes" | "-y", None) => set_flag(&mut yes, "--yes")?,
+            ("--no-browser", None) => set_flag(&mut no_browser, "--no-browser")?,
             ("--write", None) => set_flag(&mut write, "--write")?,
             ("--no-start", None) => set_flag(&mut no_start, "--no-start")?,
             ("--replace", None) => set_flag(&mut replace, "--replace")?,
@@ -265,6 +284,9 @@ pub fn parse(
     }
     if yes && word != Some("pins") {
         return Err("--yes applies to pins approve".to_string());
+    }
+    if no_browser && word != Some("login") {
+        return Err("--no-browser applies to login".to_string());
     }
     if json && !matches!(word, Some("check" | "status")) {
         return Err("--json applies to check and status".to_string());
@@ -312,6 +334,15 @@ pub fn parse(
             config,
             clear: learned_action(&pins)?,
         }),
+        (Some("login"), None) => Ok(Command::Login {
+            config,
+            target: target("login", &pins)?,
+            no_browser,
+        }),
+        (Some("logout"), None) => Ok(Command::Logout {
+            config,
+            target: target("logout", &pins)?,
+        }),
         (Some("status"), None) => Ok(Command::Status { config, json }),
         (Some("import"), None) => Ok(Command::Import {
             config,
@@ -334,8 +365,29 @@ pub fn parse(
 
 /// The command words (`fleet`, last, is the shared fleet's own, not in the usage).
 const WORDS: &[&str] = &[
-    "check", "index", "status", "pins", "learned", "import", "install", "fleet",
+    "check", "index", "status", "pins", "learned", "import", "install", "login", "logout", "fleet",
 ];
+
+/// The one `TOOLBOX/SERVER` after `login` or `logout`.
+fn target(word: &str, words: &[String]) -> Result<String, String> {
+    match words {
+        [one] => match one.split_once('/') {
+            Some((toolbox, server))
+                if !toolbox.is_empty() && !server.is_empty() && !server.contains('/') =>
+            {
+                Ok(one.clone())
+            }
+            _ => Err(format!(
+                "{word}: '{one}' is not TOOLBOX/SERVER (a toolbox's name and one of its servers' names)"
+            )),
+        },
+        [] => Err(format!("{word} needs TOOLBOX/SERVER: the remote server to {}", match word {
+            "login" => "sign in to",
+            _ => "forget the tokens of",
+        })),
+        [_, extra, ..] => Err(format!("{word}: unexpected argument '{extra}'")),
+    }
+}
 
 /// The word after `install`: the host.
 fn install_host(words: &[String]) -> Result<Host, String> {
@@ -745,6 +797,58 @@ mod tests {
         assert_eq!(
             err(&["import", "--writ"]),
             "unknown option '--writ'; did you mean '--write'?"
+        );
+    }
+
+    #[test]
+    fn login_and_logout_take_one_remote_server() {
+        assert_eq!(
+            parse_str(&["login", "work/linear", "--no-browser", "--config=c.json"]),
+            Ok(Command::Login {
+                config: flag("c.json"),
+                target: "work/linear".into(),
+                no_browser: true,
+            })
+        );
+        assert_eq!(
+            parse_str(&["--config", "c.json", "logout", "work/linear"]),
+            Ok(Command::Logout {
+                config: flag("c.json"),
+                target: "work/linear".into(),
+            })
+        );
+        let err = |args: &[&str]| parse_str(args).unwrap_err();
+        assert_eq!(
+            err(&["login"]),
+            "login needs TOOLBOX/SERVER: the remote server to sign in to"
+        );
+        assert_eq!(
+            err(&["logout", "work"]),
+            "logout: 'work' is not TOOLBOX/SERVER (a toolbox's name and one of its servers' names)"
+        );
+        assert_eq!(
+            err(&["login", "a/b/c"]),
+            "login: 'a/b/c' is not TOOLBOX/SERVER (a toolbox's name and one of its servers' names)"
+        );
+        assert_eq!(
+            err(&["login", "a/b", "c/d"]),
+            "login: unexpected argument 'c/d'"
+        );
+        assert_eq!(
+            err(&["logout", "a/b", "--no-browser"]),
+            "--no-browser applies to login"
+        );
+        assert_eq!(
+            err(&["check", "--no-browser"]),
+            "--no-browser applies to login"
+        );
+        assert_eq!(
+            err(&["login", "a/b", "--json"]),
+            "--json applies to check and status"
+        );
+        assert_eq!(
+            err(&["logon"]),
+            "unexpected argument 'logon'; did you mean 'login'?"
         );
     }
 

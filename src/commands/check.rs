@@ -327,8 +327,17 @@ fn examine(config: &Config, launcher: &Launcher, catalog: &Catalog) -> Report {
 }
 
 /// What `check` says of a remote server's sign-in (signed in, expires in,
-/// needs sign-in); `None`: nothing to say. The sign-in's token store
-/// answers this; until it does, nothing is said.
+/// expired), from the tokens stored (`auth::login::state`); `None`: none
+/// are (a server that wants a sign-in says so when it starts).
+#[cfg(feature = "remote")]
+fn sign_in_state(toolbox: &str, server: &ServerConfig, _remote: &RemoteConfig) -> Option<String> {
+    let remote = launch::resolve(toolbox, server, None).ok()?.remote?;
+    let url = crate::net::Url::parse(&remote.url).ok()?;
+    crate::auth::login::state(&url, &remote.oauth, &format!("{toolbox}/{}", server.name))
+}
+
+/// Without remote servers there is no sign-in.
+#[cfg(not(feature = "remote"))]
 fn sign_in_state(_toolbox: &str, _server: &ServerConfig, _remote: &RemoteConfig) -> Option<String> {
     None
 }

@@ -17,6 +17,8 @@ mod index;
 mod install;
 mod interrupt;
 mod learned;
+#[cfg(feature = "remote")]
+mod login;
 mod pins;
 mod prepare;
 mod printer;
@@ -107,6 +109,12 @@ impl Needs {
                 log: Some("warn"),
                 ..nothing
             },
+            // What the person reads is the command's own output; warnings
+            // (a token file that does not read) still show.
+            Command::Login { .. } | Command::Logout { .. } => Needs {
+                log: Some("warn"),
+                ..nothing
+            },
             // Starts servers to describe them (not with --no-start); the
             // report says what happened to each.
             Command::Import { start, .. } => Needs {
@@ -139,6 +147,21 @@ pub fn run(command: Command, console: Console) -> ExitCode {
             .map(|_| learned::run(&config.path, clear, &mut out)),
         Command::Fleet { config } => {
             prepare::run(&config, needs, &mut out).map(|ready| fleet::run(&config.path, ready))
+        }
+        #[cfg(feature = "remote")]
+        Command::Login {
+            config,
+            target,
+            no_browser,
+        } => prepare::run(&config, needs, &mut out)
+            .map(|ready| login::login(&ready.loaded.config, &target, no_browser, stdin, &mut out)),
+        #[cfg(feature = "remote")]
+        Command::Logout { config, target } => prepare::run(&config, needs, &mut out)
+            .map(|ready| login::logout(&ready.loaded.config, &target, &mut out)),
+        #[cfg(not(feature = "remote"))]
+        Command::Login { .. } | Command::Logout { .. } => {
+            eprintln!("error: this mcp-workbench was built without remote servers (the `remote` feature), so it has no sign-in");
+            Err(ExitCode::from(2))
         }
         Command::Import {
             config,

@@ -4,7 +4,8 @@
 //! that cannot reach or start one is served alone, said on stderr), else by
 //! a `host::server::Server` of its own, which gets stdout. Exit 0 when the
 //! host closed stdin, 1 when stdin cannot be read, 2 when the trace file
-//! cannot be written.
+//! cannot be written. Serving, it signs in to remote servers in the
+//! background (`auth::serve_hosts`).
 
 use super::prepare::{self, Ready};
 use crate::host::inbox::HostInput;
@@ -74,6 +75,9 @@ pub(super) fn run(
             return ExitCode::from(2);
         }
     }
+    // A remote server that needs a sign-in starts it in the browser.
+    #[cfg(feature = "remote")]
+    crate::auth::serve_hosts();
     let server = match Server::new(loaded.config, Box::new(stdout), HostInput::stdin(stdin)) {
         Ok(server) => server,
         Err(e) => {

@@ -29,6 +29,8 @@ mod remote_config;
 mod repo;
 #[cfg(target_os = "linux")]
 mod shared;
+#[cfg(feature = "remote")]
+mod signin;
 mod transcripts;
 mod trust;
 #[cfg(target_os = "linux")]
