@@ -4,6 +4,7 @@
 //! lookup the caller passes.
 
 use crate::config::suggest;
+use crate::hosts::Host;
 use std::ffi::OsString;
 use std::path::PathBuf;
 
@@ -30,6 +31,25 @@ Usage:
   mcp-workbench learned [--config PATH] [list | clear]
       what find_tools learned from use (a search's words and the tool the model
       then called instead): list it, or forget it all
+  mcp-workbench login TOOLBOX/SERVER [--config PATH] [--no-browser]
+      sign in to a remote server: opens the sign-in page in your browser (not
+      with --no-browser; the page is printed either way) and waits for it; where
+      the browser cannot reach this machine, paste the address it ends on
+  mcp-workbench logout TOOLBOX/SERVER [--config PATH]
+      forget the tokens stored for a remote server
+  mcp-workbench import [--config PATH] [--from HOST|FILE]... [--write] [--no-start]
+      bring the MCP servers of your hosts into toolboxes, one toolbox per server
+      (HOST: claude-desktop, claude-code, cursor, vscode, codex, gemini, windsurf;
+      every installed one unless --from names some, or a FILE of theirs). Prints
+      the config it would write, secrets masked, and what it could not map;
+      --write merges it into the config (the old one kept as a backup) and checks
+      the result; --no-start describes the toolboxes without starting the
+      servers to list their tools
+  mcp-workbench install HOST [--config PATH] [--replace] [--undo]
+      add the workbench (this binary, with --config and the config's absolute
+      path) to HOST's own config, with a timestamped backup beside it; --replace
+      also takes out of HOST the servers the workbench's config now holds;
+      --undo puts the latest backup back
   mcp-workbench --help | --version
 
 The config path is --config, else $WORKBENCH_CONFIG, else ./workbench-config.json.
@@ -39,9 +59,10 @@ Logs go to stderr; set RUST_LOG (error, warn, info, debug) to choose how much.
 Exit codes: 0 clean shutdown, 1 runtime failure, 2 usage or config error.
 ";
 
-/// The one line printed with a usage error, before the hint to `--help`.
+/// The one line printed with a usage error, before the hint to `--help`:
+/// every command, serving (no command word) first.
 pub const USAGE_LINE: &str =
-    "usage: mcp-workbench [--config PATH] [--trace FILE] | mcp-workbench check|status [--config PATH] [--json] | mcp-workbench index [--config PATH]";
+    "usage: mcp-workbench [--config PATH] [--trace FILE] (serve MCP over stdio) | mcp-workbench check|index|status|pins|learned|login|logout|import|install [--config PATH] [OPTIONS]";
 
 /// The default config file, in the working directory.
 pub const DEFAULT_CONFIG: &str = "workbench-config.json";
@@ -93,8 +114,46 @@ pub enum Command {
         config: ConfigPath,
         clear: bool,
     },
+    /// Sign in to remote server `target` (`TOOLBOX/SERVER`).
+    Login {
+        config: ConfigPath,
+        target: String,
+        no_browser: bool,
+    },
+    /// Forget the tokens of remote server `target` (`TOOLBOX/SERVER`).
+    Logout {
+        config: ConfigPath,
+        target: String,
+    },
+    /// Bring the hosts' servers into toolboxes (docs/reference.md §12).
+    Import {
+        config: ConfigPath,
+        /// `--from`: what to read; empty: every host's files.
+        from: Vec<ImportFrom>,
+        /// `--write`: merge into the config; else print what would be written.
+        write: bool,
+        /// Start the servers to list their tools for the descriptions
+        /// (not with `--no-start`).
+        start: bool,
+    },
+    /// Put the workbench into a host's config.
+    Install {
+        config: ConfigPath,
+        host: Host,
+        /// `--replace`: also take out the servers the config now holds.
+        replace: bool,
+        /// `--undo`: put the latest backup back.
+        undo: bool,
+    },
     Help,
     Version,
+}
+
+/// What `import --from` names: a host's files, or one file.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ImportFrom {
+    Host(Host),
+    File(PathBuf),
 }
 
 /// What `pins` does.
@@ -115,6 +174,12 @@ const FLAGS: &[&str] = &[
     "--trace",
     "--json",
     "--yes",
+    "--no-browser",
+    "--from",
+    "--write",
+    "--no-start",
+    "--replace",
+    "--undo",
     "--help",
     "--version",
 ];
@@ -126,10 +191,13 @@ pub fn parse(
     env: &dyn Fn(&str) -> Option<OsString>,
 ) -> Result<Command, String> {
     let mut word: Option<&'static str> = None;
-    // The words after `pins` or `learned`.
+    // The words after `pins`, `learned` or `install`.
     let mut pins = Vec::new();
     let mut json = false;
     let mut yes = false;
+    let mut no_browser = false;
+    let mut from = Vec::new();
+    let (mut write, mut no_start, mut replace, mut undo) = (false, false, false, false);
     let mut config: Option<PathBuf> = None;
     let mut trace: Option<PathBuf> = None;
     let mut args = args.into_iter();
@@ -144,10 +212,19 @@ pub fn parse(
         match (flag, inline) {
             ("-h" | "--help", None) => return Ok(Command::Help),
             ("-V" | "--version", None) => return Ok(Command::Version),
-            (w, None) if matches!(word, Some("pins" | "learned")) && !w.starts_with('-') => {
+            (w, None)
+                if matches!(
+                    word,
+                    Some("pins" | "learned" | "install" | "login" | "logout")
+                ) && !w.starts_with('-') =>
+            {
                 pins.push(w.to_string())
             }
-            (w @ ("check" | "index" | "status" | "fleet" | "pins" | "learned"), None) => {
+            (
+                w @ ("check" | "index" | "status" | "fleet" | "pins" | "learned" | "import"
+                | "install" | "login" | "logout"),
+                None,
+            ) => {
                 let w = WORDS
                     .iter()
                     .copied()
@@ -163,6 +240,27 @@ pub fn parse(
             }
             ("--json", None) => set_flag(&mut json, "--json")?,
             ("--yes" | "-y", None) => set_flag(&mut yes, "--yes")?,
+            ("--no-browser", None) => set_flag(&mut no_browser, "--no-browser")?,
+            ("--write", None) => set_flag(&mut write, "--write")?,
+            ("--no-start", None) => set_flag(&mut no_start, "--no-start")?,
+            ("--replace", None) => set_flag(&mut replace, "--replace")?,
+            ("--undo", None) => set_flag(&mut undo, "--undo")?,
+            ("--from", _) => {
+                let value = match inline {
+                    Some(value) => OsString::from(value),
+                    None => args.next().ok_or("--from needs a host or a file")?,
+                };
+                let text = value.to_str().unwrap_or_default();
+                if value.is_empty() {
+                    return Err("--from needs a host or a file".to_string());
+                }
+                from.push(match Host::parse(text) {
+                    Some(host) => ImportFrom::Host(host),
+                    None => ImportFrom::File(
+                        expand_home(value, env).map_err(|e| format!("--from: {e}"))?,
+                    ),
+                });
+            }
             ("--config" | "--trace", _) => {
                 let value = match inline {
                     Some(value) => OsString::from(value),
@@ -187,8 +285,28 @@ pub fn parse(
     if yes && word != Some("pins") {
         return Err("--yes applies to pins approve".to_string());
     }
+    if no_browser && word != Some("login") {
+        return Err("--no-browser applies to login".to_string());
+    }
     if json && !matches!(word, Some("check" | "status")) {
         return Err("--json applies to check and status".to_string());
+    }
+    for (given, flag) in [
+        (!from.is_empty(), "--from"),
+        (write, "--write"),
+        (no_start, "--no-start"),
+    ] {
+        if given && word != Some("import") {
+            return Err(format!("{flag} applies to import"));
+        }
+    }
+    for (given, flag) in [(replace, "--replace"), (undo, "--undo")] {
+        if given && word != Some("install") {
+            return Err(format!("{flag} applies to install"));
+        }
+    }
+    if replace && undo {
+        return Err("--replace and --undo cannot be combined".to_string());
     }
     let config = match config {
         Some(path) => ConfigPath {
@@ -216,7 +334,28 @@ pub fn parse(
             config,
             clear: learned_action(&pins)?,
         }),
+        (Some("login"), None) => Ok(Command::Login {
+            config,
+            target: target("login", &pins)?,
+            no_browser,
+        }),
+        (Some("logout"), None) => Ok(Command::Logout {
+            config,
+            target: target("logout", &pins)?,
+        }),
         (Some("status"), None) => Ok(Command::Status { config, json }),
+        (Some("import"), None) => Ok(Command::Import {
+            config,
+            from,
+            write,
+            start: !no_start,
+        }),
+        (Some("install"), None) => Ok(Command::Install {
+            config,
+            host: install_host(&pins)?,
+            replace,
+            undo,
+        }),
         (Some("fleet"), None) => Ok(Command::Fleet { config }),
         (Some("index"), None) => Ok(Command::Index { config }),
         (Some(_), None) => Ok(Command::Check { config, json }),
@@ -224,8 +363,40 @@ pub fn parse(
     }
 }
 
-/// The command words (`fleet` is the shared fleet's own, not in the usage).
-const WORDS: &[&str] = &["check", "index", "status", "pins", "learned", "fleet"];
+/// The command words (`fleet`, last, is the shared fleet's own, not in the usage).
+const WORDS: &[&str] = &[
+    "check", "index", "status", "pins", "learned", "import", "install", "login", "logout", "fleet",
+];
+
+/// The one `TOOLBOX/SERVER` after `login` or `logout`.
+fn target(word: &str, words: &[String]) -> Result<String, String> {
+    match words {
+        [one] => match one.split_once('/') {
+            Some((toolbox, server))
+                if !toolbox.is_empty() && !server.is_empty() && !server.contains('/') =>
+            {
+                Ok(one.clone())
+            }
+            _ => Err(format!(
+                "{word}: '{one}' is not TOOLBOX/SERVER (a toolbox's name and one of its servers' names)"
+            )),
+        },
+        [] => Err(format!("{word} needs TOOLBOX/SERVER: the remote server to {}", match word {
+            "login" => "sign in to",
+            _ => "forget the tokens of",
+        })),
+        [_, extra, ..] => Err(format!("{word}: unexpected argument '{extra}'")),
+    }
+}
+
+/// The word after `install`: the host.
+fn install_host(words: &[String]) -> Result<Host, String> {
+    match words {
+        [] => Err("install needs a host: claude-desktop, claude-code, cursor, vscode, codex, gemini or windsurf".to_string()),
+        [name] => Host::parse(name).ok_or_else(|| format!("install: {}", Host::unknown(name))),
+        [_, extra, ..] => Err(format!("install: unexpected argument '{extra}'")),
+    }
+}
 
 /// The words after `learned`: whether it is `clear`.
 fn learned_action(words: &[String]) -> Result<bool, String> {
@@ -287,7 +458,7 @@ fn unexpected(text: &str, flag: &str) -> String {
     let (what, known) = if text.starts_with('-') {
         ("unknown option", FLAGS)
     } else {
-        ("unexpected argument", &WORDS[..5])
+        ("unexpected argument", &WORDS[..WORDS.len() - 1])
     };
     match suggest::closest(flag, known) {
         Some(close) => format!("{what} '{text}'; did you mean '{close}'?"),
@@ -515,6 +686,169 @@ mod tests {
         assert_eq!(
             err(&["pin"]),
             "unexpected argument 'pin'; did you mean 'pins'?"
+        );
+    }
+
+    /// The usage line after a bad flag names every command, and `--help`
+    /// describes each one.
+    #[test]
+    fn the_usage_names_every_command() {
+        let commands = [
+            "serve", "check", "index", "status", "pins", "learned", "login", "logout", "import",
+            "install",
+        ];
+        let named = |text: &str, word: &str| {
+            text.split(|c: char| !c.is_ascii_alphanumeric())
+                .any(|w| w == word)
+        };
+        for word in commands {
+            assert!(named(USAGE_LINE, word), "{word} is not in {USAGE_LINE:?}");
+            if word != "serve" {
+                assert!(
+                    USAGE.contains(&format!("  mcp-workbench {word} ")),
+                    "--help does not describe {word}"
+                );
+            }
+        }
+        assert!(USAGE_LINE.lines().count() == 1);
+    }
+
+    #[test]
+    fn import_and_install() {
+        assert_eq!(
+            parse_str(&["import", "--config", "c.json"]),
+            Ok(Command::Import {
+                config: flag("c.json"),
+                from: Vec::new(),
+                write: false,
+                start: true,
+            })
+        );
+        assert_eq!(
+            parse_str(&[
+                "--from",
+                "cursor",
+                "import",
+                "--from=~/x.json",
+                "--write",
+                "--no-start",
+                "--config=c.json"
+            ]),
+            Ok(Command::Import {
+                config: flag("c.json"),
+                from: vec![
+                    ImportFrom::Host(Host::Cursor),
+                    ImportFrom::File("/home/u/x.json".into())
+                ],
+                write: true,
+                start: false,
+            })
+        );
+        assert_eq!(
+            parse_str(&["install", "codex", "--replace", "--config", "c.json"]),
+            Ok(Command::Install {
+                config: flag("c.json"),
+                host: Host::Codex,
+                replace: true,
+                undo: false,
+            })
+        );
+        assert_eq!(
+            parse_str(&["--undo", "install", "vscode", "--config", "c.json"]),
+            Ok(Command::Install {
+                config: flag("c.json"),
+                host: Host::VsCode,
+                replace: false,
+                undo: true,
+            })
+        );
+        let err = |args: &[&str]| parse_str(args).unwrap_err();
+        assert_eq!(
+            err(&["install"]),
+            "install needs a host: claude-desktop, claude-code, cursor, vscode, codex, gemini or windsurf"
+        );
+        assert_eq!(
+            err(&["install", "cursr"]),
+            "install: unknown host 'cursr'; did you mean 'cursor'?"
+        );
+        assert_eq!(
+            err(&["install", "cursor", "codex"]),
+            "install: unexpected argument 'codex'"
+        );
+        assert_eq!(
+            err(&["install", "cursor", "--replace", "--undo"]),
+            "--replace and --undo cannot be combined"
+        );
+        assert_eq!(
+            err(&["install", "cursor", "--write"]),
+            "--write applies to import"
+        );
+        assert_eq!(err(&["import", "--undo"]), "--undo applies to install");
+        assert_eq!(
+            err(&["check", "--from", "cursor"]),
+            "--from applies to import"
+        );
+        assert_eq!(err(&["import", "--from"]), "--from needs a host or a file");
+        assert_eq!(err(&["import", "cursor"]), "unexpected argument 'cursor'");
+        assert_eq!(
+            err(&["imprt"]),
+            "unexpected argument 'imprt'; did you mean 'import'?"
+        );
+        assert_eq!(
+            err(&["import", "--writ"]),
+            "unknown option '--writ'; did you mean '--write'?"
+        );
+    }
+
+    #[test]
+    fn login_and_logout_take_one_remote_server() {
+        assert_eq!(
+            parse_str(&["login", "work/linear", "--no-browser", "--config=c.json"]),
+            Ok(Command::Login {
+                config: flag("c.json"),
+                target: "work/linear".into(),
+                no_browser: true,
+            })
+        );
+        assert_eq!(
+            parse_str(&["--config", "c.json", "logout", "work/linear"]),
+            Ok(Command::Logout {
+                config: flag("c.json"),
+                target: "work/linear".into(),
+            })
+        );
+        let err = |args: &[&str]| parse_str(args).unwrap_err();
+        assert_eq!(
+            err(&["login"]),
+            "login needs TOOLBOX/SERVER: the remote server to sign in to"
+        );
+        assert_eq!(
+            err(&["logout", "work"]),
+            "logout: 'work' is not TOOLBOX/SERVER (a toolbox's name and one of its servers' names)"
+        );
+        assert_eq!(
+            err(&["login", "a/b/c"]),
+            "login: 'a/b/c' is not TOOLBOX/SERVER (a toolbox's name and one of its servers' names)"
+        );
+        assert_eq!(
+            err(&["login", "a/b", "c/d"]),
+            "login: unexpected argument 'c/d'"
+        );
+        assert_eq!(
+            err(&["logout", "a/b", "--no-browser"]),
+            "--no-browser applies to login"
+        );
+        assert_eq!(
+            err(&["check", "--no-browser"]),
+            "--no-browser applies to login"
+        );
+        assert_eq!(
+            err(&["login", "a/b", "--json"]),
+            "--json applies to check and status"
+        );
+        assert_eq!(
+            err(&["logon"]),
+            "unexpected argument 'logon'; did you mean 'login'?"
         );
     }
 

@@ -4,7 +4,7 @@
 //! The crate is a library so that the binary, the fuzz targets and the tests can
 //! share it; `main.rs` is only argument handling and exit codes.
 
-pub(crate) mod auth;
+pub mod auth;
 pub mod catalog;
 pub mod cli;
 pub mod commands;
@@ -12,6 +12,7 @@ pub mod config;
 pub(crate) mod downstream;
 pub(crate) mod fleet;
 pub mod host;
+pub mod hosts;
 pub mod net;
 pub(crate) mod pins;
 pub mod protocol;

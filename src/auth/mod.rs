@@ -1,6 +1,73 @@
-//! Signing in to remote servers (docs/reference.md §11): the MCP
+//! Signing in to remote servers (docs/reference.md §7.5): the MCP
 //! authorization spec's discovery, the OAuth client, the authorization code
 //! flow with PKCE, and the tokens kept for every session of the user.
+//!
+//! Hand-written on serde_json (docs/decisions.md, "Sign-in without an OAuth
+//! crate"), one job per file, with the feature `remote`:
+//! - what the network says, parsed (pure, reached by the fuzz target):
+//!   `challenge` (`WWW-Authenticate`), `metadata` (RFC 9728 and RFC 8414
+//!   documents, the well-known URLs), `token` (token responses, expiry);
+//! - the requests: `http` (the HTTP seam), `discovery`, `register` (the
+//!   configured client or dynamic registration), `endpoint` (the token
+//!   endpoint's grants);
+//! - one sign-in: `pkce` (with `base64`), `flow` (the authorization URL and
+//!   the redirect's checks), `loopback` (the redirect's listener), `signin`
+//!   (from discovery to stored tokens), `background` (a serving process's
+//!   own sign-in);
+//! - what is kept: `store` (token files and registrations), `lock` (one
+//!   refresher per token file, across threads and processes);
+//! - `access`: what a remote transport calls (`Access`, `SignInNeeded`);
+//!   `login`: what the `login` and `logout` commands call.
+//!
+//! Imports nothing of `downstream`: the transports call `Access`.
+
+#[cfg(feature = "remote")]
+mod access;
+#[cfg(feature = "remote")]
+mod background;
+#[cfg(feature = "remote")]
+mod base64;
+#[cfg(feature = "remote")]
+pub mod challenge;
+#[cfg(feature = "remote")]
+mod discovery;
+// They start `python3` (the Windows tests run under Wine, without it).
+#[cfg(all(test, feature = "remote", unix))]
+mod e2e_tests;
+#[cfg(feature = "remote")]
+mod endpoint;
+#[cfg(feature = "remote")]
+mod flow;
+#[cfg(feature = "remote")]
+pub(crate) mod http;
+#[cfg(feature = "remote")]
+mod lock;
+#[cfg(feature = "remote")]
+pub(crate) mod login;
+#[cfg(feature = "remote")]
+mod loopback;
+#[cfg(feature = "remote")]
+pub mod metadata;
+#[cfg(feature = "remote")]
+mod pkce;
+#[cfg(feature = "remote")]
+mod register;
+#[cfg(feature = "remote")]
+mod signin;
+#[cfg(feature = "remote")]
+pub(crate) mod store;
+#[cfg(all(test, feature = "remote"))]
+pub(crate) mod tests;
+#[cfg(feature = "remote")]
+pub mod token;
+
+#[cfg(feature = "remote")]
+#[expect(unused_imports, reason = "until the HTTP transports call Access")]
+pub(crate) use access::{Access, SignInNeeded};
+#[cfg(feature = "remote")]
+pub(crate) use background::serve_hosts;
+#[cfg(feature = "remote")]
+pub(crate) use flow::Redirect;
 
 /// The OAuth client a remote server's `oauth` key configures, expanded.
 /// Everything is optional: without a `client_id` the client registers

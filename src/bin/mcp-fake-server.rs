@@ -6,6 +6,7 @@
 //!
 //! ```text
 //! serverInfo, capabilities   raw JSON for the initialize result
+//! instructions               string: the result's `instructions` (both eras)
 //! protocolVersion            string; default: echo the client's
 //! initialize                 "normal" | "ignore" | "exit" | {"error": {...}}
 //! initializeDelayMs          sleep before answering initialize
@@ -80,6 +81,7 @@ const DEFAULT_CAPABILITIES: &str = r#"{"tools":{"listChanged":true}}"#;
 #[serde(rename_all = "camelCase", deny_unknown_fields, default)]
 struct Script {
     server_info: Option<Raw>,
+    instructions: Option<String>,
     protocol_version: Option<String>,
     capabilities: Option<Raw>,
     initialize: Option<Raw>,
@@ -96,6 +98,14 @@ struct Script {
 }
 
 impl Script {
+    /// `,"instructions":...` when the script gives some, else nothing.
+    fn instructions(&self) -> String {
+        self.instructions
+            .as_deref()
+            .map(|text| format!(r#","instructions":{}"#, json_string(text)))
+            .unwrap_or_default()
+    }
+
     /// The `capabilities` and `serverInfo` the server declares (both eras).
     fn capabilities_and_info(&self) -> (String, String) {
         let caps = self
@@ -404,10 +414,11 @@ impl Fake {
         let s = &self.script;
         let (caps, info) = s.capabilities_and_info();
         let versions = serde_json::to_string(&s.modern_versions).unwrap_or_default();
+        let instructions = s.instructions();
         send(result_line(
             id,
             &format!(
-                r#"{{"supportedVersions":{versions},"capabilities":{caps},"resultType":"complete","ttlMs":0,"cacheScope":"private","_meta":{{"io.modelcontextprotocol/serverInfo":{info}}}}}"#
+                r#"{{"supportedVersions":{versions},"capabilities":{caps}{instructions},"resultType":"complete","ttlMs":0,"cacheScope":"private","_meta":{{"io.modelcontextprotocol/serverInfo":{info}}}}}"#
             ),
         ));
     }
@@ -537,8 +548,9 @@ impl Fake {
                 let version = s.protocol_version.clone().or(requested);
                 let version = json_string(version.as_deref().unwrap_or("2025-06-18"));
                 let (caps, info) = s.capabilities_and_info();
+                let instructions = s.instructions();
                 let result = format!(
-                    r#"{{"protocolVersion":{version},"capabilities":{caps},"serverInfo":{info}}}"#
+                    r#"{{"protocolVersion":{version},"capabilities":{caps},"serverInfo":{info}{instructions}}}"#
                 );
                 send(result_line(id, &result));
             }

@@ -133,6 +133,9 @@ struct Attached {
     config: String,
     /// A failed write was reported; later ones are logged at debug level.
     warned: bool,
+    /// The folder's old catalog files were pruned (`file::prune`, at the
+    /// first write).
+    pruned: bool,
 }
 
 pub(crate) fn now_ms() -> u64 {
@@ -172,6 +175,7 @@ impl Catalog {
             path,
             config,
             warned: false,
+            pruned: false,
         });
     }
 
@@ -281,7 +285,14 @@ impl Catalog {
             .filter(|l| l.listed_at >= oldest)
             .collect();
         match file::write(&file.path, &file.config, &kept, &learned) {
-            Ok(()) => log::debug!("tool catalog written: {}", file.path.display()),
+            Ok(()) => {
+                log::debug!("tool catalog written: {}", file.path.display());
+                if !std::mem::replace(&mut file.pruned, true) {
+                    if let Some(dir) = file.path.parent() {
+                        file::prune(dir, &file.path, KEEP, SystemTime::now());
+                    }
+                }
+            }
             Err(e) if !file.warned => {
                 file.warned = true;
                 log::warn!(

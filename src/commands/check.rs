@@ -3,7 +3,8 @@
 //! with the reason and stderr tail, disabled), the era it speaks (legacy, or
 //! modern through the era bridge) with the protocol version agreed on,
 //! start-up time, idle timeout,
-//! tool count after filters, and the approximate context cost of its tool
+//! tool count after filters, for a remote server its transport, url as
+//! written and sign-in state, and the approximate context cost of its tool
 //! schemas (bytes / 4).
 //! Totals per toolbox and for the config; warnings for filters that name no
 //! tool, unset variables, shortened dynamic-mode names and toolboxes over 40
@@ -18,7 +19,7 @@
 
 use super::interrupt::local_servers;
 use crate::catalog::Catalog;
-use crate::config::{Config, ConfigError, Loaded, Mode, Problem};
+use crate::config::{Config, ConfigError, Loaded, Mode, Problem, RemoteConfig, ServerConfig};
 use crate::fleet::launch::{self, Launcher};
 use crate::fleet::visible::visible;
 use crate::tools;
@@ -74,6 +75,15 @@ struct ServerReport {
     startup_ms: Option<u128>,
     /// `idleTimeoutMs` in effect (the server's or the top level's); 0: never.
     idle_timeout_ms: u128,
+    /// A remote server's transport: `Streamable HTTP` or `legacy SSE`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    transport: Option<&'static str>,
+    /// A remote server's url as written in the config (never expanded).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    url: Option<String>,
+    /// A remote server's sign-in state (`sign_in_state`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    sign_in: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     tools: Option<usize>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -198,6 +208,12 @@ fn examine(config: &Config, launcher: &Launcher, catalog: &Catalog) -> Report {
                 protocol_version: None,
                 startup_ms: None,
                 idle_timeout_ms: server.idle_timeout.unwrap_or_default().as_millis(),
+                transport: server.remote.as_ref().map(|r| r.kind.name()),
+                url: server.remote.as_ref().map(|r| r.url.source().to_string()),
+                sign_in: server
+                    .remote
+                    .as_ref()
+                    .and_then(|r| sign_in_state(&toolbox.name, server, r)),
                 tools: None,
                 tokens: None,
                 bytes: 0,
@@ -310,6 +326,22 @@ fn examine(config: &Config, launcher: &Launcher, catalog: &Catalog) -> Report {
     }
 }
 
+/// What `check` says of a remote server's sign-in (signed in, expires in,
+/// expired), from the tokens stored (`auth::login::state`); `None`: none
+/// are (a server that wants a sign-in says so when it starts).
+#[cfg(feature = "remote")]
+fn sign_in_state(toolbox: &str, server: &ServerConfig, _remote: &RemoteConfig) -> Option<String> {
+    let remote = launch::resolve(toolbox, server, None).ok()?.remote?;
+    let url = crate::net::Url::parse(&remote.url).ok()?;
+    crate::auth::login::state(&url, &remote.oauth, &format!("{toolbox}/{}", server.name))
+}
+
+/// Without remote servers there is no sign-in.
+#[cfg(not(feature = "remote"))]
+fn sign_in_state(_toolbox: &str, _server: &ServerConfig, _remote: &RemoteConfig) -> Option<String> {
+    None
+}
+
 /// The workbench's own `tools/list` entries (the meta-tools, with
 /// `outputSchema`), counted like the servers' tools, less the host hints
 /// (`_meta`, docs/reference.md §12): the host reads them, and they are not
@@ -368,6 +400,22 @@ fn print_text(out: &mut impl Write, report: &Report) -> io::Result<()> {
         }
         rows.push(total_row(&toolbox.name, "(total)", toolbox.total));
     }
+    let mut remotes = Vec::new();
+    for toolbox in &report.toolboxes {
+        for server in &toolbox.servers {
+            let (Some(transport), Some(url)) = (server.transport, &server.url) else {
+                continue;
+            };
+            let sign_in = server
+                .sign_in
+                .as_ref()
+                .map_or(String::new(), |state| format!(", sign-in: {state}"));
+            remotes.push(format!(
+                "{}/{}: {transport} {url}{sign_in}",
+                toolbox.name, server.name
+            ));
+        }
+    }
     rows.push(total_row("all toolboxes", "", report.total));
     let widths: Vec<usize> = (0..8)
         .map(|c| rows.iter().map(|r| r[c].len()).max().unwrap_or(0))
@@ -385,6 +433,12 @@ fn print_text(out: &mut impl Write, report: &Report) -> io::Result<()> {
             .collect();
         let line = cells.join("  ");
         writeln!(out, "{}", line.trim_end())?;
+    }
+    if !remotes.is_empty() {
+        writeln!(out, "\nremote servers:")?;
+        for remote in &remotes {
+            writeln!(out, "  {remote}")?;
+        }
     }
     if !reasons.is_empty() {
         writeln!(out, "\nfailures:")?;

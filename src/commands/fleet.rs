@@ -9,6 +9,9 @@ use std::process::ExitCode;
 /// Runs the fleet of config file `path`.
 pub(super) fn run(path: &Path, ready: Ready) -> ExitCode {
     let Ready { loaded, .. } = ready;
+    // Its sessions' remote servers sign in through the browser, once for all.
+    #[cfg(feature = "remote")]
+    crate::auth::serve_hosts();
     match crate::share::run_fleet(path, loaded.config, loaded.stamp) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {

@@ -3,22 +3,31 @@
 //! (`Needs`, the one table of how commands differ) and runs its entry, one
 //! arm per command, each in a file of its own here. Returns the exit code;
 //! `main` only parses, sets up logging and exits with it.
+//! `import` and `install` read and write the hosts' configs (`hosts/`).
 //!
 //! A command writes its output to the `Console`'s stdout, which `main`
-//! hands over; serving gives it to the outbox, and nothing else may write it.
+//! hands over: through a `printer::Printer` (a reader that went away ends
+//! the output quietly), except serving, which gives it to the outbox;
+//! nothing else may write it.
 
 mod check;
 mod fleet;
+mod import;
 mod index;
+mod install;
 mod interrupt;
 mod learned;
+#[cfg(feature = "remote")]
+mod login;
 mod pins;
 mod prepare;
+mod printer;
 mod serve;
 mod status;
 
 use crate::cli::{self, Command};
 use crate::protocol::mcp;
+use printer::Printer;
 use std::io::{self, Write};
 use std::process::ExitCode;
 
@@ -96,8 +105,21 @@ impl Needs {
                 log: Some("error"),
                 ..nothing
             },
-            Command::Learned { .. } => Needs {
+            Command::Learned { .. } | Command::Install { .. } => Needs {
                 log: Some("warn"),
+                ..nothing
+            },
+            // What the person reads is the command's own output; warnings
+            // (a token file that does not read) still show.
+            Command::Login { .. } | Command::Logout { .. } => Needs {
+                log: Some("warn"),
+                ..nothing
+            },
+            // Starts servers to describe them (not with --no-start); the
+            // report says what happened to each.
+            Command::Import { start, .. } => Needs {
+                log: Some("error"),
+                watchdog: *start,
                 ..nothing
             },
         }
@@ -109,7 +131,8 @@ impl Needs {
 pub fn run(command: Command, console: Console) -> ExitCode {
     let needs = Needs::of(&command);
     let Console { stdin, stdout } = console;
-    let mut out = &stdout;
+    let printer = Printer::new(&stdout);
+    let mut out = &printer;
     let code = match command {
         Command::Help => written(write!(out, "{}", cli::USAGE)),
         Command::Version => written(writeln!(out, "{} {}", mcp::NAME, mcp::VERSION)),
@@ -119,12 +142,44 @@ pub fn run(command: Command, console: Console) -> ExitCode {
         Command::Index { config } => prepare::run(&config, needs, &mut out)
             .map(|ready| index::run(&ready.loaded.config, &config.path, &mut out)),
         Command::Pins { config, action } => prepare::run(&config, needs, &mut out)
-            .map(|ready| pins::main(&ready.loaded.config, &action, &stdin, &stdout)),
+            .map(|ready| pins::main(&ready.loaded.config, &action, &stdin, &printer)),
         Command::Learned { config, clear } => prepare::run(&config, needs, &mut out)
             .map(|_| learned::run(&config.path, clear, &mut out)),
         Command::Fleet { config } => {
             prepare::run(&config, needs, &mut out).map(|ready| fleet::run(&config.path, ready))
         }
+        #[cfg(feature = "remote")]
+        Command::Login {
+            config,
+            target,
+            no_browser,
+        } => prepare::run(&config, needs, &mut out)
+            .map(|ready| login::login(&ready.loaded.config, &target, no_browser, stdin, &mut out)),
+        #[cfg(feature = "remote")]
+        Command::Logout { config, target } => prepare::run(&config, needs, &mut out)
+            .map(|ready| login::logout(&ready.loaded.config, &target, &mut out)),
+        #[cfg(not(feature = "remote"))]
+        Command::Login { .. } | Command::Logout { .. } => {
+            eprintln!("error: this mcp-workbench was built without remote servers (the `remote` feature), so it has no sign-in");
+            Err(ExitCode::from(2))
+        }
+        Command::Import {
+            config,
+            from,
+            write,
+            start,
+        } => {
+            if needs.watchdog {
+                prepare::watchdog();
+            }
+            Ok(import::run(&config, &from, write, start, &mut out))
+        }
+        Command::Install {
+            config,
+            host,
+            replace,
+            undo,
+        } => Ok(install::run(&config, host, replace, undo, &mut out)),
         Command::Serve { config, trace } => prepare::run(&config, needs, &mut out)
             .map(|ready| serve::run(&config.path, ready, trace, stdin, stdout)),
     };

@@ -11,8 +11,9 @@
 //! reads the file again within a second or two (`fleet::main_loop`).
 //! Prints on stdout; serves no host.
 
+use super::printer::Printer;
 use crate::cli::PinsAction;
-use crate::config::Config;
+use crate::config::{suggest, Config};
 use crate::pins::store::Store;
 use crate::pins::{changed_fields, Change, PinFile, Scope, ToolPin, FIELDS};
 use serde_json::Value;
@@ -30,7 +31,7 @@ pub(super) fn main(
     config: &Config,
     action: &PinsAction,
     stdin: &io::Stdin,
-    stdout: &io::Stdout,
+    stdout: &Printer,
 ) -> ExitCode {
     let env = |name: &str| std::env::var_os(name);
     let mut ask = |question: &str| ask(stdin, stdout, question);
@@ -39,7 +40,7 @@ pub(super) fn main(
 
 /// Asks a person on the terminal (`pins approve`); `None` when stdin is not
 /// one (a model's shell tool, a script, a pipe): no one there to say yes.
-fn ask(stdin: &io::Stdin, mut stdout: &io::Stdout, question: &str) -> Option<bool> {
+fn ask(stdin: &io::Stdin, mut stdout: &Printer, question: &str) -> Option<bool> {
     if !stdin.is_terminal() {
         return None;
     }
@@ -99,7 +100,12 @@ fn try_run(
         }
         PinsAction::Diff(text) => {
             let scope = text.as_deref().map(Scope::parse).transpose()?;
-            let shown = store.load()?.waiting(scope.as_ref());
+            let pins = store.load()?;
+            let shown = pins.waiting(scope.as_ref());
+            if let Some(unknown) = scope.as_ref().and_then(|s| unknown(config, &pins, s)) {
+                writeln!(out, "{unknown}").map_err(io)?;
+                return Ok(1);
+            }
             if shown.is_empty() {
                 let place = text.as_deref().unwrap_or("any toolbox");
                 writeln!(out, "nothing waits for approval in {place}").map_err(io)?;
@@ -111,7 +117,12 @@ fn try_run(
         }
         PinsAction::Approve { scope: text, yes } => {
             let scope = Scope::parse(text)?;
-            let shown = store.load()?.waiting(Some(&scope));
+            let pins = store.load()?;
+            let shown = pins.waiting(Some(&scope));
+            if let Some(unknown) = unknown(config, &pins, &scope) {
+                writeln!(out, "{unknown}").map_err(io)?;
+                return Ok(1);
+            }
             if shown.is_empty() {
                 writeln!(
                     out,
@@ -171,6 +182,86 @@ fn try_run(
             Ok(0)
         }
     }
+}
+
+/// Why `scope` names nothing, if it does not: a toolbox or server that is
+/// neither in the config nor in the pins file, or a tool the pins file does
+/// not hold for that server; with the closest name when one is a likely
+/// typo (`notes/memroy`: did you mean 'memory'?), else the names there are.
+fn unknown(config: &Config, pins: &PinFile, scope: &Scope) -> Option<String> {
+    // The pins file's keys too: a toolbox removed from the config keeps its pins.
+    let pinned: Vec<(&str, &str)> = pins
+        .servers
+        .keys()
+        .filter_map(|k| k.split_once('/'))
+        .collect();
+    let mut toolboxes: Vec<&str> = config.toolboxes.iter().map(|t| t.name.as_str()).collect();
+    toolboxes.extend(pinned.iter().map(|(t, _)| *t));
+    dedup(&mut toolboxes);
+    let toolbox = scope.toolbox.as_str();
+    if !toolboxes.contains(&toolbox) {
+        let what = format!("no toolbox '{toolbox}' in {}", config_name(config));
+        return Some(not_found(what, toolbox, &toolboxes, "its toolboxes"));
+    }
+    let server = scope.server.as_deref()?;
+    let mut servers: Vec<&str> = config
+        .toolboxes
+        .iter()
+        .filter(|t| t.name == toolbox)
+        .flat_map(|t| t.servers.iter().map(|s| s.name.as_str()))
+        .collect();
+    servers.extend(
+        pinned
+            .iter()
+            .filter(|(t, _)| *t == toolbox)
+            .map(|(_, s)| *s),
+    );
+    dedup(&mut servers);
+    if !servers.contains(&server) {
+        let what = format!("no server '{server}' in toolbox '{toolbox}'");
+        return Some(not_found(what, server, &servers, "its servers"));
+    }
+    let tool = scope.tool.as_deref()?;
+    // A server never pinned has no tools to name: "nothing waits" says enough.
+    let pinned = pins.servers.get(&format!("{toolbox}/{server}"))?;
+    let tools: Vec<&str> = pinned.tools.keys().map(String::as_str).collect();
+    if tools.contains(&tool) {
+        return None;
+    }
+    let what = format!("no tool '{tool}' pinned for server '{server}' in toolbox '{toolbox}'");
+    Some(not_found(what, tool, &tools, "its pinned tools"))
+}
+
+/// `what`, then the closest of `known` to `name` if one is a likely typo,
+/// else the first few of `known`.
+fn not_found(what: String, name: &str, known: &[&str], whose: &str) -> String {
+    const SHOWN: usize = 10;
+    if let Some(close) = suggest::closest(name, known) {
+        return format!("{what}; did you mean '{close}'?");
+    }
+    match known.len() {
+        0 => what,
+        n if n <= SHOWN => format!("{what} ({whose}: {})", known.join(", ")),
+        n => format!(
+            "{what} ({whose}: {}, and {} more)",
+            known[..SHOWN].join(", "),
+            n - SHOWN
+        ),
+    }
+}
+
+/// Drops the repeats of `names`, keeping the first of each, in order.
+fn dedup(names: &mut Vec<&str>) {
+    let mut seen = std::collections::HashSet::new();
+    names.retain(|n| seen.insert(*n));
+}
+
+/// The config file's path, or "the config".
+fn config_name(config: &Config) -> String {
+    config
+        .file
+        .as_ref()
+        .map_or("the config".to_string(), |f| f.display().to_string())
 }
 
 /// `1 tool`, `2 tools`.
@@ -318,6 +409,89 @@ mod tests {
         assert!(store.load().unwrap().servers["t/s"].tools["n"]
             .pending
             .is_none());
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    /// A scope that names nothing says which part is unknown, with the
+    /// closest name, rather than that nothing waits.
+    #[test]
+    fn an_unknown_scope_says_which_name_and_suggests_the_closest() {
+        let dir = std::env::temp_dir().join(format!("pins-scope-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let state = dir.clone().into_os_string();
+        let env = move |name: &str| {
+            (name == "XDG_STATE_HOME" || name == "LOCALAPPDATA").then(|| state.clone())
+        };
+        let text = r#"{"toolboxes": {"notes": {"description": "d", "mcpServers": {
+            "memory": {"command": "x"}, "files": {"command": "y"}}}}, "pinTools": true}"#;
+        let mut config = crate::config::parse(text.as_bytes(), Path::new("c.json"), &dir)
+            .unwrap()
+            .config;
+        config.file = Some(dir.join("c.json"));
+        let store = Store::for_config(&dir.join("c.json"), &env).unwrap();
+        let print = |name: &str| {
+            let raw = format!(r#"{{"name":"{name}","description":"d"}}"#);
+            fingerprint(name, &RawValue::from_string(raw).unwrap())
+        };
+        let listing = [print("read_graph"), print("create_entities")];
+        store
+            .update(|f| ((), f.record("notes/memory", "d", &listing).1))
+            .unwrap();
+        let run_with = |action: PinsAction| {
+            let mut out = Vec::new();
+            let mut ask = |_: &str| Some(true);
+            let code = run(&config, &action, &env, &mut out, &mut ask);
+            (code, String::from_utf8(out).unwrap())
+        };
+        let approve = |scope: &str| {
+            run_with(PinsAction::Approve {
+                scope: scope.into(),
+                yes: false,
+            })
+        };
+        assert_eq!(
+            approve("notes/memroy"),
+            (
+                1,
+                "no server 'memroy' in toolbox 'notes'; did you mean 'memory'?\n".into()
+            )
+        );
+        assert_eq!(
+            approve("note/memory"),
+            (
+                1,
+                format!(
+                    "no toolbox 'note' in {}; did you mean 'notes'?\n",
+                    dir.join("c.json").display()
+                )
+            )
+        );
+        assert_eq!(
+            approve("notes/memory/reed_graph"),
+            (
+                1,
+                "no tool 'reed_graph' pinned for server 'memory' in toolbox 'notes'; \
+                 did you mean 'read_graph'?\n"
+                    .into()
+            )
+        );
+        assert_eq!(
+            run_with(PinsAction::Diff(Some("notes/db".into()))),
+            (
+                1,
+                "no server 'db' in toolbox 'notes' (its servers: memory, files)\n".into()
+            )
+        );
+        // Names that exist, with nothing held back: nothing waits.
+        let (code, out) = approve("notes/memory/read_graph");
+        assert_eq!(code, 1);
+        assert!(
+            out.starts_with("nothing waits for approval in notes/memory/read_graph"),
+            "{out}"
+        );
+        let (code, out) = approve("notes/files");
+        assert_eq!(code, 1);
+        assert!(out.starts_with("nothing waits for approval"), "{out}");
         let _ = std::fs::remove_dir_all(&dir);
     }
 }

@@ -1,16 +1,43 @@
 //! `mcp-workbench [--trace FILE]`: serves MCP over stdio, the default
-//! command. Through the config's shared fleet when it has one (a session
+//! command. It logs one start-up line (version, config, toolbox count), and
+//! tells a person who started it in a terminal what it waits for. Through the config's shared fleet when it has one (a session
 //! that cannot reach or start one is served alone, said on stderr), else by
 //! a `host::server::Server` of its own, which gets stdout. Exit 0 when the
 //! host closed stdin, 1 when stdin cannot be read, 2 when the trace file
-//! cannot be written.
+//! cannot be written. Serving, it signs in to remote servers in the
+//! background (`auth::serve_hosts`).
 
 use super::prepare::{self, Ready};
 use crate::host::inbox::HostInput;
 use crate::host::server::Server;
-use std::io;
+use crate::protocol::mcp;
+use std::io::{self, IsTerminal};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+
+/// What a person who ran the workbench in a terminal reads: it waits for a
+/// host, and how to try it instead.
+const WAITING: &str = "mcp-workbench speaks MCP (JSON-RPC, one message per line) on stdin and \
+    stdout and is waiting for an MCP host to talk to it; to try it from a terminal, run \
+    `mcp-workbench check` (with --config PATH) instead; press Ctrl-C to quit";
+
+/// The one start-up line a host's log shows: the version, the config and
+/// how many toolboxes it has.
+fn started(path: &Path, toolboxes: usize, shared: bool) {
+    let config = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
+    let plural = if toolboxes == 1 { "" } else { "es" };
+    let how = if shared {
+        ", served through its shared fleet"
+    } else {
+        ""
+    };
+    log::info!(
+        "{} {} serving {} ({toolboxes} toolbox{plural}){how}",
+        mcp::NAME,
+        mcp::VERSION,
+        config.display()
+    );
+}
 
 /// Serves the host on `stdin` and `stdout` with the config of file `path`.
 pub(super) fn run(
@@ -21,6 +48,11 @@ pub(super) fn run(
     stdout: io::Stdout,
 ) -> ExitCode {
     let Ready { loaded, shared } = ready;
+    started(path, loaded.config.toolboxes.len(), shared);
+    if stdin.is_terminal() {
+        // A person ran it in a terminal: say what it waits for (stderr, not the log).
+        eprintln!("{WAITING}");
+    }
     let mut stdout = stdout;
     if shared {
         match crate::share::serve_session(path, &stdin, Box::new(stdout)) {
@@ -43,6 +75,9 @@ pub(super) fn run(
             return ExitCode::from(2);
         }
     }
+    // A remote server that needs a sign-in starts it in the browser.
+    #[cfg(feature = "remote")]
+    crate::auth::serve_hosts();
     let server = match Server::new(loaded.config, Box::new(stdout), HostInput::stdin(stdin)) {
         Ok(server) => server,
         Err(e) => {

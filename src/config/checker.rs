@@ -28,7 +28,7 @@ pub fn valid_name(name: &str) -> bool {
 }
 
 /// The path of `key` below `parent`, quoting keys that are not plain names.
-pub(super) fn child_path(parent: &str, key: &str) -> String {
+pub(crate) fn child_path(parent: &str, key: &str) -> String {
     let plain = !key.is_empty()
         && key
             .bytes()

@@ -11,8 +11,9 @@
 //!
 //! The files, from the bottom up: `model` (the types), `problems` (what can be
 //! wrong), `loaded` (what a read returns), `checker` (one value's checks),
-//! `servers` and `validate` (the walk over the document); this file reads the
-//! file and names the API the rest of the crate uses.
+//! `servers`, `remote` (a remote server's keys) and `validate` (the walk over
+//! the document); this file reads the file and names the API the rest of the
+//! crate uses.
 
 mod checker;
 pub(crate) mod expand;
@@ -21,10 +22,12 @@ mod model;
 pub(crate) mod ordered_json;
 mod problems;
 pub mod relative_args;
+mod remote;
 mod servers;
 pub(crate) mod suggest;
 mod validate;
 
+pub(crate) use checker::child_path;
 pub use checker::valid_name;
 pub use loaded::Loaded;
 #[cfg(test)]
@@ -36,6 +39,7 @@ pub use model::{
 };
 pub(crate) use model::{NATIVE_NAME_MAX_LEN, NATIVE_NAME_MIN_LEN};
 pub use problems::{ConfigError, Problem};
+pub(crate) use remote::header_value;
 #[cfg(test)]
 pub(crate) use validate::one_server_toolbox;
 pub use validate::parse;

@@ -113,7 +113,7 @@ pub struct ServerConfig {
     /// `maxResultChars` (the server's, else the top level's): longer text
     /// results are cut (docs/reference.md §10); `None`: never.
     pub max_result_chars: Option<usize>,
-    /// A remote server (`url`, docs/reference.md §11): reached over HTTP
+    /// A remote server (`url`, docs/reference.md §3.6): reached over HTTP
     /// instead of started as a child; `command`, `args`, `env` and `cwd`
     /// are then empty.
     pub remote: Option<RemoteConfig>,
@@ -136,6 +136,16 @@ pub enum RemoteKind {
     StreamableHttp,
     /// The legacy HTTP+SSE transport (revision 2024-11-05): `"type": "sse"`.
     Sse,
+}
+
+impl RemoteKind {
+    /// How `check` and `status` name it.
+    pub fn name(self) -> &'static str {
+        match self {
+            RemoteKind::StreamableHttp => "Streamable HTTP",
+            RemoteKind::Sse => "legacy SSE",
+        }
+    }
 }
 
 /// `oauth`: a client registered beforehand, and what to ask for.

@@ -2,10 +2,13 @@
 //!
 //! serde_json's `Map` sorts keys (its `preserve_order` feature would add indexmap),
 //! but toolboxes and servers must be listed in the order the user wrote them, and
-//! duplicate keys should be reported rather than silently collapsed. This module
-//! only parses; the config module gives the tree its meaning.
+//! duplicate keys should be reported rather than silently collapsed. The config
+//! module gives the tree its meaning. Serializing a tree writes its keys in the
+//! same order, so a file can be edited without reordering it (`hosts/` edits
+//! the hosts' config files and the workbench's own this way).
 
 use serde::de::{Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
+use serde::ser::{Serialize, SerializeMap, SerializeSeq, Serializer};
 use std::fmt;
 
 #[derive(Debug, Clone, PartialEq)]
@@ -29,6 +32,55 @@ impl Node {
             Node::String(_) => "a string",
             Node::Array(_) => "an array",
             Node::Object(_) => "an object",
+        }
+    }
+
+    /// The value of `key` in an object (the first, if it is there twice).
+    pub(crate) fn get(&self, key: &str) -> Option<&Node> {
+        match self {
+            Node::Object(entries) => entries.iter().find(|(k, _)| k == key).map(|(_, v)| v),
+            _ => None,
+        }
+    }
+
+    /// The text of a string.
+    pub(crate) fn as_str(&self) -> Option<&str> {
+        match self {
+            Node::String(s) => Some(s),
+            _ => None,
+        }
+    }
+
+    /// An object's entries, in document order.
+    pub(crate) fn entries(&self) -> Option<&[(String, Node)]> {
+        match self {
+            Node::Object(entries) => Some(entries),
+            _ => None,
+        }
+    }
+}
+
+impl Serialize for Node {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Node::Null => s.serialize_unit(),
+            Node::Bool(b) => s.serialize_bool(*b),
+            Node::Number(n) => n.serialize(s),
+            Node::String(text) => s.serialize_str(text),
+            Node::Array(items) => {
+                let mut seq = s.serialize_seq(Some(items.len()))?;
+                for item in items {
+                    seq.serialize_element(item)?;
+                }
+                seq.end()
+            }
+            Node::Object(entries) => {
+                let mut map = s.serialize_map(Some(entries.len()))?;
+                for (key, value) in entries {
+                    map.serialize_entry(key, value)?;
+                }
+                map.end()
+            }
         }
     }
 }
@@ -100,5 +152,19 @@ mod tests {
             entries[1].1,
             Node::Array(vec![Node::Bool(true), Node::Null, Node::String("s".into())])
         );
+    }
+
+    #[test]
+    fn writes_keys_in_document_order() {
+        let text = r#"{"z":1,"a":{"y":[true,null],"b":"s"},"m":2.5}"#;
+        let node: Node = serde_json::from_str(text).unwrap();
+        assert_eq!(serde_json::to_string(&node).unwrap(), text);
+        assert_eq!(
+            node.get("a")
+                .and_then(|a| a.get("b"))
+                .and_then(Node::as_str),
+            Some("s")
+        );
+        assert_eq!(node.entries().map(<[_]>::len), Some(3));
     }
 }

@@ -1,14 +1,16 @@
 //! The walk over one toolbox's `mcpServers`: each server's keys, checked and
 //! turned into a `ServerConfig` (command and cwd anchored to the config's
-//! folder, timeouts and sizes defaulted from the top level).
+//! folder, timeouts and sizes defaulted from the top level). How a server is
+//! reached (a command, or a url and its keys) is judged in `remote`.
 
-use super::checker::{child_path, show, valid_name, Checker, NAME_RULE};
+use super::checker::{child_path, valid_name, Checker, NAME_RULE};
 use super::expand::{Anchor, Template};
 use super::model::{
     ServerConfig, ToolFilter, ToolOverride, DEFAULT_CALL_TIMEOUT, DEFAULT_STARTUP_TIMEOUT,
     MAX_CALL_TIMEOUT_FACTOR,
 };
 use super::ordered_json::Node;
+use super::remote::{Reach, CHILD_KEYS, URL_KEYS};
 use std::time::Duration;
 
 impl Checker {
@@ -83,12 +85,15 @@ impl Checker {
             max_result_chars: self.max_result_chars,
             remote: None,
         };
-        let mut has_command = false;
+        let mut reach = Reach::default();
         for (key, value) in entries {
             let p = child_path(path, key);
+            if CHILD_KEYS.contains(&key.as_str()) {
+                reach.child_keys.push(key);
+            }
             match key.as_str() {
                 "command" => {
-                    has_command = true;
+                    reach.has_command = true;
                     if let Some(t) = self.path_template(value, &p) {
                         if t.source().trim().is_empty() {
                             self.error(&p, "must not be empty");
@@ -119,22 +124,14 @@ impl Checker {
                 "shareServers" => server.shared = self.boolean(value, &p),
                 "toolOverrides" => server.tool_overrides = self.overrides(value, &p),
                 "maxResultChars" => server.max_result_chars = self.result_chars(value, &p),
-                "type" => match value {
-                    Node::String(t) if t == "stdio" => {}
-                    other => self.error(
-                        &p,
-                        format!(
-                            "transport {} is not supported: only \"stdio\" servers can be used",
-                            show(other)
-                        ),
-                    ),
-                },
+                "type" => reach.kind = Some(value),
+                "headers" => reach.headers = Some(value),
+                "oauth" => reach.oauth = Some(value),
+                url if URL_KEYS.contains(&url) => reach.urls.push((url, value)),
                 _ => {}
             }
         }
-        if !has_command {
-            self.error(&child_path(path, "command"), "required string is missing");
-        }
+        server.remote = self.reach(path, &reach);
         if server.max_call_timeout.is_zero() {
             server.max_call_timeout = server.call_timeout * MAX_CALL_TIMEOUT_FACTOR;
         } else if server.max_call_timeout < server.call_timeout {
@@ -219,4 +216,9 @@ const SERVER_KEYS: &[&str] = &[
     "type",
     "toolOverrides",
     "maxResultChars",
+    "url",
+    "httpUrl",
+    "serverUrl",
+    "headers",
+    "oauth",
 ];

@@ -1,5 +1,6 @@
-//! "Did you mean ...?" for config keys and command-line flags: the known word
-//! closest to a misspelt one, by edit distance. No IO.
+//! "Did you mean ...?" for config keys, command-line flags and names (a
+//! toolbox, server or tool): the known word closest to a misspelt one, by
+//! edit distance, and known words ordered by closeness. No IO.
 
 /// The candidate closest to `word`, if it is close enough to be a likely typo:
 /// at most one edit for short words, about one edit in three for longer ones.
@@ -13,6 +14,18 @@ pub(crate) fn closest<'a>(word: &str, candidates: &[&'a str]) -> Option<&'a str>
         .filter(|&(d, c)| d <= limit && c != word)
         .min_by_key(|&(d, _)| d)
         .map(|(_, c)| c)
+}
+
+/// `candidates`, closest to `word` first (the same measure as `closest`);
+/// equally close ones keep their order.
+pub(crate) fn by_closeness<'a>(word: &str, candidates: &[&'a str]) -> Vec<&'a str> {
+    let folded = fold(word);
+    let mut ranked: Vec<(usize, &str)> = candidates
+        .iter()
+        .map(|&c| (distance(&folded, &fold(c)), c))
+        .collect();
+    ranked.sort_by_key(|&(d, _)| d);
+    ranked.into_iter().map(|(_, c)| c).collect()
 }
 
 /// Lower case, without `_` and `-`: the differences a person does not see as typos.
@@ -88,6 +101,13 @@ mod tests {
             Some("mcpServers")
         );
         assert_eq!(closest("timeout", &server), None);
+        assert_eq!(
+            by_closeness(
+                "read_grpah",
+                &["write", "search_nodes", "read_graph", "read"]
+            ),
+            ["read_graph", "read", "write", "search_nodes"]
+        );
         assert_eq!(closest("xyz", &server), None);
         assert_eq!(
             closest("--confg", &["--config", "--trace", "--json"]),

@@ -9,6 +9,7 @@
 use super::handle::Downstream;
 use super::input::{Input, WriteError};
 use super::lines::{LineBuffer, StderrLines};
+use super::missing::Missing;
 use super::owner::{self, Owner};
 use super::transport::{Flow, Outlet, Ready, Sink, Transport};
 use super::{pump, Spec};
@@ -46,8 +47,9 @@ pub(super) fn spawn(
         cmd.current_dir(cwd);
     }
     let label = format!("{}/{}", spec.toolbox, spec.server);
+    let missing = Missing::of(&spec);
     // Spawned on the pump's thread, so that PR_SET_PDEATHSIG follows its life.
-    let open = move || Pipes::spawn(cmd, label);
+    let open = move || Pipes::spawn(cmd, label).map_err(|e| missing.explain(e));
     let conn = pump::launch(spec, outbox, changes, open)?;
     log::info!(
         "[{}] started '{}' (pid {})",

@@ -63,13 +63,16 @@ impl Era {
 }
 
 /// A server definition as it was started (the expanded command, arguments,
-/// environment and folder): the key its era is kept under for the run.
+/// environment and folder, or a remote server's reach): the key its era is
+/// kept under for the run. In memory only.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub(crate) struct Definition {
     program: String,
     args: Vec<String>,
     env: BTreeMap<String, String>,
     cwd: Option<String>,
+    /// A remote server's `Remote::identity`, hashed (it holds secrets).
+    remote: Option<u64>,
 }
 
 impl Definition {
@@ -79,6 +82,12 @@ impl Definition {
             args: spec.args.clone(),
             env: spec.env.clone(),
             cwd: spec.cwd.clone(),
+            remote: spec.remote.as_ref().map(|r| {
+                use std::hash::{Hash, Hasher};
+                let mut hasher = std::hash::DefaultHasher::new();
+                r.identity().hash(&mut hasher);
+                hasher.finish()
+            }),
         }
     }
 }
@@ -240,6 +249,8 @@ pub(crate) struct DiscoverResult {
     pub capabilities: mcp::ServerCapabilities,
     #[serde(rename = "resultType", default)]
     pub result_type: Option<String>,
+    #[serde(default)]
+    pub instructions: Option<String>,
 }
 
 /// The `resultType` of a modern result (a missing one means `complete`).
@@ -431,6 +442,7 @@ mod tests {
             cwd: None,
             command_display: "node".into(),
             cwd_display: None,
+            lookup: Default::default(),
             startup_timeout: std::time::Duration::from_secs(1),
             call_timeout: std::time::Duration::from_secs(1),
             max_call_timeout: std::time::Duration::from_secs(1),

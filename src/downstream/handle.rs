@@ -41,6 +41,8 @@ pub(super) struct Opened {
     pub modern: Option<Modern>,
     /// Whether the child declared the `logging` capability.
     pub logging: bool,
+    /// The `instructions` of its opening result, if it gave any.
+    pub instructions: Option<String>,
 }
 
 /// A server's pump thread, as the handle sees it.
@@ -121,6 +123,13 @@ impl Downstream {
     /// Publishes what the opening found (once; later ones are ignored).
     pub(super) fn set_opened(&self, opened: Opened) {
         let _ = self.opened.set(opened);
+    }
+
+    /// The `instructions` the child gave when it opened, if any.
+    pub(super) fn instructions(&self) -> Option<String> {
+        self.opened
+            .get()
+            .and_then(|opened| opened.instructions.clone())
     }
 
     /// The modern era's state, when the child speaks it.

@@ -49,11 +49,15 @@ impl Opening<'_> {
         let mut retried = false;
         loop {
             let (error, tail) = match self.initialize(offered) {
-                Ok((version, logging)) => {
+                Ok(init) => {
                     return Ok(Opened {
-                        era: Era::Legacy { offered, version },
+                        era: Era::Legacy {
+                            offered,
+                            version: init.protocol_version,
+                        },
                         modern: None,
-                        logging,
+                        logging: init.capabilities.logging.is_some(),
+                        instructions: init.instructions,
                     })
                 }
                 Err(Failure {
@@ -102,10 +106,9 @@ impl Opening<'_> {
         }
     }
 
-    /// The legacy handshake at `version`: the version the server answers with
-    /// (one of ours) once `notifications/initialized` is sent, and whether it
-    /// declared `logging`.
-    fn initialize(&self, version: &str) -> Result<(String, bool), Failure> {
+    /// The legacy handshake at `version`: the server's result (its version
+    /// one of ours) once `notifications/initialized` is sent.
+    fn initialize(&self, version: &str) -> Result<InitializeResult, Failure> {
         let params = json!({
             "protocolVersion": version,
             "capabilities": {},
@@ -131,7 +134,7 @@ impl Opening<'_> {
             ));
         }
         self.conn.notify(method::INITIALIZED);
-        Ok((init.protocol_version, init.capabilities.logging.is_some()))
+        Ok(init)
     }
 
     /// The modern opening at `version`: `server/discover` (MCP 2026-07-28,
@@ -194,6 +197,7 @@ impl Opening<'_> {
             era: Era::Modern(modern.version()),
             modern: Some(modern),
             logging: discovered.capabilities.logging.is_some(),
+            instructions: discovered.instructions,
         })
     }
 }

@@ -95,6 +95,10 @@ impl Inbound {
     /// `why` and its last stderr lines. A stop in progress has done it already.
     pub(super) fn went_down(&mut self, why: String) {
         let tail = self.tail.text();
+        // Published before the table of calls closes: a request that finds
+        // it closed (a handshake racing the child's exit) tells the same
+        // last lines as the calls failed here.
+        self.conn.publish_last_words(tail.clone());
         let spec = self.conn.spec();
         let (server, toolbox) = (&spec.server, &spec.toolbox);
         let closed = self.conn.fail_in_flight(&why, &tail, |tool| {
@@ -141,7 +145,8 @@ impl Inbound {
     }
 
     /// The transport ended (`exit`): leaves the last stderr lines on the
-    /// handle, for failures told from now on.
+    /// handle, for failures told from now on (unless `went_down` left them
+    /// already).
     pub(super) fn finished(&mut self, exit: &Exit) {
         self.conn.publish_last_words(self.tail.text());
         if self.conn.stop_asked() {

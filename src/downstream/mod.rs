@@ -18,7 +18,8 @@
 //!
 //! The rest, one job each: `start.rs` (a server's transport, then its
 //! opening), `transport.rs` (the seam, below), `child.rs`
-//! (the stdio transport: spawns the child on its pump's thread), `owner.rs`
+//! (the stdio transport: spawns the child on its pump's thread), `missing.rs`
+//! (where a start that found no program looked), `owner.rs`
 //! (spawns, reaps, kills the tree on drop), `input.rs` (the child's stdin:
 //! non-blocking writes from any thread, a bounded queue for the rest),
 //! `lines.rs` (stdout and stderr cut into lines), `call.rs` (a forwarded
@@ -76,6 +77,7 @@ mod inbound;
 mod input;
 mod lines;
 mod log_budget;
+mod missing;
 mod owner;
 #[cfg(feature = "remote")]
 mod peek;
@@ -94,6 +96,7 @@ mod transport;
 
 pub(crate) use handle::Downstream;
 pub(crate) use handshake::list_tools;
+pub(crate) use missing::Lookup;
 pub(crate) use pump::STOP_GRACE;
 pub(crate) use start::start;
 
@@ -121,6 +124,8 @@ pub(crate) struct Spec {
     pub command_display: String,
     /// `cwd` as written in the config, with its JSON path (safe to show).
     pub cwd_display: Option<String>,
+    /// What a start that finds no program may show of where it looked.
+    pub lookup: Lookup,
     pub startup_timeout: Duration,
     pub call_timeout: Duration,
     /// The longest a call may run, however much progress it reports.
@@ -133,12 +138,8 @@ pub(crate) struct Spec {
 }
 
 /// How to reach a remote server, with references expanded
-/// (docs/reference.md §11).
-#[derive(Debug, Clone)]
-#[cfg_attr(
-    not(feature = "remote"),
-    expect(dead_code, reason = "read by the remote transports alone")
-)]
+/// (docs/reference.md §11). Its `Debug` shows no expanded value.
+#[derive(Clone)]
 pub(crate) struct Remote {
     /// The URL, expanded: may hold a secret, so never shown.
     pub url: String,
@@ -148,11 +149,52 @@ pub(crate) struct Remote {
     /// Header names and expanded values (the values are secrets).
     pub headers: Vec<(String, String)>,
     /// The configured OAuth client (`oauth`), expanded.
-    #[cfg_attr(
-        feature = "remote",
-        expect(dead_code, reason = "read by the sign-in once it is wired in")
-    )]
     pub oauth: crate::auth::Client,
+}
+
+impl Remote {
+    /// Everything that tells two reaches apart (the transport, the expanded
+    /// url, the headers and the OAuth client): what a copy key, the era's
+    /// definition and the catalog key hash. Secrets: hash it, never show it.
+    pub(crate) fn identity(&self) -> RemoteIdentity<'_> {
+        let client = &self.oauth;
+        (
+            self.kind.name(),
+            &self.url,
+            &self.headers,
+            (
+                client.client_id.as_deref(),
+                client.client_secret.as_deref(),
+                &client.scopes,
+                client.callback_port,
+            ),
+        )
+    }
+}
+
+/// `Remote::identity`: hashable and ordered.
+pub(crate) type RemoteIdentity<'a> = (
+    &'static str,
+    &'a String,
+    &'a Vec<(String, String)>,
+    (
+        Option<&'a str>,
+        Option<&'a str>,
+        &'a Vec<String>,
+        Option<u16>,
+    ),
+);
+
+impl std::fmt::Debug for Remote {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let names: Vec<&str> = self.headers.iter().map(|(n, _)| n.as_str()).collect();
+        f.debug_struct("Remote")
+            .field("url", &self.url_display)
+            .field("kind", &self.kind)
+            .field("headers", &names)
+            .field("client_id", &self.oauth.client_id)
+            .finish_non_exhaustive()
+    }
 }
 
 /// Why a request to a child produced no result.
@@ -233,6 +275,8 @@ pub(crate) struct Started {
     pub startup: Duration,
     /// The era the server speaks, and the revision agreed on.
     pub era: Era,
+    /// The `instructions` of its opening result.
+    pub instructions: Option<String>,
 }
 
 #[cfg(all(test, feature = "remote"))]

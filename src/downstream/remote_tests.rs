@@ -58,6 +58,7 @@ fn spec(name: &str, url: &str, kind: RemoteKind, headers: &[(&str, &str)]) -> Sp
         call_timeout: Duration::from_secs(10),
         max_call_timeout: Duration::from_secs(20),
         max_result_chars: None,
+        lookup: Default::default(),
         remote: Some(Remote {
             url: url.into(),
             url_display: format!("{url} (shown)"),

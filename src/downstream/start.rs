@@ -1,7 +1,8 @@
 //! Starting a downstream server: its transport (`child::spawn`, a process
-//! and its pipes; `http::start` or `sse::start` for a remote server, by its
-//! `Spec`), then the opening (`handshake`), within its `startupTimeoutMs`.
-//! Above the handle and the pump: it puts them to work.
+//! Starting a downstream server: its transport (`child::spawn`, a process
+//! and its pipes; for a `url`, `http::start` or `sse::start`, a remote
+//! server's, picked in `transport`), then the opening (`handshake`), within
+//! its `startupTimeoutMs`. Above the handle and the pump: it puts them to work.
 
 use super::era::Era;
 use super::handle::Downstream;
@@ -35,6 +36,7 @@ pub(crate) fn start(
     match handshake::open(&conn, known, deadline) {
         Ok((era, tools)) => Ok(Started {
             era,
+            instructions: conn.instructions(),
             conn,
             tools,
             startup: began.elapsed(),
@@ -47,7 +49,8 @@ pub(crate) fn start(
     }
 }
 
-/// The server's transport, by its `Spec`: a child, or a remote server.
+/// The server's transport, picked by its spec: a child for a command, or a
+/// remote server's connection for a url. The one place a transport is chosen.
 fn transport(
     spec: Spec,
     outbox: Arc<Outbox>,

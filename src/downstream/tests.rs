@@ -70,6 +70,7 @@ impl Case {
             cwd: None,
             command_display: "none".into(),
             cwd_display: None,
+            lookup: Default::default(),
             startup_timeout: Duration::from_secs(5),
             call_timeout: Duration::from_secs(10),
             max_call_timeout: Duration::from_secs(100),

@@ -10,11 +10,13 @@
 //! no trigger ends the process before every process group is killed, nor
 //! before what the servers left outside their groups is (`sys::kill_orphans`).
 
+use crate::auth;
 use crate::config::expand::{self, Template, Vars};
-use crate::config::ServerConfig;
+use crate::config::{child_path, header_value, RemoteConfig, ServerConfig};
 use crate::downstream::era::{Definition, Era};
-use crate::downstream::{self, Downstream, Spec, Started};
+use crate::downstream::{self, Downstream, Lookup, Remote, Spec, Started};
 use crate::lock;
+use crate::net::Url;
 use crate::sys;
 use crate::wire::outbox::Outbox;
 use crossbeam_channel::Sender;
@@ -202,6 +204,14 @@ pub(crate) fn resolve(
             String::new()
         })
     };
+    if let Some(remote) = &server.remote {
+        let remote = resolve_remote(&server.json_path, remote, &mut expand);
+        return match remote {
+            Ok(remote) if errors.is_empty() => Ok(remote_spec(toolbox, server, remote)),
+            Ok(_) => Err(errors),
+            Err(problems) => Err(errors.into_iter().chain(problems).collect()),
+        };
+    }
     let program = expand(&server.command, ".command".into());
     let args: Vec<String> = server
         .args
@@ -228,6 +238,23 @@ pub(crate) fn resolve(
             _ => format!("{written})"),
         }
     });
+    // What a start that finds no program may show (`downstream::Lookup`).
+    let path_secret = server
+        .env
+        .iter()
+        .find(|(name, template)| {
+            let path = if cfg!(windows) {
+                name.eq_ignore_ascii_case("PATH")
+            } else {
+                name == "PATH"
+            };
+            path && template.has_references()
+        })
+        .map(|(name, _)| format!("{}.env.{name}", server.json_path));
+    let shown = Lookup {
+        command_secret: server.command.has_references(),
+        path_secret,
+    };
     Ok(Spec {
         toolbox: toolbox.to_string(),
         server: server.name.clone(),
@@ -237,10 +264,215 @@ pub(crate) fn resolve(
         cwd,
         command_display: server.command.source().to_string(),
         cwd_display,
+        lookup: shown,
         startup_timeout: server.startup_timeout,
         call_timeout: server.call_timeout,
         max_call_timeout: server.max_call_timeout,
         max_result_chars: server.max_result_chars,
         remote: None,
     })
+}
+
+/// A remote server's reach with its references expanded by `expand` (which
+/// records unset variables); the errors are the expanded values that cannot
+/// be used, said without them (they may be secrets).
+fn resolve_remote(
+    json_path: &str,
+    remote: &RemoteConfig,
+    expand: &mut impl FnMut(&Template, String) -> String,
+) -> Result<Remote, Vec<String>> {
+    let mut problems = Vec::new();
+    let url = expand(&remote.url, ".url".into());
+    let headers: Vec<(String, String)> = remote
+        .headers
+        .iter()
+        .map(|(name, value)| {
+            let path = child_path(".headers", name);
+            let expanded = expand(value, path.clone());
+            if !header_value(&expanded) {
+                problems.push(format!(
+                    "{json_path}{path} holds a line break or NUL once its variables are expanded"
+                ));
+            }
+            (name.clone(), expanded)
+        })
+        .collect();
+    let oauth = remote.oauth.clone().unwrap_or_default();
+    let client_secret = oauth
+        .client_secret
+        .as_ref()
+        .map(|secret| expand(secret, ".oauth.clientSecret".into()));
+    // An unset variable leaves the URL empty: that error is already said.
+    if remote.url.has_references() && !url.is_empty() {
+        // Url's reasons quote the URL, which is now a secret.
+        if Url::parse(&url).is_err() {
+            problems.push(format!(
+                "{json_path}.url ('{}') does not expand to a usable http:// or https:// URL",
+                remote.url.source()
+            ));
+        }
+    }
+    if !problems.is_empty() {
+        return Err(problems);
+    }
+    Ok(Remote {
+        url,
+        url_display: remote.url.source().to_string(),
+        kind: remote.kind,
+        headers,
+        oauth: auth::Client {
+            client_id: oauth.client_id,
+            client_secret,
+            scopes: oauth.scopes,
+            callback_port: oauth.callback_port,
+        },
+    })
+}
+
+/// The spec of a remote server: no program, arguments, environment or folder;
+/// the url as written stands where a command would be shown.
+fn remote_spec(toolbox: &str, server: &ServerConfig, remote: Remote) -> Spec {
+    Spec {
+        toolbox: toolbox.to_string(),
+        server: server.name.clone(),
+        program: String::new(),
+        args: Vec::new(),
+        env: Default::default(),
+        cwd: None,
+        command_display: remote.url_display.clone(),
+        cwd_display: None,
+        lookup: Lookup::default(),
+        startup_timeout: server.startup_timeout,
+        call_timeout: server.call_timeout,
+        max_call_timeout: server.max_call_timeout,
+        max_result_chars: server.max_result_chars,
+        remote: Some(remote),
+    }
+}
+
+#[cfg(all(test, feature = "remote"))]
+mod tests {
+    use super::*;
+    use crate::config::one_server_toolbox;
+    use crate::config::RemoteKind;
+    use crate::downstream::era::Definition;
+
+    fn server(json: &str) -> ServerConfig {
+        one_server_toolbox(json).servers.remove(0)
+    }
+
+    fn vars(pairs: &[(&str, &str)]) -> Vars {
+        pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect()
+    }
+
+    #[test]
+    fn a_remote_server_resolves_to_its_reach_and_no_program() {
+        let s = server(
+            r#"{"type": "sse", "url": "https://h.example/sse?key=${KEY}",
+                "headers": {"Authorization": "Bearer ${TOKEN}"},
+                "oauth": {"clientId": "wb", "clientSecret": "${SECRET:-none}", "scopes": ["r"], "callbackPort": 4000}}"#,
+        );
+        let env = vars(&[("KEY", "k1"), ("TOKEN", "t1"), ("PATH", "/bin")]);
+        let spec = resolve("t", &s, Some(&env)).unwrap();
+        assert!(spec.program.is_empty() && spec.args.is_empty());
+        assert!(spec.env.is_empty(), "no child environment: {:?}", spec.env);
+        assert_eq!(spec.cwd, None);
+        assert_eq!(spec.command_display, "https://h.example/sse?key=${KEY}");
+        let remote = spec.remote.as_ref().unwrap();
+        assert_eq!(remote.url, "https://h.example/sse?key=k1");
+        assert_eq!(remote.url_display, "https://h.example/sse?key=${KEY}");
+        assert_eq!(remote.kind, RemoteKind::Sse);
+        assert_eq!(
+            remote.headers,
+            [("Authorization".to_string(), "Bearer t1".to_string())]
+        );
+        let client = &remote.oauth;
+        assert_eq!(client.client_id.as_deref(), Some("wb"));
+        assert_eq!(client.client_secret.as_deref(), Some("none"));
+        assert_eq!(
+            (client.scopes.as_slice(), client.callback_port),
+            (&["r".to_string()][..], Some(4000))
+        );
+        // Its Debug shows no expanded value.
+        let shown = format!("{spec:?}");
+        assert!(!shown.contains("k1") && !shown.contains("t1"), "{shown}");
+        // A command's spec has no reach.
+        assert!(resolve("t", &server(r#"{"command": "x"}"#), Some(&env))
+            .unwrap()
+            .remote
+            .is_none());
+    }
+
+    #[test]
+    fn an_unset_variable_fails_with_its_path_and_a_bad_expansion_without_its_value() {
+        let s = server(
+            r#"{"url": "${BASE}/mcp", "headers": {"Authorization": "Bearer ${TOKEN}", "X-Trace": "${TRACE}"},
+                "oauth": {"clientSecret": "${SECRET}"}}"#,
+        );
+        let errors = resolve("t", &s, Some(&vars(&[("TRACE", "x")]))).unwrap_err();
+        assert_eq!(
+            errors,
+            [
+                "environment variable 'BASE' is not set (toolboxes.t.mcpServers.s.url)",
+                "environment variable 'TOKEN' is not set (toolboxes.t.mcpServers.s.headers.Authorization)",
+                "environment variable 'SECRET' is not set (toolboxes.t.mcpServers.s.oauth.clientSecret)",
+            ]
+        );
+        let planted = vars(&[
+            ("BASE", "ftp://planted-secret"),
+            ("TOKEN", "planted\r\nX-Evil: 1"),
+            ("TRACE", "x"),
+            ("SECRET", "s"),
+        ]);
+        let errors = resolve("t", &s, Some(&planted)).unwrap_err();
+        assert_eq!(
+            errors,
+            [
+                "toolboxes.t.mcpServers.s.headers.Authorization holds a line break or NUL once its variables are expanded",
+                "toolboxes.t.mcpServers.s.url ('${BASE}/mcp') does not expand to a usable http:// or https:// URL",
+            ]
+        );
+        assert!(!errors.concat().contains("planted"));
+    }
+
+    #[test]
+    fn the_era_is_kept_per_reach() {
+        let spec = |json: &str, token: &str| {
+            resolve("t", &server(json), Some(&vars(&[("TOKEN", token)]))).unwrap()
+        };
+        let a = r#"{"url": "https://h.example/mcp", "headers": {"Authorization": "${TOKEN}"}}"#;
+        let b = r#"{"url": "https://h.example/other", "headers": {"Authorization": "${TOKEN}"}}"#;
+        assert_eq!(Definition::of(&spec(a, "1")), Definition::of(&spec(a, "1")));
+        assert_ne!(Definition::of(&spec(a, "1")), Definition::of(&spec(a, "2")));
+        assert_ne!(Definition::of(&spec(a, "1")), Definition::of(&spec(b, "1")));
+    }
+
+    #[cfg(feature = "remote")]
+    #[test]
+    fn a_remote_server_that_cannot_be_reached_is_named_as_written() {
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let url = format!("http://127.0.0.1:{port}/mcp?k=${{K}}");
+        let spec = resolve(
+            "t",
+            &server(&format!(r#"{{"url": "{url}"}}"#)),
+            Some(&vars(&[("K", "planted")])),
+        )
+        .unwrap();
+        let launcher = Launcher::new(Arc::new(Outbox::new(Box::new(std::io::sink()))), None);
+        let results = launcher.start_all(vec![spec]);
+        let Err(why) = &results[0] else {
+            panic!("started")
+        };
+        assert_eq!(
+            why,
+            &format!("{url}: the connection was refused (is the server running?)")
+        );
+    }
 }

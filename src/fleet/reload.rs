@@ -56,8 +56,9 @@ fn apply(fleet: &Arc<Fleet>, old: &Config, new: &Config) {
             new.mode
         );
     }
-    let (changed, removed) = fleet.registry.update(|all| {
+    let (added, changed, removed) = fleet.registry.update(|all| {
         let mut entries = Vec::new();
+        let mut added = Vec::new();
         let mut changed = Vec::new();
         for config in &new.toolboxes {
             // Every copy: the base, and a shared fleet's variants (§8).
@@ -67,7 +68,9 @@ fn apply(fleet: &Arc<Fleet>, old: &Config, new: &Config) {
                 .cloned()
                 .collect();
             if copies.is_empty() {
-                entries.push(Toolbox::new(config.clone()));
+                let toolbox = Toolbox::new(config.clone());
+                added.push(Arc::clone(&toolbox.slot));
+                entries.push(toolbox);
             }
             for kept in copies {
                 // A copy of part of the servers (§8) keeps that part.
@@ -91,11 +94,12 @@ fn apply(fleet: &Arc<Fleet>, old: &Config, new: &Config) {
         *all.entries_mut() = entries;
         all.native_name_max = new.dynamic_name_max_length;
         all.open_setting = new.open_toolbox_result;
-        (changed, removed)
+        (added, changed, removed)
     });
     let what = format!(
-        "{} toolboxes; changed: [{}]; removed: [{}]",
+        "{} toolboxes; added: [{}]; changed: [{}]; removed: [{}]",
         new.toolboxes.len(),
+        names(added.iter().map(|slot| &**slot)),
         names(changed.iter().map(|(slot, _)| &**slot)),
         names(removed.iter().map(|slot| &**slot)),
     );

@@ -9,6 +9,7 @@
 //! for an open; a reloaded config swaps the set of toolboxes the same way.
 
 use crate::config::expand::Vars;
+use crate::config::suggest;
 use crate::config::OpenToolboxResult;
 use crate::config::{Config, ServerConfig, ToolboxConfig};
 use crate::downstream::Downstream;
@@ -233,9 +234,38 @@ impl RunningServer {
                  (toolFilters of this server); use one of the tools open_toolbox listed"
             )
         } else {
-            base
+            let names: Vec<&str> = self.tools.iter().map(|t| t.name.as_str()).collect();
+            format!("{base}; {}", tool_choices(id, &names))
         }
     }
+}
+
+/// The most tool names an unknown tool's error lists.
+const CHOICES: usize = 12;
+
+/// What a model needs after naming a tool the server does not offer: the
+/// likely typo's right name, and the names it may use, closest first (at
+/// most `CHOICES`; `open_toolbox` lists every one).
+fn tool_choices(id: &ToolId, names: &[&str]) -> String {
+    if names.is_empty() {
+        return "the server offers no tools".to_string();
+    }
+    let guess = suggest::closest(&id.tool, names).map_or("its".to_string(), |close| {
+        format!("did you mean '{close}'? Its")
+    });
+    let ranked = suggest::by_closeness(&id.tool, names);
+    let shown = ranked.len().min(CHOICES);
+    let more = match ranked.len() - shown {
+        0 => String::new(),
+        n => format!(
+            " (and {n} more: open_toolbox '{}' lists them all)",
+            id.toolbox
+        ),
+    };
+    format!(
+        "{guess} tools, closest first: {}{more}",
+        ranked[..shown].join(", ")
+    )
 }
 
 /// Where a `use_tool` call goes.
@@ -680,6 +710,39 @@ mod tests {
         assert_eq!(
             unknown_server(&two.toolboxes[0], &id),
             "Server 'db' not found in toolbox 't'; its servers are: files, git"
+        );
+    }
+
+    #[test]
+    fn an_unknown_tool_gets_the_closest_name_and_the_servers_tools() {
+        let id = |tool: &str| ToolId {
+            toolbox: "notes".into(),
+            server: "memory".into(),
+            tool: tool.into(),
+        };
+        let names = [
+            "create_entities",
+            "search_nodes",
+            "read_graph",
+            "open_nodes",
+        ];
+        assert_eq!(
+            tool_choices(&id("raed_graph"), &names),
+            "did you mean 'read_graph'? Its tools, closest first: read_graph, open_nodes, \
+             search_nodes, create_entities"
+        );
+        assert_eq!(
+            tool_choices(&id("delete_everything"), &names[..2]),
+            "its tools, closest first: create_entities, search_nodes"
+        );
+        assert_eq!(tool_choices(&id("x"), &[]), "the server offers no tools");
+        let many: Vec<String> = (0..20).map(|i| format!("tool_{i:02}")).collect();
+        let many: Vec<&str> = many.iter().map(String::as_str).collect();
+        assert_eq!(
+            tool_choices(&id("tool_7"), &many),
+            "did you mean 'tool_07'? Its tools, closest first: tool_07, tool_17, tool_00, \
+             tool_01, tool_02, tool_03, tool_04, tool_05, tool_06, tool_08, tool_09, tool_10 \
+             (and 8 more: open_toolbox 'notes' lists them all)"
         );
     }
 

@@ -184,7 +184,8 @@ fn copies(config: &ToolboxConfig, env: &Vars, id: u64) -> Vec<Copy> {
 /// environment `env`: a hash of everything each of its servers would start
 /// with under it (program, arguments, working folder and the whole child
 /// environment: the allow-listed variables, all of them with `inheritEnv`,
-/// and `env`; an unset variable counts as unset), and of the session's `id`
+/// and `env`; for a remote server its transport, expanded url, headers and
+/// OAuth client; an unset variable counts as unset), and of the session's `id`
 /// when a server is not shared. Two sessions share a process only if it
 /// would see no difference: one session's credentials never serve another's
 /// calls.
@@ -193,7 +194,10 @@ fn variant(config: &ToolboxConfig, part: Part, env: &Vars, id: u64) -> Variant {
     part.hash(&mut hasher);
     for server in config.servers.iter().filter(|s| part.has(s)) {
         match launch::resolve(&config.name, server, Some(env)) {
-            Ok(spec) => (0u8, spec.program, spec.args, spec.env, spec.cwd).hash(&mut hasher),
+            Ok(spec) => {
+                let remote = spec.remote.as_ref().map(|r| r.identity());
+                (0u8, &spec.program, &spec.args, &spec.env, &spec.cwd, remote).hash(&mut hasher)
+            }
             Err(unset) => (1u8, unset).hash(&mut hasher),
         }
         if !server.shared {
@@ -430,5 +434,35 @@ mod tests {
             &alice,
             &alice
         ));
+    }
+
+    #[test]
+    #[cfg(feature = "remote")]
+    fn sessions_share_a_remote_server_only_if_it_would_be_reached_alike() {
+        let alice = vars(&[("PATH", "/bin"), ("GH_TOKEN", "alice")]);
+        let bob = vars(&[("PATH", "/bin"), ("GH_TOKEN", "bob")]);
+        let elsewhere = vars(&[("PATH", "/usr/bin"), ("GH_TOKEN", "alice")]);
+        let same = |server: &str, a: &Vars, b: &Vars| {
+            let config = toolbox(server);
+            variant(&config, Part::All, a, 1) == variant(&config, Part::All, b, 2)
+        };
+        let plain = r#"{"url": "https://api.example/mcp"}"#;
+        assert!(same(plain, &alice, &bob), "nothing of theirs reaches it");
+        assert!(same(plain, &alice, &elsewhere), "no child environment");
+        for server in [
+            r#"{"url": "https://api.example/mcp?token=${GH_TOKEN}"}"#,
+            r#"{"url": "https://api.example/mcp", "headers": {"Authorization": "Bearer ${GH_TOKEN}"}}"#,
+            r#"{"url": "https://api.example/mcp", "oauth": {"clientSecret": "${GH_TOKEN}"}}"#,
+        ] {
+            assert!(!same(server, &alice, &bob), "{server}");
+            assert!(same(server, &alice, &alice), "{server}");
+        }
+        // The transport and the url are part of the reach.
+        let a = toolbox(plain);
+        let b = toolbox(r#"{"type": "sse", "url": "https://api.example/mcp"}"#);
+        let c = toolbox(r#"{"url": "https://api.example/other"}"#);
+        let one = variant(&a, Part::All, &alice, 1);
+        assert_ne!(one, variant(&b, Part::All, &alice, 1));
+        assert_ne!(one, variant(&c, Part::All, &alice, 1));
     }
 }

@@ -46,7 +46,8 @@ pub(crate) struct PinFile {
 #[derive(Serialize, Deserialize, Default, Clone, Debug, PartialEq)]
 pub(crate) struct ServerPins {
     /// SHA-256 of the server's definition as the config writes it (command,
-    /// args, env and cwd templates): no value appears in clear.
+    /// args, env and cwd templates; a remote server's type, url and headers
+    /// templates): no value appears in clear.
     pub definition: String,
     pub tools: BTreeMap<String, ToolPin>,
 }
@@ -152,12 +153,23 @@ pub(crate) fn definition_hash(server: &ServerConfig) -> String {
         .iter()
         .map(|(k, v)| (k.as_str(), v.source()))
         .collect();
-    let text = serde_json::json!({
+    let mut text = serde_json::json!({
         "command": server.command.source(),
         "args": server.args.iter().map(|a| a.source()).collect::<Vec<_>>(),
         "env": env,
         "cwd": server.cwd.as_ref().map(|c| c.source()),
     });
+    // Only a remote server has these: a command's hash stays what it was.
+    if let (Some(remote), Some(fields)) = (&server.remote, text.as_object_mut()) {
+        let headers: Vec<(&str, &str)> = remote
+            .headers
+            .iter()
+            .map(|(k, v)| (k.as_str(), v.source()))
+            .collect();
+        fields.insert("type".into(), remote.kind.name().into());
+        fields.insert("url".into(), remote.url.source().into());
+        fields.insert("headers".into(), serde_json::json!(headers));
+    }
     sha256::hex(text.to_string().as_bytes())
 }
 
@@ -390,6 +402,33 @@ pub(crate) struct Change {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    #[cfg(feature = "remote")]
+    fn a_remote_definition_is_its_type_url_and_headers_as_written() {
+        let hash = |json: &str| {
+            definition_hash(&crate::config::one_server_toolbox(json).servers.remove(0))
+        };
+        // A command's definition hashes as it always did: its pins stay approved.
+        assert_eq!(
+            hash(r#"{"command": "x"}"#),
+            sha256::hex(br#"{"args":[],"command":"x","cwd":null,"env":[]}"#)
+        );
+        let url = hash(r#"{"url": "https://h.example/mcp?k=${K}"}"#);
+        assert_ne!(url, hash(r#"{"url": "https://h.example/other?k=${K}"}"#));
+        assert_ne!(
+            url,
+            hash(r#"{"type": "sse", "url": "https://h.example/mcp?k=${K}"}"#)
+        );
+        assert_ne!(
+            url,
+            hash(r#"{"url": "https://h.example/mcp?k=${K}", "headers": {"A": "${B}"}}"#)
+        );
+        assert_eq!(
+            url,
+            hash(r#"{"url": "https://h.example/mcp?k=${K}", "callTimeoutMs": 9}"#)
+        );
+    }
 
     fn print(name: &str, json: &str) -> Fingerprint {
         fingerprint(name, &RawValue::from_string(json.to_string()).unwrap())

@@ -148,6 +148,10 @@ pub(crate) struct InitializeResult {
     pub protocol_version: String,
     #[serde(default)]
     pub capabilities: ServerCapabilities,
+    /// What the server says of itself to the model (`import` describes a
+    /// toolbox with its first sentence).
+    #[serde(default)]
+    pub instructions: Option<String>,
 }
 
 /// The server capabilities the workbench acts on.

@@ -67,6 +67,7 @@ pub(crate) fn run(path: PathBuf, config: Config, seen: Option<Stamp>) -> io::Res
         endpoint,
         started: Instant::now(),
         sessions: Mutex::new(Some(Vec::new())),
+        emptied: Mutex::new(Instant::now()),
         left: Condvar::new(),
         next_id: AtomicU64::new(1),
     });
@@ -100,6 +101,9 @@ struct Daemon {
     /// The sessions attached, for `status` and the linger; `None` once the
     /// fleet decided to end (a session that comes then is turned away).
     sessions: Mutex<Option<Vec<Arc<Card>>>>,
+    /// When the last session left (the start, before the first came): the
+    /// linger runs from there while no session is attached.
+    emptied: Mutex<Instant>,
     left: Condvar,
     next_id: AtomicU64,
 }
@@ -179,6 +183,9 @@ impl Daemon {
         stream.shutdown();
         if let Some(sessions) = &mut *lock(&self.sessions) {
             sessions.retain(|s| s.id != card.id);
+            if sessions.is_empty() {
+                *lock(&self.emptied) = Instant::now();
+            }
         }
         self.left.notify_all();
         log::info!("session {id} left");
@@ -237,6 +244,12 @@ impl Daemon {
 
     fn status(&self) -> Status {
         let sessions = lock(&self.sessions).clone().unwrap_or_default();
+        // With no session, the linger runs: the fleet ends then unless one attaches.
+        let ends_in_ms = sessions.is_empty().then(|| {
+            let ends = *lock(&self.emptied) + self.config.share_linger;
+            let left = ends.saturating_duration_since(Instant::now());
+            u64::try_from(left.as_millis()).unwrap_or(u64::MAX)
+        });
         let toolboxes = self.fleet.toolboxes();
         let mut servers = Vec::new();
         for toolbox in toolboxes.all() {
@@ -254,7 +267,8 @@ impl Daemon {
                             .conn
                             .era()
                             .map(|e| format!("{} {}", e.name(), e.version()));
-                        ("running", Some(r.conn.pid()), era)
+                        let pid = config.remote.is_none().then(|| r.conn.pid());
+                        ("running", pid, era)
                     }
                     ServerState::Asleep(_) => ("asleep", None, None),
                     _ => continue,
@@ -267,6 +281,8 @@ impl Daemon {
                     era,
                     rss_kb: pid.and_then(sys::rss_kb),
                     sessions: holders.clone(),
+                    transport: config.remote.as_ref().map(|r| r.kind.name().into()),
+                    url: config.remote.as_ref().map(|r| r.url.source().into()),
                 });
             }
         }
@@ -275,6 +291,7 @@ impl Daemon {
             version: mcp::VERSION.into(),
             uptime_ms: self.started.elapsed().as_millis() as u64,
             config: self.path.display().to_string(),
+            ends_in_ms,
             sessions: sessions
                 .iter()
                 .map(|s| SessionStatus {

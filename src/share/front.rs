@@ -156,7 +156,7 @@ impl Front {
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(log);
-        log::info!("starting the shared fleet of {}", self.config.display());
+        log::debug!("starting the shared fleet of {}", self.config.display());
         sys::spawn_detached(&mut cmd)
     }
 
@@ -419,7 +419,7 @@ fn greet(mut stream: Stream) -> io::Result<Stream> {
     };
     match exchange(&mut stream, &hello)? {
         Answer::Welcome { pid } => {
-            log::info!("attached to the shared fleet (pid {pid})");
+            log::debug!("attached to the shared fleet (pid {pid})");
             Ok(stream)
         }
         Answer::Refused { reason } => Err(io::Error::other(reason)),

@@ -37,6 +37,10 @@ pub(crate) struct Status {
     pub version: String,
     pub uptime_ms: u64,
     pub config: String,
+    /// With no session attached: how long until the fleet ends by its
+    /// linger (`shareLingerMs`), unless a session attaches first.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ends_in_ms: Option<u64>,
     pub sessions: Vec<SessionStatus>,
     pub servers: Vec<ServerStatus>,
 }
@@ -64,6 +68,13 @@ pub(crate) struct ServerStatus {
     pub rss_kb: Option<u64>,
     /// The pids of the sessions holding its toolbox.
     pub sessions: Vec<u32>,
+    /// A remote server's transport (`Streamable HTTP`, `legacy SSE`): it has
+    /// no process, so no pid and no memory of its own.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub transport: Option<String>,
+    /// A remote server's url as written in the config (never expanded).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub url: Option<String>,
 }
 
 impl Status {
@@ -77,7 +88,15 @@ impl Status {
             self.uptime_ms / 1000,
             self.config
         );
-        out += &format!("{} session(s)\n", self.sessions.len());
+        match self.ends_in_ms {
+            Some(ms) if self.sessions.is_empty() => {
+                out += &format!(
+                    "no sessions; ends in {} s unless one attaches\n",
+                    ms.div_ceil(1000)
+                )
+            }
+            _ => out += &format!("{} session(s)\n", self.sessions.len()),
+        }
         for s in &self.sessions {
             out += &format!(
                 "  pid {:<8} {:<20} toolboxes: {}\n",
@@ -93,19 +112,72 @@ impl Status {
         out += &format!("{} server(s)\n", self.servers.len());
         for s in &self.servers {
             let sessions: Vec<String> = s.sessions.iter().map(u32::to_string).collect();
+            let process = match (&s.transport, &s.url) {
+                (Some(transport), Some(url)) => {
+                    format!("remote, no process ({transport} {url})")
+                }
+                _ => format!(
+                    "pid {} rss {}",
+                    s.pid.map_or("-".into(), |p| p.to_string()),
+                    s.rss_kb.map_or("-".into(), |kb| format!("{kb} KiB")),
+                ),
+            };
             out += &format!(
-                "  {}/{} {}{} pid {} rss {} held by sessions [{}]\n",
+                "  {}/{} {}{} {process} held by sessions [{}]\n",
                 s.toolbox,
                 s.server,
                 s.state,
                 s.era
                     .as_deref()
                     .map_or(String::new(), |era| format!(" ({era})")),
-                s.pid.map_or("-".into(), |p| p.to_string()),
-                s.rss_kb.map_or("-".into(), |kb| format!("{kb} KiB")),
                 sessions.join(", ")
             );
         }
         out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_remote_server_is_shown_without_a_process() {
+        let server = |name: &str, pid, transport: Option<&str>| ServerStatus {
+            toolbox: "t".into(),
+            server: name.into(),
+            pid,
+            state: "running".into(),
+            era: None,
+            rss_kb: pid.map(|_| 100),
+            sessions: vec![7],
+            transport: transport.map(str::to_string),
+            url: transport.map(|_| "https://h.example/mcp?k=${K}".to_string()),
+        };
+        let status = Status {
+            pid: 1,
+            version: "0".into(),
+            uptime_ms: 0,
+            config: "c.json".into(),
+            sessions: Vec::new(),
+            ends_in_ms: None,
+            servers: vec![
+                server("child", Some(42), None),
+                server("far", None, Some("Streamable HTTP")),
+            ],
+        };
+        let text = status.human();
+        assert!(
+            text.contains("  t/child running pid 42 rss 100 KiB held by sessions [7]\n"),
+            "{text}"
+        );
+        assert!(
+            text.contains("  t/far running remote, no process (Streamable HTTP https://h.example/mcp?k=${K}) held by sessions [7]\n"),
+            "{text}"
+        );
+        let json = serde_json::to_value(&status).unwrap();
+        assert_eq!(json["servers"][1]["transport"], "Streamable HTTP");
+        assert_eq!(json["servers"][1]["pid"], serde_json::Value::Null);
+        assert!(json["servers"][0].get("transport").is_none(), "{json}");
     }
 }

@@ -3,7 +3,10 @@
 //! exit; the shutdown signals and SIGUSR1 (Unix) or console events (Windows);
 //! how a program name becomes a program and which variables a child inherits;
 //! what identifies a file (for the config watch); the user's state and cache
-//! folders and files only the user can read (`dirs`).
+//! folders and files only the user can read (`dirs`); the names of the
+//! programs running (`programs`, for `install`'s restart hint); for signing
+//! in to remote servers (feature `remote`), random bytes (`random`), a lock
+//! between processes (`file_lock`) and the web browser (`browser`).
 //! The rest of the workbench does not know which system it runs on.
 //!
 //! A server runs as a *tree*: the process we start and everything it starts
@@ -23,17 +26,24 @@
 //!
 //! These modules hold all the workbench's `unsafe` code.
 
+#[cfg(feature = "remote")]
+mod browser;
 mod dirs;
+#[cfg(feature = "remote")]
+mod file_lock;
 #[cfg(unix)]
 mod leaders;
 #[cfg(unix)]
 pub(crate) mod local_unix;
+mod programs;
 #[cfg(unix)]
 pub(crate) use local_unix as local;
 #[cfg(windows)]
 pub(crate) mod local_windows;
 #[cfg(windows)]
 pub(crate) use local_windows as local;
+#[cfg(feature = "remote")]
+mod random;
 #[cfg(target_os = "linux")]
 mod reaper;
 #[cfg(unix)]
@@ -65,7 +75,14 @@ pub(crate) use windows_watch::NetWait;
 #[cfg(windows)]
 pub(crate) use windows_watch::{Stdin, Waker, Watch};
 
+#[cfg(feature = "remote")]
+pub(crate) use browser::open_browser;
 pub(crate) use dirs::{private_dir, private_file, user_dir, write_atomically, UserDir};
+#[cfg(feature = "remote")]
+pub(crate) use file_lock::FileLock;
+pub(crate) use programs::program_names;
+#[cfg(feature = "remote")]
+pub(crate) use random::random;
 pub use sys::{block_shutdown_signals, start_watchdog};
 pub(crate) use sys::{command, on_reload_signal, on_shutdown_signal, Tree, ALLOWED_ENV, HOME};
 /// The shared fleet's needs (docs/reference.md §8).

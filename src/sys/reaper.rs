@@ -27,6 +27,12 @@
 //! and node, Python or Go do not (they wait for their own children only); it
 //! holds a pid and about 10 KiB of kernel memory until the server stops.
 //!
+//! Guests are left alone: a program the workbench starts for the user, not
+//! for a server (the web browser of a sign-in, `browser`), runs in a session
+//! of its own, and no process of a guest's session is killed or registered
+//! with the watchdog, even once the workbench adopted it; it is only reaped
+//! when it dies. A browser opened from a host lives on after the workbench.
+//!
 //! It never reaps a server's first process, which std's `Child` owns: the
 //! leaders are listed under the spawn lock (`leaders`) from before
 //! their spawn returns until their `Tree` is dropped, and the scan holds that
@@ -38,6 +44,7 @@ use std::collections::HashMap;
 use std::fs;
 use std::io;
 use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
+use std::sync::Mutex;
 use std::thread;
 use std::time::{Duration, Instant};
 
@@ -57,6 +64,7 @@ struct Proc {
     pid: libc::pid_t,
     ppid: libc::pid_t,
     pgid: libc::pid_t,
+    session: libc::pid_t,
     zombie: bool,
     /// Clock ticks after boot: with the pid, the process's identity.
     start: u64,
@@ -73,6 +81,7 @@ fn parse(stat: &str) -> Option<Proc> {
         pid,
         ppid: fields.get(1)?.parse().ok()?,
         pgid: fields.get(2)?.parse().ok()?,
+        session: fields.get(3)?.parse().ok()?,
         zombie: *fields.first()? == "Z",
         start: fields.get(19)?.parse().ok()?,
     })
@@ -156,6 +165,21 @@ impl Helpers {
     }
 }
 
+/// The sessions of the guests (`guest`) that may still have processes.
+static GUESTS: Mutex<Vec<libc::pid_t>> = Mutex::new(Vec::new());
+
+/// Leaves the processes of `session`, a guest's (see the header), alone.
+/// Call it under the spawn lock (`leaders`) that the guest was spawned
+/// under, so no scan sees it first.
+#[cfg(feature = "remote")]
+pub(super) fn guest(session: libc::pid_t) {
+    GUESTS
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .push(session);
+    FOUND.store(true, Ordering::Relaxed);
+}
+
 /// Set when the last scan found a process outside the servers' groups or an
 /// orphan, or a leader was reaped since (what was below it is the
 /// workbench's now): scans go on while servers run or this is set.
@@ -164,15 +188,24 @@ static FOUND: AtomicBool = AtomicBool::new(false);
 /// unchanged); 0 before the first walk, or when `/proc/loadavg` cannot say.
 static NEWEST: AtomicI32 = AtomicI32::new(0);
 
-/// The processes below the workbench, other than the watchdog and the
-/// leaders, that are in no leader's group; and the workbench's children
-/// among all the rest that are neither leaders nor the watchdog (orphans it
-/// adopted, in a server's group or not).
-fn strays(table: &[Proc], leaders: &[libc::pid_t]) -> (Vec<Proc>, Vec<Proc>) {
+/// The processes below the workbench, other than the watchdog, the leaders
+/// and live guests, that are in no leader's group; and the workbench's
+/// children among all the rest that are neither leaders, the watchdog nor
+/// live guests (orphans it adopted, in a server's group or not, and dead
+/// guests to reap).
+fn strays(
+    table: &[Proc],
+    leaders: &[libc::pid_t],
+    guests: &[libc::pid_t],
+) -> (Vec<Proc>, Vec<Proc>) {
     // SAFETY: getpid has no preconditions.
     let me = unsafe { libc::getpid() };
     let watchdog = watchdog::pid();
-    let ours = |p: &Proc| !leaders.contains(&p.pid) && Some(p.pid) != watchdog;
+    let ours = |p: &Proc| {
+        !leaders.contains(&p.pid)
+            && Some(p.pid) != watchdog
+            && (p.zombie || !guests.contains(&p.session))
+    };
     let all = below(table, me);
     let outside = all
         .iter()
@@ -213,7 +246,8 @@ pub(super) fn scan() {
         return;
     }
     let table = table();
-    let (outside, orphans) = strays(&table, &leaders);
+    let guests = live_guests(&table);
+    let (outside, orphans) = strays(&table, &leaders, &guests);
     let live: Vec<libc::pid_t> = outside
         .iter()
         .filter(|p| !p.zombie)
@@ -232,9 +266,17 @@ pub(super) fn scan() {
         }
     }
     FOUND.store(
-        !outside.is_empty() || !orphans.is_empty(),
+        !outside.is_empty() || !orphans.is_empty() || !guests.is_empty(),
         Ordering::Relaxed,
     );
+}
+
+/// The guests' sessions that still have a process (the others are
+/// forgotten).
+fn live_guests(table: &[Proc]) -> Vec<libc::pid_t> {
+    let mut guests = GUESTS.lock().unwrap_or_else(|p| p.into_inner());
+    guests.retain(|session| table.iter().any(|p| p.session == *session));
+    guests.clone()
 }
 
 /// The pid the kernel gave last (the last field of `/proc/loadavg`).
@@ -252,7 +294,8 @@ pub(super) fn kill_orphans() {
         {
             let leaders = leaders();
             let table = table();
-            let (outside, orphans) = strays(&table, &leaders);
+            let guests = live_guests(&table);
+            let (outside, orphans) = strays(&table, &leaders, &guests);
             if outside.is_empty() && orphans.is_empty() {
                 watchdog::set_helpers(&[]);
                 return;
@@ -306,6 +349,7 @@ mod tests {
             pid,
             ppid,
             pgid: pid,
+            session: pid,
             zombie: false,
             start: 0,
         };
@@ -314,6 +358,36 @@ mod tests {
         found.sort();
         assert_eq!(found, [11, 12, 14]);
         assert!(below(&table, 14).is_empty());
+    }
+
+    #[test]
+    fn guests_are_left_alone_until_they_die() {
+        let me = std::process::id() as libc::pid_t;
+        let p = |pid, ppid, session, zombie| Proc {
+            pid,
+            ppid,
+            pgid: pid,
+            session,
+            zombie,
+            start: 0,
+        };
+        // A browser's opener (session 900) and the browser it left behind,
+        // adopted; a server's stray helper (session 1).
+        let table = [
+            p(900, me, 900, false),
+            p(901, me, 900, false),
+            p(902, me, 1, false),
+        ];
+        let pids = |v: Vec<Proc>| v.iter().map(|p| p.pid).collect::<Vec<_>>();
+        let (outside, orphans) = strays(&table, &[], &[900]);
+        assert_eq!((pids(outside), pids(orphans)), (vec![902], vec![902]));
+        let (outside, orphans) = strays(&table, &[], &[]);
+        assert_eq!(pids(outside), [900, 901, 902]);
+        assert_eq!(pids(orphans), [900, 901, 902]);
+        // A dead guest is reaped like any orphan.
+        let dead = [p(901, me, 900, true)];
+        let (_, orphans) = strays(&dead, &[], &[900]);
+        assert_eq!(pids(orphans), [901]);
     }
 
     #[test]

@@ -1,5 +1,5 @@
-//! The few Win32 functions, types and constants `windows`, `windows_watch`
-//! and `local_windows` use, declared by hand (kernel32, which std links
+//! The few Win32 functions, types and constants `windows`, `windows_watch`,
+//! `local_windows`, `random` and `file_lock` use, declared by hand (kernel32, which std links
 //! already, and a few of advapi32's security calls; see docs/decisions.md
 //! for why not `windows-sys`). Layouts are those of the x86_64
 //! and aarch64 Windows ABI, where `usize` is the width of `SIZE_T` and
@@ -291,4 +291,35 @@ extern "system" {
         descriptor: *mut *mut c_void,
         size: *mut u32,
     ) -> BOOL;
+}
+
+pub(super) const LOCKFILE_FAIL_IMMEDIATELY: u32 = 0x0000_0001;
+pub(super) const LOCKFILE_EXCLUSIVE_LOCK: u32 = 0x0000_0002;
+pub(super) const ERROR_LOCK_VIOLATION: i32 = 33;
+
+// The sign-in's cross-process lock (`file_lock`).
+#[link(name = "kernel32")]
+extern "system" {
+    pub(super) fn LockFileEx(
+        file: HANDLE,
+        flags: u32,
+        reserved: u32,
+        bytes_low: u32,
+        bytes_high: u32,
+        overlapped: *mut OVERLAPPED,
+    ) -> BOOL;
+    pub(super) fn UnlockFileEx(
+        file: HANDLE,
+        reserved: u32,
+        bytes_low: u32,
+        bytes_high: u32,
+        overlapped: *mut OVERLAPPED,
+    ) -> BOOL;
+}
+
+// Random bytes (`random`): RtlGenRandom, exported by advapi32 under this
+// name; returns a BOOLEAN.
+#[link(name = "advapi32")]
+extern "system" {
+    pub(super) fn SystemFunction036(buffer: *mut c_void, length: u32) -> u8;
 }

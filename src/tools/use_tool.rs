@@ -1,6 +1,7 @@
 //! The `use_tool` meta-tool as the host sees it: its definition, the checking
-//! of its arguments (with an example of the right shape for a call that
-//! flattened them), and the result size it tells the host.
+//! of its arguments (with an example of the right shape, built from the
+//! caller's names, for a call that flattened them or gave `tool` as one
+//! string), and the result size it tells the host.
 //!
 //! The call itself is forwarded on the hot path (`fleet::forward`), not here.
 //! The usual valid call is read by `plain_call` in one typed pass, with no
@@ -174,7 +175,11 @@ fn check(args: &Map<String, Value>) -> Result<ToolId, String> {
     let result = finish(problems, id);
     match result {
         Err(text) if is_flattened(args) => Err(format!("{text}. {}", flattened_hint(args))),
-        other => other,
+        Err(text) => match args.get("tool") {
+            Some(Value::String(given)) => Err(format!("{text}. {}", string_hint(given))),
+            _ => Err(text),
+        },
+        ok => ok,
     }
 }
 
@@ -196,6 +201,38 @@ const FLAT_KEYS: [&str; 4] = ["toolbox", "server", "toolbox_name", "server_name"
 
 fn is_flattened(args: &Map<String, Value>) -> bool {
     FLAT_KEYS.iter().any(|k| args.contains_key(*k))
+}
+
+/// The right shape for a `tool` given as one string (`"notes/memory/read_graph"`,
+/// `"memory/read_graph"`, `"read_graph"`), filled with the names it holds:
+/// the last part is the tool (a tool name may hold `/` itself, after the
+/// toolbox and the server), the one before it the server, the first of
+/// three the toolbox.
+fn string_hint(given: &str) -> String {
+    let usable = |name: &str, max: usize| !name.trim().is_empty() && name.chars().count() <= max;
+    let (toolbox, server, tool) = match given.splitn(3, '/').collect::<Vec<_>>()[..] {
+        [toolbox, server, tool] => (Some(toolbox), Some(server), tool),
+        [server, tool] => (None, Some(server), tool),
+        _ => (None, None, given),
+    };
+    let name = |part: Option<&str>, max: usize, placeholder: &str| {
+        Value::from(part.filter(|p| usable(p, max)).unwrap_or(placeholder))
+    };
+    let example = format!(
+        r#"{{"tool":{{"toolbox":{},"server":{},"tool":{}}},"arguments":{{}}}}"#,
+        name(toolbox, MAX_NAME, "<toolbox>"),
+        name(server, MAX_NAME, "<server>"),
+        name(Some(tool), MAX_TOOL_NAME, "<tool>"),
+    );
+    let missing = if !toolbox.is_some_and(|t| usable(t, MAX_NAME)) {
+        " (find_tools gives all three names of a tool)"
+    } else {
+        ""
+    };
+    format!(
+        "\"tool\" takes an object of three names, not one string, and the tool's input goes \
+         under \"arguments\", for example: {example}{missing}"
+    )
 }
 
 /// The right shape, filled with the caller's own names where they are usable.
@@ -289,10 +326,32 @@ mod tests {
              tool: Unrecognized key: 'name' (the tool's name goes in 'tool'); \
              arguments: Expected object, received array; Unrecognized key: 'extra'"
         );
+    }
+
+    #[test]
+    fn a_tool_given_as_a_string_gets_the_object_form_built_from_it() {
+        let err = |tool: &str| check(&map(json!({"tool": tool}))).unwrap_err();
         assert_eq!(
-            check(&map(json!({"tool":"dev/fs/read"}))).unwrap_err(),
-            "Invalid parameters: tool: Expected object, received string"
+            err("notes/memory/read_graph"),
+            "Invalid parameters: tool: Expected object, received string. \"tool\" takes an \
+             object of three names, not one string, and the tool's input goes under \
+             \"arguments\", for example: \
+             {\"tool\":{\"toolbox\":\"notes\",\"server\":\"memory\",\"tool\":\"read_graph\"},\"arguments\":{}}"
         );
+        assert!(
+            err("read_graph").ends_with(
+                r#"{"tool":{"toolbox":"<toolbox>","server":"<server>","tool":"read_graph"},"arguments":{}} (find_tools gives all three names of a tool)"#
+            ),
+            "{}",
+            err("read_graph")
+        );
+        assert!(err("memory/read_graph").ends_with(
+            r#"{"tool":{"toolbox":"<toolbox>","server":"memory","tool":"read_graph"},"arguments":{}} (find_tools gives all three names of a tool)"#
+        ));
+        assert!(err("a/b/c/d").contains(r#"{"toolbox":"a","server":"b","tool":"c/d"}"#));
+        assert!(err("/ /x").contains(
+            r#"{"toolbox":"<toolbox>","server":"<server>","tool":"x"},"arguments":{}} (find_tools"#
+        ));
     }
 
     #[test]

@@ -148,7 +148,8 @@ fn the_instructions_example_is_a_valid_use_tool_call() {
     // no tool of the placeholder's name.
     assert_eq!(
         text(&wb.recv()),
-        "Tool '<name from find_tools>' not found in server 'files' (toolbox 'dev')",
+        "Tool '<name from find_tools>' not found in server 'files' (toolbox 'dev'); the server \
+         offers no tools",
         "the example passes validation and names a configured toolbox and server"
     );
     let again = wb.request(3, "initialize", json!({"protocolVersion": "2025-06-18"}));

@@ -217,7 +217,8 @@ fn use_tool_on_a_toolbox_not_open_starts_only_the_named_server() {
     assert!(is_error(&missing));
     assert_eq!(
         text(&missing),
-        "Tool 'no_such_tool' not found in server 'fs' (toolbox 'files')"
+        "Tool 'no_such_tool' not found in server 'fs' (toolbox 'files'); its tools, closest \
+         first: read_file, list_directory"
     );
     wb.finish_clean(Duration::from_secs(10));
     let _ = fs::remove_dir_all(&dir);

@@ -280,3 +280,193 @@ fn check_warns_about_relative_args_without_cwd_where_they_pass_and_where_they_fa
     assert!(leftover_processes(&dir).is_empty());
     let _ = fs::remove_dir_all(&dir);
 }
+
+/// A reader that went away (`check --json | head -1`) ends every command
+/// that prints quietly: nothing on stderr, no panic, and the exit code its
+/// work decided. The pipe's read end is closed before the command starts,
+/// so its first write meets the broken pipe.
+#[test]
+fn a_closed_stdout_ends_each_command_quietly() {
+    let dir = scratch("closed-stdout");
+    let good = json!({"tools": [{"tool": {"name": "t", "inputSchema": {"type": "object"}}}]});
+    fs::write(dir.join("good.json"), good.to_string()).unwrap();
+    let config = json!({"toolboxes": {"box": {"description": "d", "mcpServers": {
+        "good": {"command": FAKE, "args": ["good.json"], "cwd": "."}}}}});
+    fs::write(dir.join("config.json"), config.to_string()).unwrap();
+    let state = dir.join("state").display().to_string();
+    let cache = dir.join("cache").display().to_string();
+    let commands: [&[&str]; 8] = [
+        &["check", "--json"],
+        &["check"],
+        &["index"],
+        &["learned"],
+        &["pins"],
+        &["pins", "diff"],
+        &["--version"],
+        &["--help"],
+    ];
+    for args in commands {
+        let (reader, writer) = std::io::pipe().unwrap();
+        drop(reader);
+        let out = workbench_in(&dir)
+            .args(args)
+            .args(["--config", "config.json"])
+            .env("XDG_STATE_HOME", &state)
+            .env("XDG_CACHE_HOME", &cache)
+            .stdout(writer)
+            .output()
+            .unwrap();
+        let stderr = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(0), "{args:?}: {stderr}");
+        assert_eq!(stderr, "", "{args:?}");
+    }
+    assert!(leftover_processes(&dir).is_empty());
+    let _ = fs::remove_dir_all(&dir);
+}
+
+/// A command that is not there says where it was looked for: the folders of
+/// PATH for a bare name, the absolute path for a relative one (taken from
+/// the config's folder), as `check` reports it and as the model reads it.
+#[test]
+#[cfg(unix)] // the harness's PATH is the system folders there
+fn a_missing_command_says_where_it_was_looked_for() {
+    let dir = scratch("missing-command");
+    let config = json!({"toolboxes": {"box": {"description": "d", "mcpServers": {
+        "bare": {"command": "no-such-mcp-server"},
+        "relative": {"command": "bin/no-such-server"}}}}});
+    fs::write(dir.join("config.json"), config.to_string()).unwrap();
+    let out = run(&dir, &["check", "--json", "--config", "config.json"], &[]);
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(out.status.code(), Some(1), "{report:#}");
+    let reason = |i: usize| {
+        report["toolboxes"][0]["servers"][i]["reason"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string()
+    };
+    let folders = crate::harness::system_path().replace(':', ", ");
+    assert!(
+        reason(0).starts_with(&format!(
+            "cannot start 'no-such-mcp-server': no 'no-such-mcp-server' in any folder of PATH ({folders}); "
+        )),
+        "{report:#}"
+    );
+    assert_eq!(
+        reason(1),
+        format!(
+            "cannot start 'bin/no-such-server': {} does not exist (a relative command is taken \
+             from the config file's folder)",
+            dir.join("bin/no-such-server").display()
+        ),
+        "{report:#}"
+    );
+    // The model reads the same in the open result.
+    let mut wb = Workbench::spawn_raw(dir.clone(), command(&dir, &[]), false);
+    wb.send_line(INITIALIZE);
+    assert!(wb.recv()["result"].is_object());
+    let open = wb.open(1, "box", &mut Vec::new());
+    let text = open["result"]["content"][0]["text"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(
+        text.contains("no 'no-such-mcp-server' in any folder of PATH"),
+        "{open}"
+    );
+    wb.end(Duration::from_secs(10));
+    let _ = fs::remove_dir_all(&dir);
+}
+
+/// A host's log shows one start-up line at info level: the version, the
+/// config's absolute path and how many toolboxes it has. No terminal: no
+/// word about waiting for a host.
+#[test]
+fn serving_logs_one_start_up_line() {
+    let dir = scratch("start-up-line");
+    let config = json!({"toolboxes": {
+        "a": {"description": "d", "mcpServers": {}},
+        "b": {"description": "d", "mcpServers": {}}}});
+    fs::write(dir.join("config.json"), config.to_string()).unwrap();
+    let home = dir.display().to_string();
+    let cmd = command(&dir, &[("RUST_LOG", "info"), ("HOME", &home)]);
+    let mut wb = Workbench::spawn_raw(dir.clone(), cmd, false);
+    wb.send_line(INITIALIZE);
+    assert!(wb.recv()["result"].is_object());
+    let line = format!(
+        "mcp-workbench {} serving {} (2 toolboxes)",
+        env!("CARGO_PKG_VERSION"),
+        dir.join("config.json").display()
+    );
+    wb.expect_log(&line);
+    let info: Vec<String> = wb
+        .log()
+        .lines()
+        .filter(|l| l.starts_with("[INFO"))
+        .map(str::to_string)
+        .collect();
+    assert_eq!(info.len(), 1, "{info:#?}");
+    assert!(
+        !wb.log().contains("waiting for an MCP host"),
+        "{}",
+        wb.log()
+    );
+    wb.end(Duration::from_secs(10));
+    let _ = fs::remove_dir_all(&dir);
+}
+
+/// Run in a terminal (stdin a TTY, here `script`'s), the workbench says on
+/// stderr what it waits for and how to try it; the end of the input ends it.
+#[test]
+#[cfg(target_os = "linux")] // util-linux `script` gives it a terminal
+fn in_a_terminal_it_says_what_it_waits_for() {
+    use std::io::Read;
+    use std::process::Stdio;
+    let dir = scratch("terminal");
+    let config = json!({"toolboxes": {"a": {"description": "d", "mcpServers": {}}}});
+    fs::write(dir.join("config.json"), config.to_string()).unwrap();
+    let serve = format!("{} --config config.json", crate::harness::WORKBENCH);
+    let mut script = std::process::Command::new("script")
+        .args(["-q", "-e", "-c", &serve, "/dev/null"])
+        .current_dir(&dir)
+        .env_clear()
+        .env("PATH", crate::harness::system_path())
+        .env("RUST_LOG", "off")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut terminal = script.stdout.take().unwrap();
+    let (lines, seen) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let mut all = Vec::new();
+        let mut buf = [0u8; 4096];
+        while let Ok(n @ 1..) = terminal.read(&mut buf) {
+            all.extend_from_slice(&buf[..n]);
+            let _ = lines.send(String::from_utf8_lossy(&all).into_owned());
+        }
+    });
+    let notice = "mcp-workbench speaks MCP (JSON-RPC, one message per line) on stdin and stdout \
+        and is waiting for an MCP host to talk to it; to try it from a terminal, run \
+        `mcp-workbench check` (with --config PATH) instead; press Ctrl-C to quit";
+    let mut shown = String::new();
+    let deadline = std::time::Instant::now() + Duration::from_secs(15);
+    while !shown.contains(notice) {
+        let left = deadline.saturating_duration_since(std::time::Instant::now());
+        match seen.recv_timeout(left) {
+            Ok(text) => shown = text,
+            Err(_) => break,
+        }
+    }
+    // The end of the input: `script` passes it on, and the workbench stops.
+    drop(script.stdin.take());
+    let ended = crate::harness::wait_exit(&mut script, Duration::from_secs(10));
+    if ended.is_none() {
+        let _ = script.kill();
+        let _ = script.wait();
+    }
+    assert!(shown.contains(notice), "the terminal showed: {shown:?}");
+    assert_eq!(shown.matches(notice).count(), 1, "{shown:?}");
+    assert!(ended.is_some(), "the workbench did not end with its input");
+    assert!(leftover_processes(&dir).is_empty());
+    let _ = fs::remove_dir_all(&dir);
+}

@@ -22,11 +22,15 @@ mod faults;
 mod first_run;
 mod hostile;
 mod idle;
+mod import;
 mod liveness;
 mod reload;
+mod remote_config;
 mod repo;
 #[cfg(target_os = "linux")]
 mod shared;
+#[cfg(feature = "remote")]
+mod signin;
 mod transcripts;
 mod trust;
 #[cfg(target_os = "linux")]

@@ -64,6 +64,8 @@ fn a_saved_config_adds_removes_and_describes_toolboxes_with_one_list_changed() {
         "added": {"description": "fresh", "mcpServers": {"a": fake("k.json")}}}});
     save(&wb.dir, &new);
     wb.wait_list_changed(&mut others);
+    // The log names what was added as well as what changed and went.
+    wb.expect_log("config reloaded: 2 toolboxes; added: [added]; changed: [keep]; removed: [gone]");
 
     // json! sorts keys: the config lists added, then keep.
     let list = wb.request(3, "tools/list", json!({}));

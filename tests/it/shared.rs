@@ -534,6 +534,61 @@ fn status_without_a_fleet_exits_1_with_one_line() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(stderr.lines().count(), 1, "{stderr}");
     assert!(stderr.starts_with("no shared fleet runs for"), "{stderr}");
+    // A config that does not share servers has no fleet to show: it says so,
+    // and how to turn sharing on.
+    let mut alone = shared_config(fake("fake.json"), json!({}));
+    alone["shareServers"] = json!(false);
+    fs::write(dir.join("config.json"), alone.to_string()).unwrap();
+    let out = workbench_in(&dir)
+        .args(["status", "--config", "config.json"])
+        .env("XDG_RUNTIME_DIR", &run)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(
+        stderr.contains("does not share servers (\"shareServers\" is not true)"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("set \"shareServers\": true at the top level of the config"),
+        "{stderr}"
+    );
+    let _ = fs::remove_dir_all(&dir);
+}
+
+/// A fleet with no session says how long its linger has left.
+#[test]
+fn status_of_a_fleet_without_sessions_says_when_it_ends() {
+    let config = shared_config(fake("fake.json"), json!({"shareLingerMs": 600_000}));
+    let (dir, run) = case("shared-linger-status", &config);
+    let mut a = session(&dir, &run, &[]);
+    a.open_ok(1, "dev");
+    let attached = status(&dir, &run).1;
+    assert_eq!(attached["sessions"].as_array().map(Vec::len), Some(1));
+    assert!(attached.get("endsInMs").is_none(), "{attached}");
+    a.end(Duration::from_secs(10));
+    let report = status_until(&dir, &run, |r| r["sessions"] == json!([]));
+    let ends = report["endsInMs"].as_u64().unwrap_or_default();
+    assert!(ends > 0 && ends <= 600_000, "{report}");
+    let out = workbench_in(&dir)
+        .args(["status", "--config", "config.json"])
+        .env("XDG_RUNTIME_DIR", &run)
+        .output()
+        .unwrap();
+    let human = String::from_utf8_lossy(&out.stdout);
+    assert!(human.contains("\nno sessions; ends in "), "{human}");
+    assert!(human.contains(" s unless one attaches\n"), "{human}");
+    // Not waiting out the linger: the fleet stops on SIGTERM.
+    signal(report["pid"].as_u64().unwrap() as u32, "TERM");
+    let ended = wait_until(Duration::from_secs(10), || status(&dir, &run).0 == Some(1));
+    assert!(ended, "{}", fleet_log(&run));
+    assert!(
+        leftover_processes(&dir).is_empty(),
+        "{:?}",
+        leftover_processes(&dir)
+    );
     let _ = fs::remove_dir_all(&dir);
 }
 

@@ -1,0 +1,517 @@
+//! `mcp-workbench import` (docs/reference.md §12): reads the hosts' configs
+//! (every installed host's, or those `--from` names), maps their servers
+//! onto the workbench's keys, plans one toolbox per distinct server, starts
+//! the stdio ones once to describe them by their instructions and tools
+//! (not with `--no-start`), and prints the config it would write, secrets
+//! masked, with what it read, chose, skipped and could not carry over.
+//! `--write` merges it into the config instead (atomically, the previous
+//! version kept as a backup) and loads the result as `check` would.
+//!
+//! Exit 0, or 1 when `--write` wrote a config that does not load (the
+//! report says why), 2 when a named file or the workbench's config cannot
+//! be read. A shutdown signal while servers start stops them and ends the
+//! run with the shell's code for it (`interrupt`), writing nothing.
+
+use super::interrupt::Interrupt;
+use crate::cli::{ConfigPath, ImportFrom};
+use crate::config::ordered_json::Node;
+use crate::config::{self, Problem};
+use crate::fleet::launch::Launcher;
+use crate::hosts::describe::{self, Listing};
+use crate::hosts::found::{Harvest, Origin, Outcome};
+use crate::hosts::listing::{self, Job};
+use crate::hosts::paths::{Os, Places};
+use crate::hosts::{files, mask, merge, plan, read};
+use crate::wire::outbox::Outbox;
+use std::io::{self, Write};
+use std::path::Path;
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::SystemTime;
+
+/// Runs `import`; prints on `out`.
+pub(super) fn run(
+    config: &ConfigPath,
+    from: &[ImportFrom],
+    write: bool,
+    start: bool,
+    out: &mut impl Write,
+) -> ExitCode {
+    match import(config, from, write, start, out) {
+        Ok(code) => code,
+        Err((code, message)) => {
+            eprintln!("error: {message}");
+            code
+        }
+    }
+}
+
+type Failed = (ExitCode, String);
+
+fn import(
+    config: &ConfigPath,
+    from: &[ImportFrom],
+    write: bool,
+    start: bool,
+    out: &mut impl Write,
+) -> Result<ExitCode, Failed> {
+    let usage = |message: String| (ExitCode::from(2), message);
+    let cwd = std::env::current_dir().map_err(|e| usage(format!("no working directory: {e}")))?;
+    let places = Places::new(Os::current(), &|name| std::env::var_os(name), cwd).map_err(usage)?;
+    let mut harvest = Harvest::default();
+    if from.is_empty() {
+        read::hosts(&places, &crate::hosts::ALL, &mut harvest);
+    }
+    let mut seen = Vec::new();
+    for source in from {
+        if seen.contains(&source) {
+            continue;
+        }
+        seen.push(source);
+        match source {
+            ImportFrom::Host(host) => read::hosts(&places, &[*host], &mut harvest),
+            ImportFrom::File(file) => {
+                read::named_file(&places, file, &mut harvest).map_err(usage)?
+            }
+        }
+    }
+    let path = &config.path;
+    let existing_text = match std::fs::read_to_string(path) {
+        Ok(text) => Some(text),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => None,
+        Err(e) => {
+            return Err(usage(format!(
+                "{}: cannot read the workbench config: {e}",
+                path.display()
+            )))
+        }
+    };
+    let existing = match &existing_text {
+        None => None,
+        Some(text) => Some(serde_json::from_str::<Node>(text).map_err(|e| {
+            usage(format!(
+                "{}: the workbench config is not valid JSON (line {} column {}): fix it first; nothing was imported",
+                path.display(),
+                e.line(),
+                e.column()
+            ))
+        })?),
+    };
+    let plan = plan::plan(&harvest, existing.as_ref().unwrap_or(&Node::Null));
+    let folder = std::path::absolute(path)
+        .ok()
+        .and_then(|p| p.parent().map(Path::to_path_buf))
+        .unwrap_or_default();
+    let listings = match describe_servers(&harvest, &plan, start, &folder) {
+        Ok(listings) => listings,
+        Err(code) => return Ok(code),
+    };
+    let mut toolboxes = Vec::new();
+    for (planned, listing) in plan.servers.iter().zip(&listings) {
+        let found = &harvest.found[planned.found];
+        let text = describe::description(
+            &found.name,
+            &found.mapped.entry,
+            found.mapped.description.as_deref(),
+            listing.as_ref().ok(),
+        );
+        let toolbox = merge::toolbox(&text, &planned.toolbox, found.mapped.entry.node());
+        toolboxes.push((planned.toolbox.clone(), toolbox));
+    }
+    let merged = merge::merge(existing.as_ref(), toolboxes)
+        .map_err(|e| usage(format!("{}: {e}", path.display())))?;
+    let style = existing_text
+        .as_deref()
+        .map(files::style_of)
+        .unwrap_or_default();
+    let text = files::json_text(&merged, &style);
+    let report = Report {
+        places: &places,
+        harvest: &harvest,
+        plan: &plan,
+        listings: &listings,
+        merged: &merged,
+    };
+    let printed = if plan.servers.is_empty() && !write {
+        report.print(out).and_then(|()| {
+            writeln!(out, "\nNothing to import; nothing was written.").map(|()| ExitCode::SUCCESS)
+        })
+    } else if write {
+        report.print(out).and_then(|()| {
+            write_config(
+                path,
+                existing_text.is_some(),
+                &text,
+                plan.servers.len(),
+                out,
+            )
+        })
+    } else {
+        writeln!(
+            out,
+            "The config import would write to {} (secrets masked):\n",
+            path.display()
+        )
+        .and_then(|()| write!(out, "{}", files::json_text(&mask::config(&merged), &style)))
+        .and_then(|()| writeln!(out))
+        .and_then(|()| report.print(out))
+        .and_then(|()| {
+            writeln!(
+                out,
+                "\nNothing was written. Run it again with --write to merge this into {} \
+                 (the descriptions are yours to edit afterwards).",
+                path.display()
+            )
+            .map(|()| ExitCode::SUCCESS)
+        })
+    };
+    printed.map_err(|e| (ExitCode::from(1), format!("cannot write the report: {e}")))
+}
+
+/// Starts the servers of `plan` that may be started, and lists them; the
+/// shell's code when a shutdown signal came.
+fn describe_servers(
+    harvest: &Harvest,
+    plan: &plan::Plan,
+    start: bool,
+    folder: &Path,
+) -> Result<Vec<Result<Listing, String>>, ExitCode> {
+    let jobs: Vec<Job<'_>> = plan
+        .servers
+        .iter()
+        .map(|planned| {
+            let found = &harvest.found[planned.found];
+            let entry = &found.mapped.entry;
+            let skip = if !start {
+                Some("not started (--no-start)".to_string())
+            } else if entry.disabled {
+                Some("not started: it is disabled".to_string())
+            } else if entry.is_remote() {
+                Some("not started: a remote server".to_string())
+            } else if found.origin.project_file {
+                Some("not started: it comes from the project's own file, whose commands are not run before you have read them".to_string())
+            } else {
+                None
+            };
+            Job {
+                name: &planned.toolbox,
+                entry,
+                skip,
+            }
+        })
+        .collect();
+    if jobs.iter().all(|j| j.skip.is_some()) {
+        return Ok(jobs
+            .into_iter()
+            .map(|j| Err(j.skip.unwrap_or_default()))
+            .collect());
+    }
+    let launcher = Arc::new(Launcher::new(
+        Arc::new(Outbox::new(Box::new(io::sink()))),
+        None,
+    ));
+    let interrupt = Interrupt::watch(&launcher);
+    let listings = listing::list(&jobs, folder, &launcher, &|| interrupt.came());
+    if let Some((_, code)) = interrupt.finish() {
+        return Err(code);
+    }
+    launcher.shutdown();
+    Ok(listings)
+}
+
+/// Writes the config (after a backup of the one there) and loads it as
+/// `check` does; the exit code.
+fn write_config(
+    path: &Path,
+    existed: bool,
+    text: &str,
+    added: usize,
+    out: &mut impl Write,
+) -> io::Result<ExitCode> {
+    if added == 0 {
+        writeln!(
+            out,
+            "\nNothing new to import: {} is unchanged.",
+            path.display()
+        )?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    let backup = if existed {
+        match files::backup(path, SystemTime::now()) {
+            Ok(backup) => Some(backup),
+            Err(e) => {
+                writeln!(
+                    out,
+                    "\nerror: cannot back up {}: {e}; nothing was written",
+                    path.display()
+                )?;
+                return Ok(ExitCode::from(1));
+            }
+        }
+    } else {
+        None
+    };
+    let folder = path.parent().filter(|p| !p.as_os_str().is_empty());
+    if let Some(Err(e)) = folder.map(std::fs::create_dir_all) {
+        writeln!(
+            out,
+            "\nerror: cannot create the folder of {}: {e}; nothing was written",
+            path.display()
+        )?;
+        return Ok(ExitCode::from(1));
+    }
+    if let Err(e) = files::write(path, text.as_bytes()) {
+        writeln!(
+            out,
+            "\nerror: cannot write {}: {e}; it is unchanged",
+            path.display()
+        )?;
+        return Ok(ExitCode::from(1));
+    }
+    let n = added;
+    write!(
+        out,
+        "\nWrote {} ({n} toolbox{} added",
+        path.display(),
+        if n == 1 { "" } else { "es" }
+    )?;
+    match backup {
+        Some(backup) => writeln!(out, "; the previous version is {}).", backup.display())?,
+        None => writeln!(out, "; a new file).")?,
+    }
+    verify(path, text, out)
+}
+
+/// Loads the written config as `check` does and says what it found.
+fn verify(path: &Path, text: &str, out: &mut impl Write) -> io::Result<ExitCode> {
+    let problems = match config::load(path) {
+        Ok(loaded) => match loaded.near_misses(path) {
+            None => {
+                let servers: usize = loaded
+                    .config
+                    .toolboxes
+                    .iter()
+                    .map(|t| t.servers.len())
+                    .sum();
+                writeln!(
+                    out,
+                    "check: the config loads: {} toolboxes, {servers} servers. Run `mcp-workbench check` to start them once.",
+                    loaded.config.toolboxes.len()
+                )?;
+                return Ok(ExitCode::SUCCESS);
+            }
+            Some(error) => error.problems,
+        },
+        Err(error) => error.problems,
+    };
+    let remote = remote_servers(text);
+    let at_remote = |p: &Problem| remote.iter().any(|r| within(&p.path, r));
+    let (theirs, others): (Vec<&Problem>, Vec<&Problem>) =
+        problems.iter().partition(|p| at_remote(p));
+    writeln!(out, "check: the config as written does not load:")?;
+    if !theirs.is_empty() {
+        let servers: Vec<&String> = remote
+            .iter()
+            .filter(|r| theirs.iter().any(|p| within(&p.path, r)))
+            .collect();
+        let mut kinds: Vec<String> = theirs
+            .iter()
+            .map(|p| {
+                let key = p.path.rsplit('.').next().unwrap_or_default();
+                format!("{key}: {}", p.message)
+            })
+            .collect();
+        kinds.sort();
+        kinds.dedup();
+        writeln!(
+            out,
+            "  {} remote server{} (\"url\"), which this build of the workbench cannot run yet: \
+             the config loads once it can, or once they are taken out: {}",
+            servers.len(),
+            if servers.len() == 1 { "" } else { "s" },
+            servers
+                .iter()
+                .map(|s| s.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
+        )?;
+        writeln!(
+            out,
+            "  (what this build says of each: {})",
+            kinds.join("; ")
+        )?;
+    }
+    for problem in &others {
+        writeln!(out, "  {problem}")?;
+    }
+    if others.is_empty() {
+        writeln!(out, "  Nothing else in it is wrong.")?;
+    }
+    Ok(ExitCode::from(1))
+}
+
+/// Whether JSON path `path` is `server` or below it.
+fn within(path: &str, server: &str) -> bool {
+    path.strip_prefix(server)
+        .is_some_and(|rest| rest.is_empty() || rest.starts_with('.') || rest.starts_with('['))
+}
+
+/// Whether this build loads a remote server's entry (docs/reference.md §11).
+fn remote_loads() -> bool {
+    let probe = br#"{"toolboxes":{"t":{"description":"d","mcpServers":{"s":{"type":"http","url":"http://127.0.0.1/mcp"}}}}}"#;
+    config::parse(probe, Path::new("probe"), Path::new("/")).is_ok()
+}
+
+/// The JSON paths of the remote servers in a config's text.
+fn remote_servers(text: &str) -> Vec<String> {
+    let Ok(root) = serde_json::from_str::<Node>(text) else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    for (toolbox, body) in root
+        .get("toolboxes")
+        .and_then(Node::entries)
+        .unwrap_or_default()
+    {
+        for (server, entry) in body
+            .get("mcpServers")
+            .and_then(Node::entries)
+            .unwrap_or_default()
+        {
+            if entry.get("command").is_none() && entry.get("url").is_some() {
+                out.push(format!("toolboxes.{toolbox}.mcpServers.{server}"));
+            }
+        }
+    }
+    out
+}
+
+/// What the run read, chose and left, for a person.
+struct Report<'a> {
+    places: &'a Places,
+    harvest: &'a Harvest,
+    plan: &'a plan::Plan,
+    listings: &'a [Result<Listing, String>],
+    merged: &'a Node,
+}
+
+impl Report<'_> {
+    fn origin(&self, origin: &Origin) -> String {
+        format!(
+            "{} {} {}",
+            origin.host.name(),
+            self.places.show(&origin.file),
+            origin.path
+        )
+    }
+
+    fn print(&self, out: &mut impl Write) -> io::Result<()> {
+        let harvest = self.harvest;
+        writeln!(out, "Read:")?;
+        let mut missing = Vec::new();
+        for file in &harvest.files {
+            let shown = self.places.show(&file.file);
+            match &file.outcome {
+                Outcome::Missing => missing.push(shown),
+                Outcome::Read(n) => writeln!(
+                    out,
+                    "  {:<15} {shown}: {n} server{}",
+                    file.host.name(),
+                    if *n == 1 { "" } else { "s" }
+                )?,
+                Outcome::Failed(why) => {
+                    writeln!(out, "  {:<15} {shown}: NOT READ: {why}", file.host.name())?
+                }
+            }
+        }
+        if !missing.is_empty() {
+            writeln!(out, "  not found: {}", missing.join(", "))?;
+        }
+        writeln!(
+            out,
+            "\nToolboxes to add ({}), one per server:",
+            self.plan.servers.len()
+        )?;
+        let toolboxes = self.merged.get("toolboxes");
+        for (planned, listing) in self.plan.servers.iter().zip(self.listings) {
+            let found = &harvest.found[planned.found];
+            let description = toolboxes
+                .and_then(|t| t.get(&planned.toolbox))
+                .and_then(|t| t.get("description"))
+                .and_then(Node::as_str)
+                .unwrap_or_default();
+            writeln!(out, "  {}: {description}", planned.toolbox)?;
+            writeln!(out, "      from {}", self.origin(&found.origin))?;
+            for also in &planned.also {
+                writeln!(
+                    out,
+                    "      also in {} (the same server: imported once)",
+                    self.origin(also)
+                )?;
+            }
+            if let Err(why) = listing {
+                writeln!(out, "      tools not listed: {why}")?;
+            }
+        }
+        if !self.plan.already.is_empty() {
+            writeln!(
+                out,
+                "\nAlready in the workbench's config (not imported again):"
+            )?;
+            for (index, place) in &self.plan.already {
+                let found = &harvest.found[*index];
+                writeln!(out, "  {} is {place}", self.origin(&found.origin))?;
+            }
+        }
+        if !harvest.skipped.is_empty() {
+            writeln!(out, "\nNot imported ({}):", harvest.skipped.len())?;
+            for skipped in &harvest.skipped {
+                writeln!(out, "  {}: {}", self.origin(&skipped.origin), skipped.why)?;
+            }
+        }
+        let imported = self.plan.servers.iter().map(|p| &harvest.found[p.found]);
+        let dropped: Vec<String> = imported
+            .clone()
+            .flat_map(|f| {
+                f.mapped
+                    .dropped
+                    .iter()
+                    .map(move |(key, why)| format!("{}.{key}: {why}", self.origin(&f.origin)))
+            })
+            .collect();
+        if !dropped.is_empty() {
+            writeln!(out, "\nSettings not carried over ({}):", dropped.len())?;
+            for line in dropped {
+                writeln!(out, "  {line}")?;
+            }
+        }
+        let remotes = imported
+            .clone()
+            .filter(|f| f.mapped.entry.is_remote())
+            .count();
+        let mut notes: Vec<String> = Vec::new();
+        for note in imported
+            .flat_map(|f| &f.mapped.notes)
+            .chain(&self.plan.notes)
+        {
+            if !notes.contains(note) {
+                notes.push(note.clone());
+            }
+        }
+        if remotes > 0 && !remote_loads() {
+            notes.push(format!(
+                "{remotes} remote server{} written as remote servers (\"type\" and \"url\"), \
+                 which this build of the workbench cannot run yet: until it can, a config with \
+                 them does not load (take them out, or keep them for a build that runs them)",
+                if remotes == 1 { " is" } else { "s are" }
+            ));
+        }
+        if !notes.is_empty() {
+            writeln!(out, "\nNotes:")?;
+            for note in notes {
+                writeln!(out, "  {note}")?;
+            }
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,528 @@
+//! A host's own file with the workbench in it (`install`): an entry named
+//! `workbench` that runs this binary with `--config` and the config's path,
+//! added to the host's user-level server list (an entry already there is
+//! updated and keeps the host's other settings for it), and with
+//! `--replace`, the servers the workbench's config now holds taken out (the
+//! same identity as the import's: same command, arguments and environment,
+//! or same URL). A JSON file keeps every other key, their order and its
+//! layout; Codex's TOML keeps every other line as it was: the
+//! `[mcp_servers.workbench]` table is updated where it is, or appended.
+//! A file that does not parse, or that could not be rewritten without
+//! losing something (comments in JSON), is refused. No IO.
+
+use super::entry::Identity;
+use super::files::{json_text, style_of};
+use super::found::child_path;
+use super::host::Host;
+use super::json_entry;
+use super::paths::Places;
+use super::toml::{self, Emit};
+use super::vars::Context;
+use super::{codex, jsonc};
+use crate::config::ordered_json::Node;
+use std::collections::HashSet;
+use std::path::{Path, PathBuf};
+
+/// The name of the workbench's entry in a host's list.
+pub(crate) const ENTRY: &str = "workbench";
+
+/// What runs the workbench: this binary and the config, absolute.
+pub(crate) struct Launch {
+    pub program: String,
+    pub config: String,
+}
+
+impl Launch {
+    fn args(&self) -> Vec<String> {
+        vec!["--config".to_string(), self.config.clone()]
+    }
+}
+
+/// The new text and what changed.
+#[derive(Debug)]
+pub(crate) struct Edited {
+    pub text: String,
+    /// The paths of the servers taken out (`--replace`).
+    pub removed: Vec<String>,
+    /// The servers left in the host: the workbench does not hold them.
+    pub kept: Vec<String>,
+    /// There was a `workbench` entry already, now replaced.
+    pub replaced_entry: bool,
+}
+
+/// `text` (`None`: no file yet) of `host`'s user-level file with the
+/// workbench added; with `held` (`--replace`), without those servers.
+pub(crate) fn edit(
+    host: Host,
+    text: Option<&str>,
+    launch: &Launch,
+    held: Option<&HashSet<Identity>>,
+    places: &Places,
+) -> Result<Edited, String> {
+    match host.list_key() {
+        Some(key) => edit_json(host, key, text, launch, held, places),
+        None => edit_toml(text.unwrap_or(""), launch, held),
+    }
+}
+
+/// The workbench's entry as `host` writes its entries.
+fn json_entry_of(host: Host, launch: &Launch) -> Node {
+    let s = |t: &str| Node::String(t.to_string());
+    let mut entry = Vec::new();
+    if matches!(host, Host::ClaudeCode | Host::VsCode) {
+        entry.push(("type".to_string(), s("stdio")));
+    }
+    entry.push(("command".to_string(), s(&launch.program)));
+    entry.push((
+        "args".to_string(),
+        Node::Array(launch.args().iter().map(|a| s(a)).collect()),
+    ));
+    if host == Host::ClaudeCode {
+        entry.push(("env".to_string(), Node::Object(Vec::new())));
+    }
+    Node::Object(entry)
+}
+
+fn edit_json(
+    host: Host,
+    key: &str,
+    text: Option<&str>,
+    launch: &Launch,
+    held: Option<&HashSet<Identity>>,
+    places: &Places,
+) -> Result<Edited, String> {
+    let (mut root, style) = match text {
+        // No file yet, or an empty one: the host's list is all there will be.
+        None => (Vec::new(), Default::default()),
+        Some(text) if text.trim().is_empty() => (Vec::new(), Default::default()),
+        Some(text) => {
+            let (json, commented) = jsonc::strip(text);
+            if commented {
+                let entry = serde_json::to_string(&json_entry_of(host, launch)).unwrap_or_default();
+                return Err(format!(
+                    "it has comments or trailing commas, which rewriting it would lose; add the workbench to its \"{key}\" by hand: \"{ENTRY}\": {entry}"
+                ));
+            }
+            match serde_json::from_str::<Node>(&json) {
+                Ok(Node::Object(entries)) => (entries, style_of(text)),
+                Ok(other) => return Err(format!("it is {}, not a JSON object", other.kind())),
+                Err(e) => {
+                    return Err(format!(
+                        "it is not valid JSON (line {} column {})",
+                        e.line(),
+                        e.column()
+                    ))
+                }
+            }
+        }
+    };
+    let mut removed = Vec::new();
+    let mut kept = Vec::new();
+    let mut take_out = |list: &mut Vec<(String, Node)>, path: &str, project: Option<&Path>| {
+        let cx = Context {
+            home: &places.home,
+            project,
+            inputs: &[],
+            separator: std::path::MAIN_SEPARATOR,
+        };
+        list.retain(|(name, node)| {
+            if name == ENTRY {
+                return true;
+            }
+            let identity = json_entry::map(host, node, &cx)
+                .ok()
+                .map(|m| m.entry.identity());
+            let gone = held.is_some_and(|held| identity.is_some_and(|i| held.contains(&i)));
+            let at = child_path(path, name);
+            if gone {
+                removed.push(at);
+            } else {
+                kept.push(at);
+            }
+            !gone
+        });
+    };
+    if host == Host::ClaudeCode {
+        if let Some((_, Node::Object(projects))) = root.iter_mut().find(|(k, _)| k == "projects") {
+            for (folder, settings) in projects.iter_mut() {
+                if let Node::Object(settings) = settings {
+                    if let Some((_, Node::Object(list))) =
+                        settings.iter_mut().find(|(k, _)| k == "mcpServers")
+                    {
+                        let path = child_path(&child_path("projects", folder), "mcpServers");
+                        take_out(list, &path, Some(&PathBuf::from(&*folder)));
+                    }
+                }
+            }
+        }
+    }
+    let list = match root.iter_mut().find(|(k, _)| k == key) {
+        Some((_, Node::Object(list))) => list,
+        Some((_, other)) => {
+            return Err(format!("its \"{key}\" is {}, not an object", other.kind()))
+        }
+        None => {
+            root.push((key.to_string(), Node::Object(Vec::new())));
+            match root.last_mut() {
+                Some((_, Node::Object(list))) => list,
+                _ => return Err("internal error: the server list vanished".into()),
+            }
+        }
+    };
+    take_out(list, key, None);
+    let entry = json_entry_of(host, launch);
+    let replaced_entry = match list.iter_mut().find(|(k, _)| k == ENTRY) {
+        Some((_, old)) => {
+            update(old, entry);
+            true
+        }
+        None => {
+            list.push((ENTRY.to_string(), entry));
+            false
+        }
+    };
+    Ok(Edited {
+        text: json_text(&Node::Object(root), &style),
+        removed,
+        kept,
+        replaced_entry,
+    })
+}
+
+/// The keys that say how a host starts a server: an entry of the
+/// workbench's own loses those it does not use, and keeps the rest (a
+/// host's settings for it: an `env`, timeouts, tool limits).
+const TRANSPORT_KEYS: &[&str] = &[
+    "type",
+    "command",
+    "args",
+    "url",
+    "httpUrl",
+    "serverUrl",
+    "headers",
+    "bearer_token_env_var",
+    "http_headers",
+    "env_http_headers",
+];
+
+/// The workbench's existing entry `old` made to run as `new` says: `new`'s
+/// keys replace theirs where they are (an `env` already there is kept), the
+/// other transport keys go, the rest stays.
+fn update(old: &mut Node, new: Node) {
+    let (Node::Object(keys), Node::Object(new)) = (&mut *old, new.clone()) else {
+        *old = new;
+        return;
+    };
+    keys.retain(|(k, _)| !TRANSPORT_KEYS.contains(&k.as_str()) || new.iter().any(|(n, _)| n == k));
+    for (key, value) in new {
+        match keys.iter_mut().find(|(k, _)| *k == key) {
+            Some(_) if key == "env" => {}
+            Some((_, slot)) => *slot = value,
+            None => keys.push((key, value)),
+        }
+    }
+}
+
+fn edit_toml(
+    text: &str,
+    launch: &Launch,
+    held: Option<&HashSet<Identity>>,
+) -> Result<Edited, String> {
+    let doc =
+        toml::parse(text).map_err(|e| format!("it is not TOML the workbench can edit: {e}"))?;
+    let servers_path = ["mcp_servers".to_string()];
+    if doc
+        .spans
+        .iter()
+        .any(|s| !s.header && s.path.len() == 1 && s.path == servers_path)
+    {
+        return Err("its mcp_servers is an inline table; add the workbench's [mcp_servers.workbench] table by hand".into());
+    }
+    let servers = match doc.root.get("mcp_servers") {
+        Some(toml::Value::Table(t)) => t.entries.clone(),
+        Some(other) => return Err(format!("its mcp_servers is {}, not a table", other.kind())),
+        None => Vec::new(),
+    };
+    let mut drop_names = Vec::new();
+    let (mut removed, mut kept) = (Vec::new(), Vec::new());
+    for (name, value) in &servers {
+        if name == ENTRY {
+            continue;
+        }
+        let identity = match value {
+            toml::Value::Table(t) => codex::map(t).ok().map(|m| m.entry.identity()),
+            _ => None,
+        };
+        let at = child_path("mcp_servers", name);
+        if held.is_some_and(|held| identity.is_some_and(|i| held.contains(&i))) {
+            drop_names.push(name.clone());
+            removed.push(at);
+        } else {
+            kept.push(at);
+        }
+    }
+    let newline = if text.contains("\r\n") { "\r\n" } else { "\n" };
+    let table_path = vec!["mcp_servers".to_string(), ENTRY.to_string()];
+    let table = toml::emit_table(
+        &table_path,
+        &[
+            ("command", Emit::String(&launch.program)),
+            ("args", Emit::Strings(&launch.args())),
+        ],
+        newline,
+    );
+    let under = |path: &[String], name: &str| {
+        path.len() >= 2 && path[0] == "mcp_servers" && path[1] == name
+    };
+    let mut lines: Vec<Option<String>> = text
+        .split_inclusive('\n')
+        .map(|l| Some(l.to_string()))
+        .collect();
+    // With a [mcp_servers.workbench] header, the table stays where it is:
+    // its header line becomes the new header, command and args, and only the
+    // keys (or subtables) that say how to start a server go; the rest (an
+    // `env`, timeouts, `[mcp_servers.workbench.tools.*]`) is kept.
+    let has_table = doc.spans.iter().any(|s| s.header && s.path == table_path);
+    let mut replaced_entry = false;
+    let mut appended = true;
+    for span in &doc.spans {
+        let ours = under(&span.path, ENTRY);
+        if ours && has_table && span.header && span.path == table_path {
+            replaced_entry = true;
+            appended = false;
+            lines[span.lines.start] = Some(table.clone());
+            continue;
+        }
+        let remove = match (ours, has_table) {
+            (true, true) => span.path.len() == 3 && TRANSPORT_KEYS.contains(&span.path[2].as_str()),
+            (true, false) => true,
+            (false, _) => drop_names.iter().any(|n| under(&span.path, n)),
+        };
+        if !remove {
+            continue;
+        }
+        replaced_entry |= ours;
+        let mut end = span.lines.end;
+        if span.header && !ours {
+            while lines
+                .get(end)
+                .is_some_and(|l| l.as_deref().is_some_and(|l| l.trim().is_empty()))
+            {
+                end += 1;
+            }
+        }
+        for line in lines.iter_mut().take(end).skip(span.lines.start) {
+            *line = None;
+        }
+    }
+    let mut out: String = lines.into_iter().flatten().collect();
+    if appended {
+        if !out.is_empty() && !out.ends_with('\n') {
+            out.push_str(newline);
+        }
+        if !out.is_empty() && !out.ends_with(&format!("{newline}{newline}")) {
+            out.push_str(newline);
+        }
+        out.push_str(&table);
+    }
+    let check = toml::parse(&out).map_err(|e| {
+        format!("internal error: the edited file would not read ({e}); nothing was written")
+    })?;
+    let written = match check.root.get("mcp_servers") {
+        Some(toml::Value::Table(t)) => t.get(ENTRY).is_some(),
+        _ => false,
+    };
+    if !written {
+        return Err(
+            "internal error: the edited file lost the workbench's table; nothing was written"
+                .into(),
+        );
+    }
+    Ok(Edited {
+        text: out,
+        removed,
+        kept,
+        replaced_entry,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::hosts::paths::Os;
+    use std::ffi::OsString;
+
+    fn places() -> Places {
+        let env = |name: &str| (name == "HOME").then(|| OsString::from("/home/u"));
+        Places::new(Os::Linux, &env, PathBuf::from("/p")).unwrap()
+    }
+
+    fn launch() -> Launch {
+        Launch {
+            program: "/opt/wb/mcp-workbench".into(),
+            config: "/home/u/wb.json".into(),
+        }
+    }
+
+    fn held(commands: &[&str]) -> HashSet<Identity> {
+        commands
+            .iter()
+            .map(|c| Identity::Stdio {
+                command: c.to_string(),
+                args: Vec::new(),
+                env: Vec::new(),
+            })
+            .collect()
+    }
+
+    #[test]
+    fn json_keeps_keys_order_and_layout() {
+        let text = "{\n    \"zeta\": 1,\n    \"mcpServers\": {\n        \"a\": {\"command\": \"moved\"},\n        \"b\": {\"command\": \"stays\"}\n    },\n    \"alpha\": true\n}";
+        let edited = edit(
+            Host::ClaudeDesktop,
+            Some(text),
+            &launch(),
+            Some(&held(&["moved"])),
+            &places(),
+        )
+        .unwrap();
+        assert_eq!(
+            edited.text,
+            "{\n    \"zeta\": 1,\n    \"mcpServers\": {\n        \"b\": {\n            \"command\": \"stays\"\n        },\n        \"workbench\": {\n            \"command\": \"/opt/wb/mcp-workbench\",\n            \"args\": [\n                \"--config\",\n                \"/home/u/wb.json\"\n            ]\n        }\n    },\n    \"alpha\": true\n}"
+        );
+        assert_eq!(edited.removed, ["mcpServers.a"]);
+        assert_eq!(edited.kept, ["mcpServers.b"]);
+        // Again: the entry is updated where it is, to the same.
+        let again = edit(
+            Host::ClaudeDesktop,
+            Some(&edited.text),
+            &launch(),
+            None,
+            &places(),
+        )
+        .unwrap();
+        assert!(again.replaced_entry);
+        assert_eq!(again.text, edited.text);
+        // An entry of the user's own keeps its settings, loses its URL.
+        let mine = r#"{"mcpServers":{"workbench":{"url":"http://x","env":{"A":"1"},"command":"old","timeout":5}}}"#;
+        let updated = edit(Host::Gemini, Some(mine), &launch(), None, &places()).unwrap();
+        let node: Node = serde_json::from_str(&updated.text).unwrap();
+        assert_eq!(
+            serde_json::to_string(node.get("mcpServers").unwrap()).unwrap(),
+            r#"{"workbench":{"env":{"A":"1"},"command":"/opt/wb/mcp-workbench","timeout":5,"args":["--config","/home/u/wb.json"]}}"#
+        );
+    }
+
+    #[test]
+    fn each_json_host_writes_its_own_shape() {
+        let vs = edit(Host::VsCode, None, &launch(), None, &places()).unwrap();
+        assert!(
+            vs.text.starts_with(
+                "{\n  \"servers\": {\n    \"workbench\": {\n      \"type\": \"stdio\","
+            ),
+            "{}",
+            vs.text
+        );
+        let cc = edit(
+            Host::ClaudeCode,
+            Some(r#"{"projects":{"/p":{"mcpServers":{"x":{"command":"moved"}}}},"mcpServers":{}}"#),
+            &launch(),
+            Some(&held(&["moved"])),
+            &places(),
+        )
+        .unwrap();
+        assert_eq!(cc.removed, [r#"projects["/p"].mcpServers.x"#]);
+        let node: Node = serde_json::from_str(&cc.text).unwrap();
+        assert_eq!(
+            serde_json::to_string(node.get("mcpServers").unwrap()).unwrap(),
+            r#"{"workbench":{"type":"stdio","command":"/opt/wb/mcp-workbench","args":["--config","/home/u/wb.json"],"env":{}}}"#
+        );
+    }
+
+    #[test]
+    fn json_that_cannot_be_kept_is_refused() {
+        let err =
+            |text: &str| edit(Host::Cursor, Some(text), &launch(), None, &places()).unwrap_err();
+        assert_eq!(
+            err("{\"mcpServers\": {"),
+            "it is not valid JSON (line 1 column 16)"
+        );
+        assert!(err("{\n// mine\n\"mcpServers\": {}}").starts_with("it has comments"));
+        assert_eq!(err("[]"), "it is an array, not a JSON object");
+        assert_eq!(
+            err("{\"mcpServers\": []}"),
+            "its \"mcpServers\" is an array, not an object"
+        );
+    }
+
+    #[test]
+    fn toml_keeps_every_other_line() {
+        let text = "model = \"o3\" # mine\n\n[mcp_servers.a]\ncommand = \"moved\"\n\n# about b\n[mcp_servers.b]\ncommand = \"stays\"\n\n[mcp_servers.a.env]\nX = \"1\"\n";
+        let edited = edit(
+            Host::Codex,
+            Some(text),
+            &launch(),
+            Some(&held(&["moved"])),
+            &places(),
+        );
+        // The env table makes `a` another server than the held one: kept.
+        let edited = edited.unwrap();
+        assert_eq!(edited.kept, ["mcp_servers.a", "mcp_servers.b"]);
+        assert_eq!(
+            edited.text,
+            format!("{text}\n[mcp_servers.workbench]\ncommand = \"/opt/wb/mcp-workbench\"\nargs = [\"--config\", \"/home/u/wb.json\"]\n")
+        );
+        let mut held_a = held(&[]);
+        held_a.insert(Identity::Stdio {
+            command: "moved".into(),
+            args: Vec::new(),
+            env: vec![("X".into(), "1".into())],
+        });
+        let replaced = edit(
+            Host::Codex,
+            Some(&edited.text),
+            &launch(),
+            Some(&held_a),
+            &places(),
+        )
+        .unwrap();
+        assert!(replaced.replaced_entry);
+        assert_eq!(replaced.removed, ["mcp_servers.a"]);
+        assert_eq!(
+            replaced.text,
+            "model = \"o3\" # mine\n\n# about b\n[mcp_servers.b]\ncommand = \"stays\"\n\n[mcp_servers.workbench]\ncommand = \"/opt/wb/mcp-workbench\"\nargs = [\"--config\", \"/home/u/wb.json\"]\n"
+        );
+        // The workbench's own table keeps what the user added to it.
+        let tuned = "[mcp_servers.workbench] # mine\ncommand = \"/old/mcp-workbench\"\nargs = [\n  \"--config\",\n  \"/old.json\",\n]\nstartup_timeout_sec = 5\n\n[mcp_servers.workbench.tools.open_toolbox]\noutput_token_limit = 20000\n";
+        let updated = edit(Host::Codex, Some(tuned), &launch(), None, &places()).unwrap();
+        assert!(updated.replaced_entry);
+        assert_eq!(
+            updated.text,
+            "[mcp_servers.workbench]\ncommand = \"/opt/wb/mcp-workbench\"\nargs = [\"--config\", \"/home/u/wb.json\"]\nstartup_timeout_sec = 5\n\n[mcp_servers.workbench.tools.open_toolbox]\noutput_token_limit = 20000\n"
+        );
+        let new = edit(Host::Codex, None, &launch(), None, &places()).unwrap();
+        assert!(
+            new.text.starts_with("[mcp_servers.workbench]\n"),
+            "{}",
+            new.text
+        );
+        let err = edit(
+            Host::Codex,
+            Some("a = 1\n[[x]]\n"),
+            &launch(),
+            None,
+            &places(),
+        )
+        .unwrap_err();
+        assert!(err.contains("line 2: arrays of tables"), "{err}");
+        let err = edit(
+            Host::Codex,
+            Some("mcp_servers = { a = { command = \"x\" } }\n"),
+            &launch(),
+            None,
+            &places(),
+        )
+        .unwrap_err();
+        assert!(err.contains("inline table"), "{err}");
+    }
+}

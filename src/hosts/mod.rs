@@ -1,0 +1,35 @@
+//! Living beside the MCP hosts (docs/reference.md §12): reading their
+//! configs to move their servers into toolboxes (`import`), and putting the
+//! workbench into them (`install`). Each host's files per system (`paths`,
+//! `host`), each format's entries mapped onto the workbench's keys
+//! (`json_entry` for the JSON hosts, `codex` over a hand-written TOML
+//! subset, `toml`; `vars` for their variables; `jsonc` for comments), what
+//! was found (`found`, `read`), the plan of toolboxes (`plan`), their
+//! descriptions (`describe`, and `listing`, which starts the servers to list
+//! them), the masking of secrets for printing (`mask`), the merge into the
+//! workbench's config (`merge`), the edit of a host's file (`edit`), and
+//! backups and atomic writes in the owner's layout (`files`).
+//!
+//! Above the fleet (`listing` starts servers with its launcher), below the
+//! commands, which print.
+
+mod codex;
+pub(crate) mod describe;
+pub(crate) mod edit;
+pub(crate) mod entry;
+pub(crate) mod files;
+pub(crate) mod found;
+mod host;
+mod json_entry;
+mod jsonc;
+pub(crate) mod listing;
+pub(crate) mod mask;
+pub(crate) mod merge;
+pub(crate) mod paths;
+pub(crate) mod plan;
+pub(crate) mod read;
+pub(crate) mod toml;
+mod vars;
+
+pub use host::Host;
+pub(crate) use host::ALL;
