@@ -150,7 +150,12 @@ impl Inbound {
     pub(super) fn finished(&mut self, exit: &Exit) {
         self.conn.publish_last_words(self.tail.text());
         if self.conn.stop_asked() {
-            log::info!("[{}] stopped ({exit})", self.conn.label());
+            // A remote server has no process to have ended one way or another.
+            if self.conn.pid() == 0 {
+                log::info!("[{}] stopped", self.conn.label());
+            } else {
+                log::info!("[{}] stopped ({exit})", self.conn.label());
+            }
         }
     }
 

@@ -7,7 +7,7 @@
 //! body. Every text names the server by its URL as written in the config.
 
 use super::peek;
-use super::remote::{Common, MAX_MESSAGE};
+use super::remote::{self, Common, MAX_MESSAGE};
 use crate::net::client::{self, Chunk, Exchange, Request};
 use crate::net::sse;
 use crate::net::{redirect, Url};
@@ -155,7 +155,7 @@ fn read_events(
         let mut messages = Vec::new();
         parser
             .feed(&data, |event| {
-                if event.event == "message" {
+                if event.event == "message" && !remote::is_blank(&event.data) {
                     messages.push(event.data);
                 }
             })

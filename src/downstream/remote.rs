@@ -397,6 +397,11 @@ impl<P: Protocol> Outlet for Handle<P> {
     }
 }
 
+/// Whether an event's data is empty or only whitespace (no message).
+pub(super) fn is_blank(data: &[u8]) -> bool {
+    data.iter().all(u8::is_ascii_whitespace)
+}
+
 /// The pump's half: its wait, the mailbox, the event stream.
 pub(super) struct Remote<P> {
     proto: Arc<P>,
@@ -472,7 +477,11 @@ impl<P: Protocol> Remote<P> {
     fn on_stream_event(&mut self, event: &sse::Event, sink: &mut impl Sink) {
         self.delivered = true;
         if event.event == "message" {
-            sink.message(&event.data);
+            // An event without data primes a stream for resumption
+            // (2025-11-25): no message.
+            if !is_blank(&event.data) {
+                sink.message(&event.data);
+            }
         } else if let Err(why) = P::on_event(&self.proto, event) {
             let shown = &self.proto.common().shown;
             self.end(format!("{shown}: {why}"));

@@ -197,6 +197,8 @@ fn json_and_event_stream_answers_reach_the_host_with_progress_first() {
         if message["params"]["name"] == "slow" {
             let token = message["params"]["_meta"]["progressToken"].clone();
             reply.events(&[]);
+            // A priming event (2025-11-25): an id and no data.
+            reply.chunk(b"id: prime-1\ndata:\n\n").unwrap();
             let progress = json!({"jsonrpc": "2.0", "method": "notifications/progress",
                 "params": {"progressToken": token, "progress": 1, "total": 2}});
             reply.event(None, &progress.to_string()).unwrap();
