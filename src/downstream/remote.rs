@@ -48,6 +48,9 @@ pub(super) const MAX_MESSAGE: usize = 128 << 20;
 const THREAD_MARGIN: Duration = Duration::from_secs(5);
 /// The most reads of the event stream in one turn of the pump.
 const STREAK: usize = 16;
+/// A request thread's stack: it parses JSON (serde recurses) and little
+/// else; the default 2 MiB would cost a larger mapping at every message.
+const THREAD_STACK: usize = 256 * 1024;
 /// How soon an event stream that ended is opened again, at first, and at most.
 const REOPEN_FIRST: Duration = Duration::from_secs(1);
 const REOPEN_MOST: Duration = Duration::from_secs(60);
@@ -226,6 +229,7 @@ impl Common {
     pub(super) fn spawn(&self, what: &str, job: impl FnOnce() + Send + 'static) -> io::Result<()> {
         thread::Builder::new()
             .name(format!("[{}] {what}", self.label))
+            .stack_size(THREAD_STACK)
             .spawn(job)
             .map(drop)
     }
@@ -269,7 +273,13 @@ impl Common {
     /// Hands the event stream `body` over: to the pump, which reads it (Unix),
     /// or to a reader on this thread, which posts its events (Windows).
     pub(super) fn hand_over(&self, mut body: Body, token: u64) {
-        body.without_deadline();
+        if let Err(e) = body.without_deadline() {
+            self.cuts.done(token);
+            return self.mailbox.post(Event::NoStream {
+                why: format!("{}: its event stream cannot be read: {e}", self.shown),
+                again: true,
+            });
+        }
         #[cfg(unix)]
         self.mailbox.post(Event::Stream(Stream { body, token }));
         #[cfg(windows)]

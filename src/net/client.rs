@@ -130,7 +130,7 @@ fn exchange(
         }
     };
     let left = deadline.saturating_duration_since(Instant::now());
-    conn.set_timeout(Some(left))
+    conn.wait_at_most(left)
         .and_then(|()| conn.write_all(&bytes))
         .map_err(|e| unanswered(NetError::reading(e, limit)))?;
     let mut buf = Vec::with_capacity(READ_SIZE);
@@ -184,7 +184,7 @@ fn read_more(conn: &mut Conn, buf: &mut Vec<u8>, deadline: Option<Instant>) -> i
         if left.is_zero() {
             return Err(io::ErrorKind::TimedOut.into());
         }
-        conn.set_timeout(Some(left))?;
+        conn.wait_at_most(left)?;
     }
     let len = buf.len();
     buf.resize(len + READ_SIZE, 0);
@@ -278,13 +278,13 @@ impl Body {
     /// blocking again.
     pub(crate) fn set_nonblocking(&mut self, on: bool) -> io::Result<()> {
         self.nonblocking = on;
-        self.conn.set_timeout(None)?;
         self.conn.set_nonblocking(on)
     }
 
     /// Reads with no deadline from now on (a long-lived event stream).
-    pub(crate) fn without_deadline(&mut self) {
+    pub(crate) fn without_deadline(&mut self) -> io::Result<()> {
         self.deadline = None;
+        self.conn.set_timeout(None)
     }
 
     /// The connection's socket, for a wait on its readiness.
@@ -310,8 +310,9 @@ impl Body {
     /// Gives the connection back to `pool` when the body was read whole and
     /// the server keeps it open; else closes it.
     pub(crate) fn finish(self, pool: &Pool) {
+        // The next exchange on it sets its own limit.
         let whole = self.decoder.is_done() && self.start == self.buf.len();
-        if whole && self.keep_alive && !self.nonblocking && self.conn.set_timeout(None).is_ok() {
+        if whole && self.keep_alive && !self.nonblocking {
             pool.put(self.conn);
         }
     }

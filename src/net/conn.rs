@@ -18,6 +18,8 @@ pub(crate) struct Conn {
     /// Through a proxy to a plain `http` server: requests name the whole
     /// URL, with the proxy's `Proxy-Authorization`, if any.
     pub(crate) via_proxy: Option<Option<String>>,
+    /// The limit the socket's reads and writes have now.
+    timeout: Option<Duration>,
 }
 
 /// Shuts a connection down from any thread.
@@ -39,6 +41,7 @@ impl Conn {
             tls: tls.map(Box::new),
             key,
             via_proxy: None,
+            timeout: None,
         }
     }
 
@@ -48,11 +51,24 @@ impl Conn {
     }
 
     /// Limits every blocking read and write from now on (`None`: no limit).
-    pub(crate) fn set_timeout(&self, limit: Option<Duration>) -> io::Result<()> {
+    pub(crate) fn set_timeout(&mut self, limit: Option<Duration>) -> io::Result<()> {
         // A zero timeout means "none" to the socket: a millisecond is the least.
         let limit = limit.map(|t| t.max(Duration::from_millis(1)));
         self.sock.set_read_timeout(limit)?;
-        self.sock.set_write_timeout(limit)
+        self.sock.set_write_timeout(limit)?;
+        self.timeout = limit;
+        Ok(())
+    }
+
+    /// Makes the next blocking reads and writes wait `left` at most, give or
+    /// take an eighth: the socket is only told when what it has is longer
+    /// than that (a deadline drawing near), or none. Two system calls saved
+    /// per read on the hot path, where an exchange takes microseconds.
+    pub(crate) fn wait_at_most(&mut self, left: Duration) -> io::Result<()> {
+        match self.timeout {
+            Some(now) if now >= left && now - left <= now / 8 => Ok(()),
+            _ => self.set_timeout(Some(left)),
+        }
     }
 
     /// Makes reads return `WouldBlock` instead of waiting (a pump's stream).

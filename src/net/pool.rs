@@ -11,6 +11,11 @@ use std::time::{Duration, Instant};
 
 /// How long a connection may sit idle before it is closed.
 const IDLE_LIMIT: Duration = Duration::from_secs(30);
+/// A connection idle for less is taken without asking the system whether
+/// the server closed it (three system calls): that a server closes one so
+/// soon is rare, and a request that then finds it closed before any answer
+/// is sent again on a new one (`client.rs`).
+const FRESH: Duration = Duration::from_secs(1);
 /// The most idle connections kept per origin.
 const PER_ORIGIN: usize = 8;
 
@@ -23,15 +28,15 @@ impl Pool {
     /// An idle connection filed under `key` that the server has not closed.
     pub(crate) fn take(&self, key: &str) -> Option<Conn> {
         loop {
-            let mut conn = {
+            let (mut conn, since) = {
                 let mut idle = lock(&self.idle);
                 let now = Instant::now();
                 idle.retain(|(_, since)| now.duration_since(*since) < IDLE_LIMIT);
                 let at = idle.iter().rposition(|(c, _)| c.key == key)?;
-                idle.remove(at).0
+                idle.remove(at)
             };
-            // Checked outside the lock: it is a system call.
-            if !conn.is_stale() {
+            // Checked outside the lock: it takes system calls.
+            if since.elapsed() < FRESH || !conn.is_stale() {
                 return Some(conn);
             }
         }
