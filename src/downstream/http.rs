@@ -178,9 +178,13 @@ impl Protocol for Streamable {
         // DELETE ends the session (basic/transports, "Session Management"),
         // on a short-lived thread of its own: no stop waits for it.
         let url = self.common.url.clone();
+        let authorization = self.common.credentials.authorization();
         let headers: Vec<(String, String)> = self
             .common
-            .request_headers(None, &self.session_headers(&session, false))
+            .request_headers(
+                authorization.as_deref(),
+                &self.session_headers(&session, false),
+            )
             .into_iter()
             .map(|(n, v)| (n.to_string(), v.to_string()))
             .chain([("Mcp-Session-Id".to_string(), id)])
