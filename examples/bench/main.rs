@@ -3,6 +3,7 @@
 //! ```text
 //! bench [--workbench PATH] [--static-binary PATH] [--out FILE] [--quick] [--only STEP]
 //! bench serve [...]     the downstream server the benchmark uses (serve.rs)
+//! bench serve-http [...] the same server over Streamable HTTP (http.rs)
 //! ```
 //!
 //! The driver pins itself to CPU 0. Placements (benchmarking.md): *one-core*
@@ -17,6 +18,7 @@
 // Test tools: a failure is a panic with its reason, not an answer to handle.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod http;
 mod measure;
 mod serve;
 mod session;
@@ -157,6 +159,23 @@ impl Ctx {
         Ok(p)
     }
 
+    /// `bench serve-http`, and the port it listens on.
+    pub fn serve_http(&self, args: &[String]) -> io::Result<(Proc, u16)> {
+        let args = [&["serve-http".to_string()], args].concat();
+        let mut p = Proc::spawn(self.place.cpu, &self.exe, &args, &self.log)?;
+        let port = http::port_of(p.recv()?)?;
+        Ok((p, port))
+    }
+
+    /// A config of one toolbox `tb0` whose server `s0` is `url`.
+    pub fn remote_config(&self, name: &str, url: &str) -> io::Result<PathBuf> {
+        let path = self.dir.join(format!("config-{name}.json"));
+        let server = json!({"type": "http", "url": url});
+        let config = json!({"toolboxes": {"tb0": {"description": "benchmark", "mcpServers": {"s0": server}}}});
+        fs::write(&path, config.to_string())?;
+        Ok(path)
+    }
+
     pub fn spawn_serve(&self, args: &[String]) -> io::Result<Proc> {
         let args = [&["serve".to_string()], args].concat();
         Proc::spawn(self.place.cpu, &self.exe, &args, &self.log)
@@ -292,7 +311,7 @@ fn run(args: Args) -> io::Result<()> {
     // A shared fleet of its own for the `shared` step (§8).
     std::env::set_var("XDG_RUNTIME_DIR", ctx.dir.join("run"));
     fs::create_dir_all(ctx.dir.join("run"))?;
-    let steps: [(&str, Step); 10] = [
+    let steps: [(&str, Step); 11] = [
         ("start-up", measure::startup),
         ("latency", measure::latency),
         ("latency vs open toolboxes", measure::latency_vs_toolboxes),
@@ -303,6 +322,7 @@ fn run(args: Args) -> io::Result<()> {
         ("large results", measure::big_results),
         ("10 toolboxes open, idle", measure::ten_toolboxes),
         ("shared fleet", measure::shared),
+        ("remote", measure::remote),
     ];
     let only = args.only.as_deref().unwrap_or("");
     for (name, step) in steps.into_iter().filter(|(name, _)| name.contains(only)) {
@@ -364,6 +384,7 @@ fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let result = match args.first().map(String::as_str) {
         Some("serve") => serve::run(&args[1..]),
+        Some("serve-http") => http::run(&args[1..]),
         _ => parse_args(&args).map_err(io::Error::other).and_then(run),
     };
     if let Err(e) = result {

@@ -2,6 +2,7 @@
 //! `bench serve` server, spoken to by the driver itself) in the same run,
 //! alternating round by round, and records rows in the `Ctx`.
 
+use crate::http;
 use crate::session::{call_line, call_tail, cpu_ns, is_ok, proc_stat, status_bytes};
 use crate::session::{use_tool_tail, Proc};
 use crate::{ge, le, Ctx, INHERIT, ONE_CORE, SPLIT};
@@ -547,6 +548,71 @@ pub fn shared(ctx: &mut Ctx) -> io::Result<()> {
             &r[2],
             ge(0.85),
         );
+    }
+    Ok(())
+}
+
+/// The remote row: the added latency of a `use_tool` call to a Streamable
+/// HTTP server on loopback (JSON answers, keep-alive), against the driver
+/// calling the same server directly over HTTP. Rounds alternate blocks of
+/// 50 calls between the two paths. p50 and p90, as figures without a target.
+pub fn remote(ctx: &mut Ctx) -> io::Result<()> {
+    for place in [ONE_CORE, SPLIT] {
+        ctx.place = place;
+        let (server, port) = ctx.serve_http(&[])?;
+        let mut direct = http::Client::connect(port)?;
+        direct.initialize()?;
+        let config = ctx.remote_config("remote", &format!("http://127.0.0.1:{port}/mcp"))?;
+        let mut wb = ctx.workbench(&config)?;
+        wb.open(&names(1))?;
+        let tail = use_tool_tail("tb0", "s0", "echo", &echo());
+        let (n, block) = (ctx.n(2000, 300), 50);
+        let mut direct_calls = |times: &mut Vec<f64>, count: usize| -> io::Result<()> {
+            for id in 0..count {
+                let body = json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+                    "params": {"name": "echo", "arguments": echo()}});
+                let body = body.to_string();
+                let began = Instant::now();
+                let reply = direct.post(body.as_bytes())?;
+                times.push(began.elapsed().as_secs_f64() * 1e6);
+                if !is_ok(&reply) {
+                    return Err(io::Error::other("the direct HTTP call failed"));
+                }
+            }
+            Ok(())
+        };
+        direct_calls(&mut vec![], 300)?; // warm-up
+        sequential(&mut wb, &tail, 300, &mut vec![])?;
+        let (mut d50, mut d90, mut w50, mut w90) = (vec![], vec![], vec![], vec![]);
+        for _ in 0..ctx.n(7, 3) {
+            let (mut d, mut w) = (Vec::with_capacity(n), Vec::with_capacity(n));
+            for _ in 0..n / block {
+                direct_calls(&mut d, block)?;
+                sequential(&mut wb, &tail, block, &mut w)?;
+            }
+            for (times, p50, p90) in [(&mut d, &mut d50, &mut d90), (&mut w, &mut w50, &mut w90)] {
+                times.sort_by(f64::total_cmp);
+                let at = |q: f64| {
+                    times[((q * times.len() as f64).ceil() as usize).clamp(1, times.len()) - 1]
+                };
+                p50.push(at(0.50));
+                p90.push(at(0.90));
+            }
+        }
+        ctx.info("remote: direct HTTP call p50", "us", &d50);
+        ctx.info("remote: direct HTTP call p90", "us", &d90);
+        ctx.info(
+            "remote: use_tool added latency p50",
+            "us",
+            &minus(&w50, &d50),
+        );
+        ctx.info(
+            "remote: use_tool added latency p90",
+            "us",
+            &minus(&w90, &d90),
+        );
+        wb.close()?;
+        server.close()?;
     }
     Ok(())
 }

@@ -56,7 +56,7 @@ pub fn run(args: &[String]) -> io::Result<()> {
     }
 }
 
-fn definition(i: usize) -> String {
+pub fn definition(i: usize) -> String {
     let name = match i {
         0 => "echo".to_string(),
         1 => "blob".to_string(),
@@ -110,6 +110,18 @@ fn answer(opts: &Opts, tools: &[String], msg: &Value, out: &mut impl Write) -> i
         }
     };
     writeln!(out, r#"{{"jsonrpc":"2.0","id":{id},"result":{result}}}"#)
+}
+
+/// The answer to `msg` with no work and no delay (`serve-http` spins by
+/// itself), for tools defined by `tools`; nothing for a notification.
+pub fn answer_one(tools: &[String], msg: &Value, out: &mut impl Write) -> io::Result<()> {
+    let opts = Opts {
+        spin: 0,
+        tools: tools.len(),
+        page: usize::MAX,
+        init_delay: Duration::ZERO,
+    };
+    answer(&opts, tools, msg, out)
 }
 
 /// A fixed amount of CPU work: `iterations` rounds of a dependent multiply-add.

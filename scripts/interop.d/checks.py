@@ -811,11 +811,89 @@ async def check_claude_code():
     shutil.rmtree(run, ignore_errors=True)
 
 
+def free_port():
+    """A loopback port nothing listens on (for a server told to listen there)."""
+    import socket
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+async def wait_for_port(port, timeout=OPEN_TIMEOUT):
+    import socket
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=1).close()
+            return
+        except OSError:
+            expect(time.monotonic() < deadline, f"nothing listens on port {port}")
+            await anyio.sleep(0.1)
+
+
+async def check_remote_everything():
+    """13: server-everything as a remote server of the workbench (docs/reference.md §11),
+    over Streamable HTTP and over the legacy HTTP+SSE transport: the toolbox opens with
+    both, calls answer, progress comes through, and closing stops both."""
+    run = new_run_dir()
+    servers, urls = [], {}
+    try:
+        # It listens on every interface, on the port PORT names; only for the check.
+        for mode, var, path in (("streamableHttp", "IO_HTTP_URL", "/mcp"), ("sse", "IO_SSE_URL", "/sse")):
+            port = free_port()
+            log = log_file(f"everything-{mode}")
+            servers.append(subprocess.Popen(["node", EVERYTHING_JS, mode], env=dict(os.environ, PORT=str(port)),
+                                            cwd=run, stdout=log, stderr=log))
+            await wait_for_port(port)
+            urls[var] = f"http://127.0.0.1:{port}{path}"
+        params = workbench_params(run, name="remote-config.json")
+        params.env.update(urls)
+        with log_file("remote-everything") as errlog:
+            async with stdio_client(params, errlog=errlog) as (read, write):
+                async with ClientSession(read, write, read_timeout_seconds=OPEN_TIMEOUT) as session:
+                    await session.initialize()
+                    async with step("remote-everything-open"):
+                        opened = await open_toolbox(session, "remote")
+                        expect(opened["servers_connected"] == 2, f"{opened}")
+                        for server in ("http", "sse"):
+                            got = [t["name"] for t in opened["tools"] if t["source_server"] == server]
+                            expect(sorted(got) == sorted(EXPECTED_TOOLS["everything"]), f"{server} tools: {got}")
+
+                    for server in ("http", "sse"):
+                        async with step(f"remote-everything-{server}-echo"):
+                            result = await use_tool(session, "remote", server, "echo", {"message": f"via {server}"})
+                            expect(text_of(result) == f"Echo: via {server}", f"echo gave {text_of(result)!r}")
+
+                    async with step("remote-everything-http-progress"):
+                        progress = []
+
+                        async def on_progress(value, total, message):
+                            progress.append((value, total))
+
+                        result = await use_tool(session, "remote", "http", "trigger-long-running-operation",
+                                                {"duration": 2, "steps": 4}, progress_callback=on_progress)
+                        expect(progress == [(1, 4), (2, 4), (3, 4), (4, 4)], f"progress seen: {progress}")
+                        expect("completed" in text_of(result).lower(), f"result {text_of(result)!r}")
+
+                    async with step("remote-everything-close"):
+                        result = await session.call_tool("close_toolbox", {"toolbox_name": "remote"})
+                        expect(text_of(result) == "Toolbox 'remote' closed (2 servers stopped)", text_of(result))
+    finally:
+        for server in servers:
+            server.terminate()
+            try:
+                server.wait(10)
+            except subprocess.TimeoutExpired:
+                server.kill()
+                server.wait()
+        shutil.rmtree(run, ignore_errors=True)
+
+
 async def main():
     started = time.monotonic()
     checks = (check_sdk_and_real_servers, check_auto_mode, check_inspector, check_isolation,
               check_exact_passthrough, check_dynamic_validation, check_shutdown, check_era_bridge,
-              check_claude_code)
+              check_remote_everything, check_claude_code)
     # IO_CHECKS=check_era_bridge,... runs only those (while working on one area).
     only = [name for name in os.environ.get("IO_CHECKS", "").split(",") if name]
     for check in (c for c in checks if not only or c.__name__ in only):

@@ -50,6 +50,10 @@ impl Sink for Inbound {
     fn diagnostic(&mut self, line: &[u8]) {
         self.keep_stderr_line(line);
     }
+
+    fn failed(&mut self, id: i64, why: &str) {
+        self.fail_one(id, why);
+    }
 }
 
 impl Inbound {
@@ -105,13 +109,53 @@ impl Inbound {
         }
     }
 
+    /// Request `id` failed in the transport alone (a remote server's HTTP
+    /// error, a cut connection): its caller gets `why` (a forwarded call as
+    /// its `isError` result), the other requests go on.
+    pub(super) fn fail_one(&mut self, id: i64, why: &str) {
+        let (entry, drained) = self.conn.flight.complete(id);
+        match entry {
+            None => log::debug!(
+                "[{}] late failure of request {id}: {why}",
+                self.conn.label()
+            ),
+            Some(Entry::Discard) => log::debug!("[{}] {why}", self.conn.label()),
+            Some(Entry::Wait(wait)) => {
+                log::warn!("[{}] {why}", self.conn.label());
+                let _ = wait
+                    .tx
+                    .send(Err(Failure::down(why.to_string(), self.tail.text())));
+            }
+            Some(Entry::Call(call)) => {
+                log::warn!("[{}] {why}", self.conn.label());
+                let spec = self.conn.spec();
+                let text = format!(
+                    "Server '{}' in toolbox '{}' failed while running tool '{}': {why}",
+                    spec.server, spec.toolbox, call.tool
+                );
+                call.reply.send(&jsonrpc::result_line(
+                    &call.upstream_id,
+                    &TextResult::error(&text),
+                ));
+            }
+        }
+        if drained {
+            self.conn.stop_drained();
+        }
+    }
+
     /// The transport ended (`exit`): leaves the last stderr lines on the
     /// handle, for failures told from now on (unless `went_down` left them
     /// already).
     pub(super) fn finished(&mut self, exit: &Exit) {
         self.conn.publish_last_words(self.tail.text());
         if self.conn.stop_asked() {
-            log::info!("[{}] stopped ({exit})", self.conn.label());
+            // A remote server has no process to have ended one way or another.
+            if self.conn.pid() == 0 {
+                log::info!("[{}] stopped", self.conn.label());
+            } else {
+                log::info!("[{}] stopped ({exit})", self.conn.label());
+            }
         }
     }
 

@@ -65,19 +65,31 @@
 
 mod call;
 mod child;
+#[cfg(feature = "remote")]
+mod credentials;
 pub(crate) mod era;
 mod flight;
 mod handle;
 mod handshake;
+#[cfg(feature = "remote")]
+mod http;
 mod inbound;
 mod input;
 mod lines;
 mod log_budget;
 mod missing;
 mod owner;
+#[cfg(feature = "remote")]
+mod peek;
 mod pending;
+#[cfg(feature = "remote")]
+mod post;
 mod pump;
+#[cfg(feature = "remote")]
+mod remote;
 pub(crate) mod result_cap;
+#[cfg(feature = "remote")]
+mod sse;
 mod start;
 mod tail;
 mod transport;
@@ -266,6 +278,10 @@ pub(crate) struct Started {
     /// The `instructions` of its opening result.
     pub instructions: Option<String>,
 }
+
+#[cfg(all(test, feature = "remote"))]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
+mod remote_tests;
 
 // The child's stdin is a plain pipe here. Tests, though not under
 // `cfg(test)` alone, which is all clippy takes for tests.

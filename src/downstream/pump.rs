@@ -178,9 +178,8 @@ impl<T: Transport> Pump<T> {
         if ready.ended {
             self.transport.read_last_words(&mut self.inbound);
             // Told before the reap: until then the status is there for anyone.
-            if let Some(exit) = self.transport.ended() {
-                self.inbound
-                    .went_down(format!("the server process ended ({exit})"));
+            if let Some(why) = self.transport.end_reason() {
+                self.inbound.went_down(why);
             }
             return Some(self.transport.finish());
         }

@@ -1,7 +1,8 @@
 //! Starting a downstream server: its transport (`child::spawn`, a process
-//! and its pipes, or for a `url` a remote server's, picked in `transport`),
-//! then the opening (`handshake`), within its `startupTimeoutMs`. Above the
-//! handle and the pump: it puts them to work.
+//! Starting a downstream server: its transport (`child::spawn`, a process
+//! and its pipes; for a `url`, `http::start` or `sse::start`, a remote
+//! server's, picked in `transport`), then the opening (`handshake`), within
+//! its `startupTimeoutMs`. Above the handle and the pump: it puts them to work.
 
 use super::era::Era;
 use super::handle::Downstream;
@@ -55,12 +56,19 @@ fn transport(
     outbox: Arc<Outbox>,
     changes: Option<Sender<Arc<Downstream>>>,
 ) -> Result<Arc<Downstream>, String> {
-    match spec.remote {
-        None => child::spawn(spec, outbox, changes),
-        // The HTTP transports plug in here.
-        Some(ref remote) => Err(format!(
-            "cannot reach '{}': remote servers are not wired yet",
-            remote.url_display
-        )),
+    #[cfg(feature = "remote")]
+    if let Some(remote) = &spec.remote {
+        return match remote.kind {
+            crate::config::RemoteKind::StreamableHttp => super::http::start(spec, outbox, changes),
+            crate::config::RemoteKind::Sse => super::sse::start(spec, outbox, changes),
+        };
     }
+    #[cfg(not(feature = "remote"))]
+    if spec.remote.is_some() {
+        return Err(
+            "this build of the workbench has no remote servers (it was built without the `remote` feature)"
+                .to_string(),
+        );
+    }
+    child::spawn(spec, outbox, changes)
 }

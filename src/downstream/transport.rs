@@ -1,8 +1,9 @@
 //! The seam between a server's pump and the bytes it speaks over: a
 //! transport carries JSON-RPC messages both ways and can end. A child's
 //! stdio pipes and its exit are one (`child.rs`); a remote server's HTTP
-//! connection would be another (the `//!` header of `mod.rs` says how it
-//! plugs in). No IO here: the two traits and what a wait found.
+//! requests and event stream are another (`remote.rs`, with `http.rs` and
+//! `sse.rs`; the `//!` header of `mod.rs` says how one plugs in). No IO
+//! here: the two traits and what a wait found.
 //!
 //! A transport has two halves. `Transport` is the pump's: owned by the
 //! pump's thread alone, it is where that thread waits, what it reads
@@ -25,6 +26,9 @@ pub(super) trait Sink {
     /// One line of what the server says beside the protocol (a child's
     /// stderr): logged, and its last lines kept for error messages.
     fn diagnostic(&mut self, line: &[u8]);
+    /// Request `id` failed in the transport alone (an HTTP error status, a
+    /// connection cut): its caller gets `why`, and nothing else is affected.
+    fn failed(&mut self, id: i64, why: &str);
 }
 
 /// What one `Transport::wait` found.
@@ -64,6 +68,12 @@ pub(super) trait Transport {
     fn read_last_words(&mut self, sink: &mut impl Sink);
     /// How the transport ended by itself, if it did.
     fn ended(&self) -> Option<Exit>;
+    /// Why the transport ended by itself, as the calls in flight are told;
+    /// `None` when it did not (or a stop ended it).
+    fn end_reason(&self) -> Option<String> {
+        self.ended()
+            .map(|exit| format!("the server process ended ({exit})"))
+    }
     /// The first step of a stop: no more input (a child reads EOF).
     fn close_input(&mut self);
     /// The second step: asks the server to end (SIGTERM); false when the

@@ -450,11 +450,18 @@ mod tests {
         assert_ne!(Definition::of(&spec(a, "1")), Definition::of(&spec(b, "1")));
     }
 
+    #[cfg(feature = "remote")]
     #[test]
-    fn a_remote_server_is_refused_in_one_place_until_its_transport_lands() {
+    fn a_remote_server_that_cannot_be_reached_is_named_as_written() {
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let url = format!("http://127.0.0.1:{port}/mcp?k=${{K}}");
         let spec = resolve(
             "t",
-            &server(r#"{"url": "https://h.example/mcp?k=${K}"}"#),
+            &server(&format!(r#"{{"url": "{url}"}}"#)),
             Some(&vars(&[("K", "planted")])),
         )
         .unwrap();
@@ -465,7 +472,7 @@ mod tests {
         };
         assert_eq!(
             why,
-            "cannot reach 'https://h.example/mcp?k=${K}': remote servers are not wired yet"
+            &format!("{url}: the connection was refused (is the server running?)")
         );
     }
 }

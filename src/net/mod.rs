@@ -1,7 +1,49 @@
 //! Talking HTTP to remote MCP servers and their authorization servers
-//! (docs/reference.md §11): URLs (`url`). No MCP here, and nothing above
-//! this layer opens a socket.
+//! (docs/reference.md §11). No MCP here, and nothing above this layer opens
+//! a socket. Without the `remote` feature only `url` is built.
+//!
+//! One job per file: `url` (URLs), `http` (HTTP/1.1 framing over bytes),
+//! `sse` (the event-stream parser), `proxy` (the route: a proxy from the
+//! environment, or none), `connect` (DNS, addresses, tunnels, the TLS
+//! handshake), `tls` (the client config and what a refused certificate
+//! says), `der` (a certificate's names), `conn` (one connection and the
+//! `Cut` that shuts it down from another thread), `pool` (idle keep-alive
+//! connections), `client` (one exchange, its body read whole or as a
+//! stream), `redirect` (same-origin redirects), `fetch` (one whole request
+//! for the sign-in), `error` (why a request failed), `base64`.
 
 pub mod url;
 
 pub use url::Url;
+
+#[cfg(feature = "remote")]
+pub(crate) mod base64;
+#[cfg(feature = "remote")]
+pub(crate) mod client;
+#[cfg(feature = "remote")]
+pub(crate) mod conn;
+#[cfg(feature = "remote")]
+mod connect;
+#[cfg(feature = "remote")]
+mod der;
+#[cfg(feature = "remote")]
+pub(crate) mod error;
+#[cfg(feature = "remote")]
+mod fetch;
+#[cfg(feature = "remote")]
+pub mod http;
+#[cfg(feature = "remote")]
+pub(crate) mod pool;
+#[cfg(feature = "remote")]
+mod proxy;
+#[cfg(feature = "remote")]
+pub(crate) mod redirect;
+#[cfg(feature = "remote")]
+pub mod sse;
+#[cfg(all(test, feature = "remote"))]
+pub(crate) mod test_server;
+#[cfg(feature = "remote")]
+pub(crate) mod tls;
+
+#[cfg(feature = "remote")]
+pub use fetch::{fetch, Response};

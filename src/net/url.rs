@@ -107,6 +107,11 @@ impl Url {
         }
     }
 
+    /// `host:port` with the port always written (a `CONNECT` request's target).
+    pub fn authority_with_port(&self) -> String {
+        format!("{}:{}", self.host_for_authority(), self.port)
+    }
+
     fn host_for_authority(&self) -> String {
         if self.host.contains(':') {
             format!("[{}]", self.host)
@@ -289,6 +294,7 @@ mod tests {
         assert_eq!(v.host(), "::1");
         assert_eq!(v.target(), "/");
         assert_eq!(v.authority(), "[::1]:8080");
+        assert_eq!(u.authority_with_port(), "mcp.example.com:443");
         assert!(v.is_loopback());
         assert!(Url::parse("http://localhost:3000/mcp")
             .unwrap()

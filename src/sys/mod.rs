@@ -63,10 +63,15 @@ mod windows_watch;
 
 #[cfg(unix)]
 use unix as sys;
+/// A remote server's pump wait: its waker, and on Unix its event stream's socket.
+#[cfg(all(unix, feature = "remote"))]
+pub(crate) use unix_watch::NetWait;
 #[cfg(unix)]
 pub(crate) use unix_watch::{InputWait, Stdin, Waker, Watch};
 #[cfg(windows)]
 use windows as sys;
+#[cfg(all(windows, feature = "remote"))]
+pub(crate) use windows_watch::NetWait;
 #[cfg(windows)]
 pub(crate) use windows_watch::{Stdin, Waker, Watch};
 

@@ -430,6 +430,70 @@ impl InputWait {
     }
 }
 
+/// A remote server's pump wait (Unix): its `Waker` and, while it reads an
+/// event stream, that stream's socket, in one `poll` (two descriptors, and
+/// the socket changes as streams come and go: a poll registers nothing).
+#[cfg(feature = "remote")]
+pub(crate) struct NetWait {
+    wake: File,
+}
+
+#[cfg(feature = "remote")]
+impl NetWait {
+    pub(crate) fn new() -> io::Result<(NetWait, Waker)> {
+        let (wake, waker) = io::pipe()?;
+        let (wake, waker) = (OwnedFd::from(wake), OwnedFd::from(waker));
+        set_nonblocking(wake.as_raw_fd())?;
+        set_nonblocking(waker.as_raw_fd())?;
+        Ok((
+            NetWait {
+                wake: File::from(wake),
+            },
+            Waker(Arc::new(File::from(waker))),
+        ))
+    }
+
+    /// Waits until `socket` (when given) is readable or closed, a `Waker`
+    /// woke the wait, or `timeout` passed (`None`: no limit); whether the
+    /// socket is ready. Wake-ups are drained.
+    pub(crate) fn wait(
+        &mut self,
+        socket: Option<&std::net::TcpStream>,
+        timeout: Option<Duration>,
+    ) -> io::Result<bool> {
+        let ms = timeout.map_or(-1, |t| {
+            // Round up, so a deadline is never woken for just before it.
+            libc::c_int::try_from(t.as_micros().div_ceil(1000)).unwrap_or(libc::c_int::MAX)
+        });
+        let mut fds = [
+            libc::pollfd {
+                fd: self.wake.as_raw_fd(),
+                events: libc::POLLIN,
+                revents: 0,
+            },
+            libc::pollfd {
+                fd: socket.map_or(-1, AsRawFd::as_raw_fd), // poll skips -1
+                events: libc::POLLIN,
+                revents: 0,
+            },
+        ];
+        // SAFETY: poll reads and writes the array we own, of the length we pass.
+        let n = unsafe { libc::poll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, ms) };
+        if n < 0 {
+            let e = io::Error::last_os_error();
+            return match e.kind() {
+                io::ErrorKind::Interrupted => Ok(false),
+                _ => Err(e),
+            };
+        }
+        if fds[0].revents != 0 {
+            let mut drained = [0u8; 64];
+            while matches!((&self.wake).read(&mut drained), Ok(n) if n > 0) {}
+        }
+        Ok(fds[1].revents != 0)
+    }
+}
+
 fn set_nonblocking(fd: RawFd) -> io::Result<()> {
     // SAFETY: fcntl on a descriptor the caller owns; no memory is passed.
     unsafe {

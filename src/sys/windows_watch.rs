@@ -291,6 +291,45 @@ impl Waker {
     }
 }
 
+/// A remote server's pump wait (Windows): its `Waker`'s event alone. An
+/// event stream's socket is not in the wait: a reader thread of its own
+/// reads it and wakes the pump (ARCHITECTURE.md, "Threads").
+#[cfg(feature = "remote")]
+pub(crate) struct NetWait {
+    wake: Arc<OwnedHandle>,
+}
+
+#[cfg(feature = "remote")]
+impl NetWait {
+    pub(crate) fn new() -> io::Result<(NetWait, Waker)> {
+        let wake = Arc::new(new_event(false, false)?);
+        Ok((NetWait { wake: wake.clone() }, Waker(wake)))
+    }
+
+    /// Waits until a `Waker` woke the wait or `timeout` passed (`None`: no
+    /// limit). The socket is never given here (see above): false.
+    pub(crate) fn wait(
+        &mut self,
+        _socket: Option<&std::net::TcpStream>,
+        timeout: Option<Duration>,
+    ) -> io::Result<bool> {
+        let ms = match timeout {
+            None => INFINITE,
+            // Round up, so a deadline is never woken for just before it.
+            Some(t) => u32::try_from(t.as_micros().div_ceil(1000))
+                .unwrap_or(INFINITE)
+                .min(INFINITE - 1),
+        };
+        // SAFETY: a wait on a valid event that we own; it clears the
+        // (auto-reset) event when it returns for it.
+        let rc = unsafe { WaitForSingleObject(self.wake.as_raw_handle(), ms) };
+        if rc == WAIT_FAILED {
+            return Err(io::Error::last_os_error());
+        }
+        Ok(false)
+    }
+}
+
 /// Where one stream's read stands.
 enum ReadState {
     /// No read in flight: one is started by the next `advance`.

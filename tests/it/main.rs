@@ -25,6 +25,8 @@ mod idle;
 mod import;
 mod liveness;
 mod reload;
+#[cfg(feature = "remote")]
+mod remote;
 mod remote_config;
 mod repo;
 #[cfg(target_os = "linux")]

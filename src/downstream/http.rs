@@ -1,0 +1,435 @@
+//! The Streamable HTTP transport (MCP basic/transports, revisions
+//! 2025-03-26 to 2025-11-25, and the 2026-07-28 one for a modern-only
+//! server), as the `Protocol` of `remote.rs`.
+//!
+//! Each message is a POST on a thread of its own (`Accept: application/json,
+//! text/event-stream`, the config's headers, `Authorization` from the
+//! credentials); its response, one JSON body or an event stream of messages
+//! ending with the response, goes to the pump in order. The session:
+//! `Mcp-Session-Id` from the initialize response is sent back on every
+//! request, `MCP-Protocol-Version` (read from the initialize result the
+//! pump is handed) once initialized; a 404 to a request that carried the
+//! session means it expired: the initialize and `notifications/initialized`
+//! seen are sent again, once, and the request after them. The GET stream
+//! for what the server sends by itself is opened once after
+//! `notifications/initialized` (405: none) and read by the pump. A stop
+//! DELETEs the session on a short-lived thread nobody waits for.
+//!
+//! A request goes out only once the `notifications/initialized` sent
+//! before it was accepted (some servers refuse a request before it);
+//! otherwise nothing waits for anything: requests run side by side. A modern line (its `_meta` names
+//! the 2026-07-28 version) carries that revision's headers (`peek.rs`),
+//! and has no session, no GET stream, and no `notifications/cancelled`:
+//! closing the request's connection cancels it.
+
+use super::credentials::SignInNeeded;
+use super::input::WriteError;
+use super::peek::{self, Outgoing};
+use super::post;
+use super::remote::{self, Common, Event, Protocol};
+use super::{Downstream, Spec};
+use crate::lock;
+use crate::net::sse;
+use crate::protocol::mcp::method;
+use crate::wire::outbox::Outbox;
+use crossbeam_channel::{bounded, Receiver, Sender};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+/// How long a request waits for `notifications/initialized` to be accepted.
+const GATE_LIMIT: Duration = Duration::from_secs(10);
+/// How long the DELETE that ends a session may take.
+const DELETE_LIMIT: Duration = Duration::from_secs(2);
+/// What every POST accepts.
+const ACCEPT: &str = "application/json, text/event-stream";
+
+/// Starts `spec`'s server over Streamable HTTP.
+pub(super) fn start(
+    spec: Spec,
+    outbox: Arc<Outbox>,
+    changes: Option<crossbeam_channel::Sender<Arc<Downstream>>>,
+) -> Result<Arc<Downstream>, String> {
+    remote::start(spec, outbox, changes, |common| Streamable {
+        common,
+        session: Mutex::new(Session::default()),
+        gate: Mutex::new(None),
+        reinit: Mutex::new(()),
+        stream_opened: AtomicBool::new(false),
+    })
+}
+
+pub(super) struct Streamable {
+    common: Common,
+    session: Mutex<Session>,
+    /// Disconnected once `notifications/initialized` was answered.
+    gate: Mutex<Option<Receiver<()>>>,
+    /// Held while the session is made again after a 404.
+    reinit: Mutex<()>,
+    /// The GET stream was asked for once.
+    stream_opened: AtomicBool,
+}
+
+#[derive(Default, Clone)]
+struct Session {
+    /// `Mcp-Session-Id`, once the server gave one.
+    id: Option<String>,
+    /// The version the initialize result agreed on.
+    version: Option<String>,
+    /// The server speaks the modern era (2026-07-28).
+    modern: bool,
+    /// What to send again when the session expires.
+    initialize: Option<Arc<Vec<u8>>>,
+    initialized: Option<Arc<Vec<u8>>>,
+}
+
+impl Protocol for Streamable {
+    fn common(&self) -> &Common {
+        &self.common
+    }
+
+    fn send(this: &Arc<Self>, line: Vec<u8>) -> Result<(), WriteError> {
+        let common = &this.common;
+        if common.is_closed() {
+            return Err(WriteError::Closed);
+        }
+        let out = Outgoing::of(&line);
+        {
+            let mut session = lock(&this.session);
+            session.modern |= out.modern.is_some();
+            match out.method.as_deref() {
+                Some(method::CANCELLED) if session.modern => {
+                    drop(session);
+                    if let Some(id) = out.cancels {
+                        common.cuts.cancel(id);
+                    }
+                    return Ok(());
+                }
+                Some(method::INITIALIZE) => session.initialize = Some(Arc::new(line.clone())),
+                Some(method::INITIALIZED) => session.initialized = Some(Arc::new(line.clone())),
+                _ => {}
+            }
+        }
+        // Requests wait for `notifications/initialized` to be accepted (some
+        // servers refuse a request before it); nothing else waits.
+        let (after, done) = {
+            let mut gate = lock(&this.gate);
+            let after = gate.clone().filter(|_| out.is_request);
+            let done: Option<Sender<()>> = match out.method.as_deref() {
+                Some(method::INITIALIZED) => {
+                    let (tx, rx) = bounded(0);
+                    *gate = Some(rx);
+                    Some(tx)
+                }
+                _ => None,
+            };
+            (after, done)
+        };
+        let token = common
+            .cuts
+            .register(out.id.filter(|_| out.is_request))
+            .ok_or(WriteError::Closed)?;
+        let me = Arc::clone(this);
+        common
+            .spawn("post", move || {
+                if let Some(after) = after {
+                    let _ = after.recv_timeout(GATE_LIMIT);
+                }
+                let initialized = me.post(&line, &out, token);
+                drop(done);
+                if initialized {
+                    Self::open_stream(&me);
+                }
+                me.common.cuts.done(token);
+                if let Some(id) = out.cancels {
+                    // After the cancellation went out: the request's own
+                    // connection is shut down.
+                    me.common.cuts.cancel(id);
+                }
+            })
+            .map_err(|e| {
+                common.cuts.done(token);
+                WriteError::Io(e)
+            })
+    }
+
+    fn on_event(_this: &Arc<Self>, _event: &sse::Event) -> Result<(), String> {
+        Ok(())
+    }
+
+    fn open_stream(this: &Arc<Self>) {
+        let me = Arc::clone(this);
+        let spawned = this.common.spawn("stream", move || me.get_stream());
+        if let Err(e) = spawned {
+            log::warn!("[{}] cannot open its event stream: {e}", this.common.label);
+        }
+    }
+
+    fn stream_is_the_connection(&self) -> bool {
+        false
+    }
+
+    fn close(&self) {
+        self.common.close();
+        let session = lock(&self.session).clone();
+        let Some(id) = session.id.clone().filter(|_| !session.modern) else {
+            return;
+        };
+        // DELETE ends the session (basic/transports, "Session Management"),
+        // on a short-lived thread of its own: no stop waits for it.
+        let url = self.common.url.clone();
+        let authorization = self.common.credentials.authorization();
+        let headers: Vec<(String, String)> = self
+            .common
+            .request_headers(
+                authorization.as_deref(),
+                &self.session_headers(&session, false),
+            )
+            .into_iter()
+            .map(|(n, v)| (n.to_string(), v.to_string()))
+            .chain([("Mcp-Session-Id".to_string(), id)])
+            .collect();
+        let label = self.common.label.clone();
+        let spawned = self.common.spawn("close", move || {
+            let headers: Vec<(&str, &str)> = headers
+                .iter()
+                .map(|(n, v)| (n.as_str(), v.as_str()))
+                .collect();
+            let pool = crate::net::pool::Pool::default();
+            let request = crate::net::client::Request {
+                method: "DELETE",
+                url: &url,
+                headers: &headers,
+                body: None,
+            };
+            let deadline = Instant::now() + DELETE_LIMIT;
+            match crate::net::client::send(&pool, &request, deadline, &mut |_| true) {
+                Ok(exchange) => {
+                    log::debug!("[{label}] DELETE of the session: {}", exchange.status())
+                }
+                Err(e) => log::debug!("[{label}] DELETE of the session: {e}"),
+            }
+        });
+        if let Err(e) = spawned {
+            log::debug!("[{}] cannot end the session: {e}", self.common.label);
+        }
+    }
+}
+
+impl Streamable {
+    /// `MCP-Protocol-Version` once initialized (legacy era), and
+    /// `Mcp-Session-Id` when `with_id`.
+    fn session_headers(&self, session: &Session, with_id: bool) -> Vec<(&'static str, String)> {
+        let mut headers = Vec::new();
+        if session.modern {
+            return headers;
+        }
+        if let Some(version) = &session.version {
+            headers.push(("MCP-Protocol-Version", version.clone()));
+        }
+        if with_id {
+            if let Some(id) = &session.id {
+                headers.push(("Mcp-Session-Id", id.clone()));
+            }
+        }
+        headers
+    }
+
+    /// POSTs `line` and hands what comes back to the pump; on a thread of
+    /// its own. True when it was the legacy era's `notifications/initialized`
+    /// and the server took it: the GET stream is opened, once.
+    fn post(&self, line: &[u8], out: &Outgoing, token: u64) -> bool {
+        let common = &self.common;
+        let deadline = Instant::now() + common.limit;
+        let expect = out.id.filter(|_| out.is_request);
+        let initialize = out.method.as_deref() == Some(method::INITIALIZE);
+        let mut authorization = common.credentials.authorization();
+        let mut renewed_session = false;
+        let mut signed_in = false;
+        loop {
+            let session = lock(&self.session).clone();
+            let mut more = vec![
+                ("Accept", ACCEPT.to_string()),
+                ("Content-Type", "application/json".to_string()),
+            ];
+            if !initialize {
+                more.extend(self.session_headers(&session, true));
+            }
+            more.extend(out.modern_headers());
+            let headers = common.request_headers(authorization.as_deref(), &more);
+            let sent = post::send(common, "POST", &headers, Some(line), token, deadline);
+            let exchange = match sent {
+                Ok(exchange) => exchange,
+                Err(why) => {
+                    common.fail(expect, token, why);
+                    return false;
+                }
+            };
+            match exchange.status() {
+                200..=299 => {
+                    if initialize {
+                        lock(&self.session).id =
+                            exchange.header("mcp-session-id").map(str::to_string);
+                    }
+                    let mut deliver = |message: Vec<u8>| {
+                        if initialize {
+                            if let Some(version) = peek::initialized_version(&message) {
+                                lock(&self.session).version = Some(version);
+                            }
+                        }
+                        common.mailbox.post(Event::Message(message));
+                    };
+                    if let Err(why) = post::read_answer(common, exchange, expect, &mut deliver) {
+                        common.fail(expect, token, why);
+                        return false;
+                    }
+                    return out.method.as_deref() == Some(method::INITIALIZED)
+                        && !session.modern
+                        && !self.stream_opened.swap(true, Ordering::SeqCst);
+                }
+                404 if session.id.is_some() && !initialize && !renewed_session => {
+                    renewed_session = true;
+                    drop(exchange);
+                    if let Err(why) = self.renew_session(session.id.as_deref(), deadline) {
+                        common.fail(expect, token, why);
+                        return false;
+                    }
+                }
+                401 if !signed_in => {
+                    signed_in = true;
+                    let challenge = exchange.header("www-authenticate").map(str::to_string);
+                    drop(exchange);
+                    match common
+                        .credentials
+                        .unauthorized(authorization.as_deref(), challenge.as_deref())
+                    {
+                        Ok(value) => authorization = Some(value),
+                        Err(SignInNeeded { message }) => {
+                            common.fail(expect, token, message);
+                            return false;
+                        }
+                    }
+                }
+                _ => {
+                    let mut deliver = |message| common.mailbox.post(Event::Message(message));
+                    if let Some(why) = post::refusal(common, exchange, expect, &mut deliver, true) {
+                        common.fail(expect, token, why);
+                    }
+                    return false;
+                }
+            }
+        }
+    }
+
+    /// The session `stale` expired (a 404): initializes again with the
+    /// messages seen, unless another request did meanwhile.
+    fn renew_session(&self, stale: Option<&str>, deadline: Instant) -> Result<(), String> {
+        let common = &self.common;
+        let _one = lock(&self.reinit);
+        let (initialize, initialized) = {
+            let mut session = lock(&self.session);
+            if session.id.as_deref() != stale {
+                return Ok(());
+            }
+            session.id = None;
+            (session.initialize.clone(), session.initialized.clone())
+        };
+        let Some(initialize) = initialize else {
+            return Err(format!(
+                "{} answered 404: its session expired",
+                common.shown
+            ));
+        };
+        log::info!(
+            "[{}] its session expired (404): initializing again",
+            common.label
+        );
+        let expired =
+            |why: String| format!("its session expired, and initializing again failed: {why}");
+        let token = common.cuts.register(None).ok_or("stopped")?;
+        let result = self.replay(&initialize, true, token, deadline);
+        common.cuts.done(token);
+        result.map_err(expired)?;
+        if let Some(initialized) = initialized {
+            let token = common.cuts.register(None).ok_or("stopped")?;
+            let result = self.replay(&initialized, false, token, deadline);
+            common.cuts.done(token);
+            result.map_err(expired)?;
+        }
+        Ok(())
+    }
+
+    /// Sends `line` again (the initialize when `initialize`, else
+    /// `notifications/initialized`) without handing its answer to the pump.
+    fn replay(
+        &self,
+        line: &[u8],
+        initialize: bool,
+        token: u64,
+        deadline: Instant,
+    ) -> Result<(), String> {
+        let common = &self.common;
+        let session = lock(&self.session).clone();
+        let mut more = vec![
+            ("Accept", ACCEPT.to_string()),
+            ("Content-Type", "application/json".to_string()),
+        ];
+        if !initialize {
+            more.extend(self.session_headers(&session, true));
+        }
+        let authorization = common.credentials.authorization();
+        let headers = common.request_headers(authorization.as_deref(), &more);
+        let exchange = post::send(common, "POST", &headers, Some(line), token, deadline)?;
+        if !(200..300).contains(&exchange.status()) {
+            return Err(post::refusal(common, exchange, None, &mut |_| {}, true)
+                .unwrap_or_else(|| "refused".to_string()));
+        }
+        if initialize {
+            lock(&self.session).id = exchange.header("mcp-session-id").map(str::to_string);
+        }
+        let expect = initialize.then(|| Outgoing::of(line).id).flatten();
+        post::read_answer(common, exchange, expect, &mut |message| {
+            if let Some(version) = peek::initialized_version(&message) {
+                lock(&self.session).version = Some(version);
+            }
+        })
+    }
+
+    /// The GET stream for what the server sends by itself (basic/transports,
+    /// "Listening for Messages from the Server"): handed to the pump, or why
+    /// there is none. On a thread of its own.
+    fn get_stream(&self) {
+        let common = &self.common;
+        let Some(token) = common.cuts.register(None) else {
+            return;
+        };
+        let session = lock(&self.session).clone();
+        let mut more = vec![("Accept", "text/event-stream".to_string())];
+        more.extend(self.session_headers(&session, true));
+        let authorization = common.credentials.authorization();
+        let headers = common.request_headers(authorization.as_deref(), &more);
+        let deadline = Instant::now() + common.stream_limit;
+        let exchange = match post::send(common, "GET", &headers, None, token, deadline) {
+            Ok(exchange) => exchange,
+            Err(why) => {
+                common.cuts.done(token);
+                return common.mailbox.post(Event::NoStream { why, again: true });
+            }
+        };
+        let is_stream = exchange
+            .header("content-type")
+            .is_some_and(|t| t.to_ascii_lowercase().starts_with("text/event-stream"));
+        if (200..300).contains(&exchange.status()) && is_stream {
+            log::debug!("[{}] its event stream is open", common.label);
+            return common.hand_over(exchange.body, token);
+        }
+        common.cuts.done(token);
+        let why = format!(
+            "GET answered {} {}",
+            exchange.status(),
+            exchange.head.reason
+        );
+        // 405: the server offers no stream (and says so for good).
+        common.mailbox.post(Event::NoStream { why, again: false });
+    }
+}

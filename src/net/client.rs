@@ -1,0 +1,319 @@
+//! One HTTP exchange: a request written on an idle pooled connection or a
+//! new one, the response's head read (interim 1xx responses skipped), then
+//! its body read as it comes (`Body`): whole, as a stream on the request's
+//! thread, or handed to a pump that reads it without blocking. A request
+//! that fails on a reused connection before any byte of its response came
+//! is sent once more on a new connection: the server closed the idle one as
+//! it was taken. Everything here blocks, within the request's deadline.
+
+use super::conn::Conn;
+use super::connect;
+use super::error::NetError;
+use super::http::{self, BodyDecoder, Head};
+use super::pool::Pool;
+use super::Url;
+use std::io::{self, Read};
+use std::time::{Duration, Instant};
+
+/// How much a read asks the socket for.
+const READ_SIZE: usize = 16 * 1024;
+
+/// What to send.
+pub(crate) struct Request<'a> {
+    pub method: &'a str,
+    pub url: &'a Url,
+    /// Besides `Host`, `User-Agent` and `Content-Length`.
+    pub headers: &'a [(&'a str, &'a str)],
+    pub body: Option<&'a [u8]>,
+}
+
+/// A response whose head was read; its body follows.
+pub(crate) struct Exchange {
+    pub head: Head,
+    pub body: Body,
+}
+
+impl Exchange {
+    pub(crate) fn status(&self) -> u16 {
+        self.head.status
+    }
+
+    /// The first header field named `name` (case-insensitive).
+    pub(crate) fn header(&self, name: &str) -> Option<&str> {
+        self.head.header(name)
+    }
+}
+
+/// Sends `request` by `deadline` and reads its response's head. `on_conn`
+/// sees the connection before anything is written to it (to keep a `Cut`);
+/// when it returns false the request is given up (the caller cut it).
+pub(crate) fn send(
+    pool: &Pool,
+    request: &Request<'_>,
+    deadline: Instant,
+    on_conn: &mut dyn FnMut(&Conn) -> bool,
+) -> Result<Exchange, NetError> {
+    // What a time-out names: the whole of it, connecting included.
+    let limit = deadline.saturating_duration_since(Instant::now());
+    if let Some(conn) = pool.take(&connect::key(request.url)) {
+        if !on_conn(&conn) {
+            return Err(NetError::Ended);
+        }
+        match exchange(conn, request, (deadline, limit), true) {
+            Ok(exchange) => return Ok(exchange),
+            Err(Failed::Unanswered(_)) => {}
+            Err(Failed::After(e)) => return Err(e),
+        }
+    }
+    let conn = connect::connect(request.url, deadline)?;
+    if !on_conn(&conn) {
+        return Err(NetError::Ended);
+    }
+    exchange(conn, request, (deadline, limit), false).map_err(|failed| match failed {
+        Failed::Unanswered(e) | Failed::After(e) => e,
+    })
+}
+
+/// Sends `request` on `conn` (made for it) and reads its response's head.
+#[cfg(test)]
+pub(crate) fn send_on(
+    conn: Conn,
+    request: &Request<'_>,
+    deadline: Instant,
+) -> Result<Exchange, NetError> {
+    let limit = deadline.saturating_duration_since(Instant::now());
+    exchange(conn, request, (deadline, limit), false).map_err(|failed| match failed {
+        Failed::Unanswered(e) | Failed::After(e) => e,
+    })
+}
+
+/// How an exchange failed.
+enum Failed {
+    /// Before any byte of a response: another connection may do.
+    Unanswered(NetError),
+    After(NetError),
+}
+
+fn exchange(
+    mut conn: Conn,
+    request: &Request<'_>,
+    (deadline, limit): (Instant, Duration),
+    reused: bool,
+) -> Result<Exchange, Failed> {
+    let absolute;
+    let mut headers = request.headers.to_vec();
+    let target = match &conn.via_proxy {
+        Some(authorization) => {
+            absolute = request.url.to_string();
+            if let Some(a) = authorization {
+                headers.push(("Proxy-Authorization", a.as_str()));
+            }
+            absolute.as_str()
+        }
+        None => request.url.target(),
+    };
+    let has_body = request.body.is_some() || matches!(request.method, "POST" | "PUT" | "PATCH");
+    let mut bytes = http::request_head(
+        request.method,
+        target,
+        &request.url.authority(),
+        &headers,
+        has_body.then(|| request.body.map_or(0, <[u8]>::len)),
+    )
+    .map_err(|e| Failed::After(NetError::Request(e)))?;
+    bytes.extend_from_slice(request.body.unwrap_or_default());
+    let unanswered = |e: NetError| {
+        if reused {
+            Failed::Unanswered(e)
+        } else {
+            Failed::After(e)
+        }
+    };
+    let left = deadline.saturating_duration_since(Instant::now());
+    conn.wait_at_most(left)
+        .and_then(|()| conn.write_all(&bytes))
+        .map_err(|e| unanswered(NetError::reading(e, limit)))?;
+    let mut buf = Vec::with_capacity(READ_SIZE);
+    let mut start = 0;
+    loop {
+        match http::parse_head(&buf[start..]).map_err(|e| Failed::After(NetError::Protocol(e)))? {
+            Some((head, used)) if (100..200).contains(&head.status) && head.status != 101 => {
+                start += used;
+            }
+            Some((head, used)) => {
+                let framing = head
+                    .framing(request.method)
+                    .map_err(|e| Failed::After(NetError::Protocol(e)))?;
+                let body = Body {
+                    keep_alive: head.keep_alive(),
+                    conn,
+                    buf,
+                    start: start + used,
+                    decoder: BodyDecoder::new(framing),
+                    deadline: Some(deadline),
+                    limit,
+                    nonblocking: false,
+                };
+                return Ok(Exchange { head, body });
+            }
+            None => {
+                let before = buf.len();
+                match read_more(&mut conn, &mut buf, Some(deadline)) {
+                    Ok(0) if before == 0 => return Err(unanswered(NetError::Ended)),
+                    Ok(0) => return Err(Failed::After(NetError::Ended)),
+                    Ok(_) => {}
+                    Err(e)
+                        if before == 0
+                            && e.kind() != io::ErrorKind::WouldBlock
+                            && e.kind() != io::ErrorKind::TimedOut =>
+                    {
+                        return Err(unanswered(NetError::reading(e, limit)))
+                    }
+                    Err(e) => return Err(Failed::After(NetError::reading(e, limit))),
+                }
+            }
+        }
+    }
+}
+
+/// Reads once from `conn` into the end of `buf`, within `deadline` (none:
+/// the socket's own mode decides).
+fn read_more(conn: &mut Conn, buf: &mut Vec<u8>, deadline: Option<Instant>) -> io::Result<usize> {
+    if let Some(deadline) = deadline {
+        let left = deadline.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            return Err(io::ErrorKind::TimedOut.into());
+        }
+        conn.wait_at_most(left)?;
+    }
+    let len = buf.len();
+    buf.resize(len + READ_SIZE, 0);
+    let read = conn.read(&mut buf[len..]);
+    buf.truncate(len + *read.as_ref().unwrap_or(&0));
+    read
+}
+
+/// What one `Body::read` did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Chunk {
+    /// Bytes of the body were appended.
+    Data,
+    /// Nothing yet (non-blocking only): wait for the socket.
+    Pending,
+    /// The body is complete.
+    End,
+}
+
+/// A response's body, read as it comes.
+pub(crate) struct Body {
+    conn: Conn,
+    /// Bytes read but not yet decoded: `buf[start..]`.
+    buf: Vec<u8>,
+    start: usize,
+    decoder: BodyDecoder,
+    keep_alive: bool,
+    /// `None`: no limit (a long-lived event stream).
+    deadline: Option<Instant>,
+    /// What the deadline was, for the message when it passes.
+    limit: Duration,
+    nonblocking: bool,
+}
+
+impl Body {
+    /// Appends the next bytes of the body to `out`.
+    pub(crate) fn read(&mut self, out: &mut Vec<u8>) -> Result<Chunk, NetError> {
+        loop {
+            if self.start < self.buf.len() {
+                let before = out.len();
+                let used = self
+                    .decoder
+                    .decode(&self.buf[self.start..], out)
+                    .map_err(NetError::Protocol)?;
+                self.start += used;
+                if out.len() > before {
+                    return Ok(Chunk::Data);
+                }
+            }
+            if self.decoder.is_done() {
+                return Ok(Chunk::End);
+            }
+            if self.start == self.buf.len() {
+                self.buf.clear();
+                self.start = 0;
+            }
+            let deadline = if self.nonblocking {
+                None
+            } else {
+                self.deadline
+            };
+            match read_more(&mut self.conn, &mut self.buf, deadline) {
+                Ok(0) => {
+                    self.keep_alive = false;
+                    self.decoder.at_eof().map_err(|_| NetError::Ended)?;
+                    return Ok(Chunk::End);
+                }
+                Ok(_) => {}
+                Err(e) if self.nonblocking && e.kind() == io::ErrorKind::WouldBlock => {
+                    return Ok(Chunk::Pending)
+                }
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(NetError::reading(e, self.limit)),
+            }
+        }
+    }
+
+    /// The whole body, refused past `cap` bytes.
+    pub(crate) fn read_to_end(&mut self, cap: usize) -> Result<Vec<u8>, NetError> {
+        let mut out = Vec::new();
+        loop {
+            match self.read(&mut out)? {
+                Chunk::End => return Ok(out),
+                Chunk::Data if out.len() > cap => return Err(NetError::TooLarge(cap)),
+                Chunk::Data | Chunk::Pending => {}
+            }
+        }
+    }
+
+    /// Reads without waiting from now on (a pump polls the socket), or
+    /// blocking again.
+    pub(crate) fn set_nonblocking(&mut self, on: bool) -> io::Result<()> {
+        self.nonblocking = on;
+        self.conn.set_nonblocking(on)
+    }
+
+    /// Reads with no deadline from now on (a long-lived event stream).
+    pub(crate) fn without_deadline(&mut self) -> io::Result<()> {
+        self.deadline = None;
+        self.conn.set_timeout(None)
+    }
+
+    /// The connection's socket, for a wait on its readiness.
+    pub(crate) fn socket(&self) -> &std::net::TcpStream {
+        self.conn.socket()
+    }
+
+    /// Reads what is left of the body for up to `wait`, dropping it, and
+    /// gives the connection back to `pool` if the body ended by then; else
+    /// closes it.
+    pub(crate) fn finish_soon(mut self, pool: &Pool, wait: Duration) {
+        let soon = Instant::now() + wait;
+        if self.deadline.is_none_or(|at| at > soon) {
+            self.deadline = Some(soon);
+        }
+        let mut rest = Vec::new();
+        while let Ok(Chunk::Data) = self.read(&mut rest) {
+            rest.clear();
+        }
+        self.finish(pool);
+    }
+
+    /// Gives the connection back to `pool` when the body was read whole and
+    /// the server keeps it open; else closes it.
+    pub(crate) fn finish(self, pool: &Pool) {
+        // The next exchange on it sets its own limit.
+        let whole = self.decoder.is_done() && self.start == self.buf.len();
+        if whole && self.keep_alive && !self.nonblocking {
+            pool.put(self.conn);
+        }
+    }
+}
