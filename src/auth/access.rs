@@ -11,8 +11,6 @@
 //! (`lock`) and a re-read under it do the same: whoever comes second finds
 //! the new token and sends no refresh of its own.
 
-#![expect(dead_code, reason = "until the HTTP transports call Access")]
-
 use super::background;
 use super::challenge::{self, Bearer};
 use super::endpoint::{Failure, Grant};

@@ -1,7 +1,8 @@
 //! The HTTP the sign-in sends, behind a trait of its own with the
 //! signature of the HTTP layer's one-shot request (`net`'s `fetch`): a
 //! whole response, redirects and proxies handled below. The tests put a
-//! scripted fake behind it; the process's client is `system()`.
+//! scripted fake behind it; the process's client is `system()`, which is
+//! `net::fetch`.
 //!
 //! Plus the two bodies OAuth sends: forms (`application/x-www-form-urlencoded`)
 //! and JSON, and reading a JSON answer with a clear error.
@@ -13,39 +14,7 @@ use std::time::Duration;
 /// How long one request to an authorization server may take.
 pub(crate) const TIMEOUT: Duration = Duration::from_secs(30);
 
-/// A whole response.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct Response {
-    pub status: u16,
-    pub headers: Vec<(String, String)>,
-    pub body: Vec<u8>,
-}
-
-impl Response {
-    /// The first header `name`, compared without case.
-    pub(crate) fn header(&self, name: &str) -> Option<&str> {
-        self.headers
-            .iter()
-            .find(|(n, _)| n.eq_ignore_ascii_case(name))
-            .map(|(_, v)| v.as_str())
-    }
-
-    pub(crate) fn ok(&self) -> bool {
-        (200..300).contains(&self.status)
-    }
-
-    /// `NNN` and up to 200 bytes of the body, for a message: what a server
-    /// said when it refused (never used on a body that may hold a token).
-    pub(crate) fn summary(&self) -> String {
-        let text = String::from_utf8_lossy(&self.body);
-        let text: String = text.chars().take(200).collect();
-        let text = text.split_whitespace().collect::<Vec<_>>().join(" ");
-        match text.is_empty() {
-            true => format!("HTTP {}", self.status),
-            false => format!("HTTP {}: {text}", self.status),
-        }
-    }
-}
+pub(crate) use crate::net::Response;
 
 /// One HTTP request and its whole response; the error is a sentence naming
 /// the URL.
@@ -60,27 +29,23 @@ pub(crate) trait Http: Send + Sync {
     ) -> Result<Response, String>;
 }
 
-/// The process's HTTP client. Until the HTTP layer is wired in here,
-/// every request fails with a sentence that says so.
+/// The process's HTTP client: `net::fetch`.
 pub(crate) fn system() -> Arc<dyn Http> {
-    Arc::new(Unwired)
+    Arc::new(Net)
 }
 
-struct Unwired;
+struct Net;
 
-impl Http for Unwired {
+impl Http for Net {
     fn fetch(
         &self,
         method: &str,
         url: &Url,
-        _headers: &[(&str, &str)],
-        _body: Option<&[u8]>,
-        _timeout: Duration,
+        headers: &[(&str, &str)],
+        body: Option<&[u8]>,
+        timeout: Duration,
     ) -> Result<Response, String> {
-        Err(format!(
-            "cannot {method} {}: this build has no HTTP client for signing in",
-            url.origin()
-        ))
+        crate::net::fetch(method, url, headers, body, timeout)
     }
 }
 

@@ -62,7 +62,6 @@ pub(crate) mod tests;
 pub mod token;
 
 #[cfg(feature = "remote")]
-#[expect(unused_imports, reason = "until the HTTP transports call Access")]
 pub(crate) use access::{Access, SignInNeeded};
 #[cfg(feature = "remote")]
 pub(crate) use background::serve_hosts;

@@ -22,12 +22,12 @@
 //! and has no session, no GET stream, and no `notifications/cancelled`:
 //! closing the request's connection cancels it.
 
-use super::credentials::SignInNeeded;
 use super::input::WriteError;
 use super::peek::{self, Outgoing};
 use super::post;
 use super::remote::{self, Common, Event, Protocol};
 use super::{Downstream, Spec};
+use crate::auth::SignInNeeded;
 use crate::lock;
 use crate::net::sse;
 use crate::protocol::mcp::method;

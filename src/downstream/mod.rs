@@ -66,7 +66,6 @@
 mod call;
 mod child;
 #[cfg(feature = "remote")]
-mod credentials;
 pub(crate) mod era;
 mod flight;
 mod handle;

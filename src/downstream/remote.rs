@@ -21,11 +21,11 @@
 //! `Cuts`, and a stop, a kill, a call's time-out or its cancellation shut
 //! the sockets concerned down, which ends the reads blocked on them.
 
-use super::credentials::Credentials;
 use super::handle::Downstream;
 use super::input::WriteError;
 use super::transport::{Flow, Outlet, Ready, Sink, Transport};
 use super::{pump, Spec};
+use crate::auth::Access;
 use crate::lock;
 use crate::net::client::{Body, Chunk};
 use crate::net::conn::Cut;
@@ -205,7 +205,8 @@ pub(super) struct Common {
     pub pool: Pool,
     pub cuts: Cuts,
     pub mailbox: Mailbox,
-    pub credentials: Credentials,
+    /// The server's credentials, shared with every copy of its definition.
+    pub credentials: Access,
     /// The longest a request thread waits for its answer.
     pub limit: Duration,
     /// The longest the head of the event stream may take.
@@ -342,6 +343,7 @@ pub(super) fn start<P: Protocol>(
     let url = Url::parse(&remote.url)
         .map_err(|e| format!("its url '{}' cannot be used: {e}", remote.url_display))?;
     let label = format!("{}/{}", spec.toolbox, spec.server);
+    let credentials = Access::new(&url, &remote.oauth, &spec.toolbox, &spec.server);
     let limit = spec.max_call_timeout.max(spec.startup_timeout) + THREAD_MARGIN;
     let stream_limit = spec.startup_timeout;
     let open = move || {
@@ -355,7 +357,7 @@ pub(super) fn start<P: Protocol>(
             pool: Pool::default(),
             cuts: Cuts::default(),
             mailbox: Mailbox { tx, waker },
-            credentials: Credentials::new(&remote),
+            credentials,
             limit,
             stream_limit,
             closed: AtomicBool::new(false),

@@ -732,7 +732,8 @@ fn a_401_says_a_sign_in_is_needed() {
     .err()
     .expect("refused");
     assert!(
-        why.contains("(shown) answered 401 Unauthorized: it needs a sign-in"),
+        why.starts_with("Sign-in needed for server 's' (toolbox 't')")
+            && why.contains("mcp-workbench login t/s"),
         "{why}"
     );
 }

@@ -12,12 +12,12 @@
 //! flight fails with "the connection ended", and the next call connects
 //! again.
 
-use super::credentials::SignInNeeded;
 use super::input::{WriteError, QUEUE_LIMIT};
 use super::peek::Outgoing;
 use super::post;
 use super::remote::{self, Common, Event, Protocol};
 use super::{Downstream, Spec};
+use crate::auth::SignInNeeded;
 use crate::lock;
 use crate::net::sse;
 use crate::net::Url;

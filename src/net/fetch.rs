@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 const BODY_CAP: usize = 1 << 20;
 
 /// A whole response.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Response {
     pub status: u16,
     pub headers: Vec<(String, String)>,
@@ -29,6 +29,24 @@ impl Response {
             .iter()
             .find(|(n, _)| n.eq_ignore_ascii_case(name))
             .map(|(_, v)| v.as_str())
+    }
+
+    /// A 2xx status.
+    pub fn ok(&self) -> bool {
+        (200..300).contains(&self.status)
+    }
+
+    /// `HTTP NNN` and up to 200 characters of the body, for a message: what
+    /// a server said when it refused (never used on a body that may hold a
+    /// token).
+    pub fn summary(&self) -> String {
+        let text = String::from_utf8_lossy(&self.body);
+        let text: String = text.chars().take(200).collect();
+        let text = text.split_whitespace().collect::<Vec<_>>().join(" ");
+        match text.is_empty() {
+            true => format!("HTTP {}", self.status),
+            false => format!("HTTP {}: {text}", self.status),
+        }
     }
 }
 
