@@ -20,8 +20,9 @@ It plays both parts a remote MCP server has when it asks for a sign-in:
 
 What real servers cannot do on demand, it can: access tokens live
 `--access-ttl` seconds, `--token-delay` slows the token endpoint (to widen a
-race), `POST /expire` expires every access token now, and `GET /stats` counts
-what happened (`refresh_requests` above all).
+race), `POST /expire` expires every access token now, `POST /revoke` revokes
+every token family (as a user revoking the app's access would), and
+`GET /stats` counts what happened (`refresh_requests` above all).
 
 Run: `authorization-server.py [--port 0] [--access-ttl 3600] [--token-delay 0]`.
 The first line on stdout is `{"port": N}`; requests are logged on stderr.
@@ -220,6 +221,12 @@ class Handler(BaseHTTPRequestHandler):
             with self.state.lock:
                 for entry in self.state.access.values():
                     entry["expires"] = 0
+            return self.send_empty(204)
+        if path == "/revoke":
+            with self.state.lock:
+                families = {e["family"] for e in self.state.refresh.values()}
+                for family in families - self.state.revoked:
+                    self.state.revoke(family)
             return self.send_empty(204)
         if path == "/mcp":
             return self.mcp()

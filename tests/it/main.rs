@@ -33,6 +33,8 @@ mod repo;
 mod shared;
 #[cfg(feature = "remote")]
 mod signin;
+#[cfg(all(feature = "remote", unix))]
+mod signin_e2e;
 mod transcripts;
 mod trust;
 #[cfg(target_os = "linux")]
