@@ -69,9 +69,15 @@ pub(crate) fn description(
 }
 
 /// The first sentence of `text`, on one line, at most `SENTENCE_MAX`
-/// characters, ending in a full stop.
+/// characters, ending in a full stop. Markdown headings are not sentences:
+/// instructions often open with one (`# Everything Server`).
 fn sentence(text: &str) -> String {
-    let flat: String = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    let flat: String = text
+        .lines()
+        .filter(|line| !line.trim_start().starts_with('#'))
+        .flat_map(str::split_whitespace)
+        .collect::<Vec<_>>()
+        .join(" ");
     let end = flat
         .char_indices()
         .find(|(i, c)| matches!(c, '.' | '!' | '?') && flat[i + 1..].starts_with(' '))
@@ -155,6 +161,14 @@ mod tests {
             *a = args.iter().map(|s| s.to_string()).collect();
         }
         e
+    }
+
+    #[test]
+    fn a_heading_is_not_the_first_sentence() {
+        assert_eq!(
+            sentence("# Everything Server\n\nTests every feature. More."),
+            "Tests every feature."
+        );
     }
 
     #[test]
