@@ -7,13 +7,14 @@
 //! than given, a decoded body no longer than its wire form, the same result
 //! whatever the pieces, no event past the cap.
 //!
-//! Run it from the repository root with a scratch corpus first, so that new
-//! inputs do not land in the committed seeds:
+//! Run it from the repository root with a scratch corpus first (any folder
+//! outside the repository), so that new inputs do not land in the committed
+//! seeds; `-max_len` lets inputs grow to the parsers' limits:
 //!
 //! ```text
-//! mkdir -p /tmp/fuzz-network
-//! CARGO_TARGET_DIR=/tmp/fuzz-target cargo +nightly fuzz run --fuzz-dir .fuzz network \
-//!     /tmp/fuzz-network .fuzz/seeds/network -- -max_total_time=600
+//! scratch="$(mktemp -d)"
+//! cargo +nightly fuzz run --fuzz-dir .fuzz network "$scratch" .fuzz/seeds/network \
+//!     -- -max_total_time=600 -max_len=140000
 //! ```
 
 #![no_main]
