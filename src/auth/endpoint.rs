@@ -8,10 +8,10 @@
 //! spent refresh token) is told apart from a failure to ask (the network,
 //! a 5xx), because a refusal ends the sign-in and a failure does not.
 
-use super::base64;
 use super::http::{self, Http};
 use super::store::{AuthMethod, Tokens};
 use super::token::{self, TokenResponse};
+use crate::net::base64;
 use crate::net::{url, Url};
 
 /// What a token request needs besides the grant itself.

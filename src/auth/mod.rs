@@ -10,7 +10,7 @@
 //! - the requests: `http` (the HTTP seam), `discovery`, `register` (the
 //!   configured client or dynamic registration), `endpoint` (the token
 //!   endpoint's grants);
-//! - one sign-in: `pkce` (with `base64`), `flow` (the authorization URL and
+//! - one sign-in: `pkce`, `flow` (the authorization URL and
 //!   the redirect's checks), `loopback` (the redirect's listener), `signin`
 //!   (from discovery to stored tokens), `background` (a serving process's
 //!   own sign-in);
@@ -25,8 +25,6 @@
 mod access;
 #[cfg(feature = "remote")]
 mod background;
-#[cfg(feature = "remote")]
-mod base64;
 #[cfg(feature = "remote")]
 pub mod challenge;
 #[cfg(feature = "remote")]

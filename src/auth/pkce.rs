@@ -3,7 +3,7 @@
 //! (§4.1), the challenge its SHA-256 in base64url (`S256`, §4.2; the only
 //! method used), `state` 16 random bytes the redirect must bring back.
 
-use super::base64;
+use crate::net::base64;
 use crate::pins::sha256;
 
 /// The PKCE pair of one sign-in.

@@ -119,7 +119,7 @@ pub(super) fn header_value(value: &str) -> String {
     if plain {
         value.to_string()
     } else {
-        format!("=?base64?{}?=", base64::encode(value.as_bytes()))
+        format!("=?base64?{}?=", base64::standard(value.as_bytes()))
     }
 }
 

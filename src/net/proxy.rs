@@ -117,7 +117,7 @@ fn parse_proxy(value: &str) -> Result<Proxy, String> {
             super::url::decode(user).unwrap_or_else(|| user.to_string()),
             super::url::decode(password).unwrap_or_else(|| password.to_string())
         );
-        format!("Basic {}", super::base64::encode(pair.as_bytes()))
+        format!("Basic {}", super::base64::standard(pair.as_bytes()))
     });
     Ok(Proxy {
         host: url.host().to_string(),
