@@ -400,30 +400,12 @@ impl Streamable {
     /// there is none. On a thread of its own.
     fn get_stream(&self) {
         let common = &self.common;
-        let Some(token) = common.cuts.register(None) else {
-            return;
-        };
         let session = lock(&self.session).clone();
         let mut more = vec![("Accept", "text/event-stream".to_string())];
         more.extend(self.session_headers(&session, true));
-        let authorization = common.credentials.authorization();
-        let headers = common.request_headers(authorization.as_deref(), &more);
-        let deadline = Instant::now() + common.stream_limit;
-        let exchange = match post::send(common, "GET", &headers, None, token, deadline) {
-            Ok(exchange) => exchange,
-            Err(why) => {
-                common.cuts.done(token);
-                return common.mailbox.post(Event::NoStream { why, again: true });
-            }
+        let Some(exchange) = post::open_stream(common, &more, true) else {
+            return;
         };
-        let is_stream = exchange
-            .header("content-type")
-            .is_some_and(|t| t.to_ascii_lowercase().starts_with("text/event-stream"));
-        if (200..300).contains(&exchange.status()) && is_stream {
-            log::debug!("[{}] its event stream is open", common.label);
-            return common.hand_over(exchange.body, token);
-        }
-        common.cuts.done(token);
         let why = format!(
             "GET answered {} {}",
             exchange.status(),

@@ -7,7 +7,7 @@
 //! body. Every text names the server by its URL as written in the config.
 
 use super::peek;
-use super::remote::{self, Common, MAX_MESSAGE};
+use super::remote::{self, Common, Event, MAX_MESSAGE};
 use crate::net::client::{self, Chunk, Exchange, Request};
 use crate::net::sse;
 use crate::net::{redirect, Url};
@@ -18,6 +18,40 @@ const SHOWN_BODY: usize = 200;
 /// How long a response stream may take to end once its response came (the
 /// connection is kept for the next request if it does).
 const AFTER_ANSWER: Duration = Duration::from_millis(100);
+
+/// GETs the event stream, with `more` headers besides the configured ones
+/// and the credentials: hands it over (`Common::hand_over`) and returns
+/// `None`, or returns the answer that is not a stream, for the caller to say
+/// why. A GET that fails is told to the pump as `NoStream` (`again`: whether
+/// a later GET may do better); a closed transport sends none.
+pub(super) fn open_stream(
+    common: &Common,
+    more: &[(&str, String)],
+    again: bool,
+) -> Option<Exchange> {
+    let token = common.cuts.register(None)?;
+    let authorization = common.credentials.authorization();
+    let headers = common.request_headers(authorization.as_deref(), more);
+    let deadline = Instant::now() + common.stream_limit;
+    let exchange = match send(common, "GET", &headers, None, token, deadline) {
+        Ok(exchange) => exchange,
+        Err(why) => {
+            common.cuts.done(token);
+            common.mailbox.post(Event::NoStream { why, again });
+            return None;
+        }
+    };
+    let is_stream = exchange
+        .header("content-type")
+        .is_some_and(|t| t.to_ascii_lowercase().starts_with("text/event-stream"));
+    if (200..300).contains(&exchange.status()) && is_stream {
+        log::debug!("[{}] its event stream is open", common.label);
+        common.hand_over(exchange.body, token);
+        return None;
+    }
+    common.cuts.done(token);
+    Some(exchange)
+}
 
 /// Sends one request for exchange `token` and reads the head of its
 /// response, following redirects within the origin (307 and 308, which

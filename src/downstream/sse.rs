@@ -220,27 +220,10 @@ impl Legacy {
     /// why there is none. On a thread of its own.
     fn get_stream(&self) {
         let common = &self.common;
-        let Some(token) = common.cuts.register(None) else {
+        let more = [("Accept", "text/event-stream".to_string())];
+        let Some(exchange) = post::open_stream(common, &more, false) else {
             return;
         };
-        let more = [("Accept", "text/event-stream".to_string())];
-        let authorization = common.credentials.authorization();
-        let headers = common.request_headers(authorization.as_deref(), &more);
-        let deadline = Instant::now() + common.stream_limit;
-        let exchange = match post::send(common, "GET", &headers, None, token, deadline) {
-            Ok(exchange) => exchange,
-            Err(why) => {
-                common.cuts.done(token);
-                return common.mailbox.post(Event::NoStream { why, again: false });
-            }
-        };
-        let is_stream = exchange
-            .header("content-type")
-            .is_some_and(|t| t.to_ascii_lowercase().starts_with("text/event-stream"));
-        if (200..300).contains(&exchange.status()) && is_stream {
-            return common.hand_over(exchange.body, token);
-        }
-        common.cuts.done(token);
         let why = match post::refusal(common, exchange, None, &mut |_| {}, false) {
             Some(why) => {
                 format!("{why} (the legacy HTTP+SSE transport opens an event stream there)")
