@@ -1,7 +1,9 @@
 //! Fuzzes what a remote server sends: a response head (status line and
 //! fields, with their limits), the body framing it implies and the body
 //! decoded by it (`Content-Length`, chunked, until close), the chunked
-//! decoder alone, and the event-stream parser; each fed in pieces whose
+//! decoder alone, and the event-stream parser; and what the sign-in reads:
+//! a `WWW-Authenticate` challenge, protected-resource and authorization
+//! server metadata, token responses and token errors. The streams are fed in pieces whose
 //! sizes come from the input, as a socket would deliver them. Beside "no
 //! panic, no hang", it checks what the parsers promise: never more taken
 //! than given, a decoded body no longer than its wire form, the same result
@@ -21,6 +23,7 @@
 
 use libfuzzer_sys::fuzz_target;
 use mcp_workbench::net::http::{self, BodyDecoder, Chunked, Framing};
+use mcp_workbench::auth::{challenge, metadata, token};
 use mcp_workbench::net::sse;
 
 /// The event cap the parser is run with (small, so that inputs reach it).
@@ -34,6 +37,7 @@ fuzz_target!(|data: &[u8]| {
     response(data, piece, control & 0x40 != 0);
     chunked(data, piece);
     events(data, piece);
+    sign_in(data);
     let text = String::from_utf8_lossy(data);
     let _ = http::request_head("POST", "/mcp", "h", &[("X-Name", &text), (&text, "v")], Some(1));
 });
@@ -120,4 +124,17 @@ fn events(data: &[u8], piece: usize) {
         assert!(event.data.len() <= EVENT_CAP, "an event past the cap");
     }
     assert_eq!((whole, whole_ok), (pieces, pieces_ok), "the pieces changed the events");
+}
+
+/// What the sign-in parses from a server: none may panic, and a challenge
+/// read as Bearer is one of the challenges read.
+fn sign_in(data: &[u8]) {
+    let challenges = challenge::parse(data);
+    if challenge::bearer(data).is_some() {
+        assert!(!challenges.is_empty(), "a Bearer challenge out of no challenge");
+    }
+    let _ = metadata::resource_metadata(data);
+    let _ = metadata::server_metadata(data);
+    let _ = token::token_response(data);
+    let _ = token::token_error(data);
 }
