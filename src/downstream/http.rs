@@ -25,20 +25,17 @@
 use super::input::WriteError;
 use super::peek::{self, Outgoing};
 use super::post;
-use super::remote::{self, Common, Event, Protocol};
+use super::remote::{self, Common, Event, Gate, Protocol};
 use super::{Downstream, Spec};
 use crate::auth::SignInNeeded;
 use crate::lock;
 use crate::net::sse;
 use crate::protocol::mcp::method;
 use crate::wire::outbox::Outbox;
-use crossbeam_channel::{bounded, Receiver, Sender};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-/// How long a request waits for `notifications/initialized` to be accepted.
-const GATE_LIMIT: Duration = Duration::from_secs(10);
 /// How long the DELETE that ends a session may take.
 const DELETE_LIMIT: Duration = Duration::from_secs(2);
 /// What every POST accepts.
@@ -53,7 +50,7 @@ pub(super) fn start(
     remote::start(spec, outbox, changes, |common| Streamable {
         common,
         session: Mutex::new(Session::default()),
-        gate: Mutex::new(None),
+        gate: Gate::default(),
         reinit: Mutex::new(()),
         stream_opened: AtomicBool::new(false),
     })
@@ -62,8 +59,8 @@ pub(super) fn start(
 pub(super) struct Streamable {
     common: Common,
     session: Mutex<Session>,
-    /// Disconnected once `notifications/initialized` was answered.
-    gate: Mutex<Option<Receiver<()>>>,
+    /// Requests wait for `notifications/initialized` to be accepted.
+    gate: Gate,
     /// Held while the session is made again after a 404.
     reinit: Mutex<()>,
     /// The GET stream was asked for once.
@@ -110,21 +107,7 @@ impl Protocol for Streamable {
                 _ => {}
             }
         }
-        // Requests wait for `notifications/initialized` to be accepted (some
-        // servers refuse a request before it); nothing else waits.
-        let (after, done) = {
-            let mut gate = lock(&this.gate);
-            let after = gate.clone().filter(|_| out.is_request);
-            let done: Option<Sender<()>> = match out.method.as_deref() {
-                Some(method::INITIALIZED) => {
-                    let (tx, rx) = bounded(0);
-                    *gate = Some(rx);
-                    Some(tx)
-                }
-                _ => None,
-            };
-            (after, done)
-        };
+        let passage = this.gate.enter(&out);
         let token = common
             .cuts
             .register(out.id.filter(|_| out.is_request))
@@ -132,11 +115,9 @@ impl Protocol for Streamable {
         let me = Arc::clone(this);
         common
             .spawn("post", move || {
-                if let Some(after) = after {
-                    let _ = after.recv_timeout(GATE_LIMIT);
-                }
+                passage.wait();
                 let initialized = me.post(&line, &out, token);
-                drop(done);
+                drop(passage);
                 if initialized {
                     Self::open_stream(&me);
                 }

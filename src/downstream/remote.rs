@@ -309,6 +309,49 @@ impl Common {
     }
 }
 
+/// How long a request waits for `notifications/initialized` to be accepted.
+const GATE_LIMIT: Duration = Duration::from_secs(10);
+
+/// Requests wait until `notifications/initialized` was accepted: a POST per
+/// message has no order of its own, and servers refuse a request before it
+/// or register tools when it comes (server-everything does); nothing else
+/// waits. Both HTTP transports use one.
+#[derive(Default)]
+pub(super) struct Gate(Mutex<Option<Receiver<()>>>);
+
+/// What one message's thread does around its POST (`Gate::enter`).
+pub(super) struct Passage {
+    /// Waited on before the POST: open once `initialized` was accepted.
+    after: Option<Receiver<()>>,
+    /// Held by `initialized`'s own POST: dropping it (once answered) opens
+    /// the gate.
+    _done: Option<Sender<()>>,
+}
+
+impl Gate {
+    /// The passage of message `out`, taken when it is sent (in order).
+    pub(super) fn enter(&self, out: &super::peek::Outgoing) -> Passage {
+        let mut gate = lock(&self.0);
+        let after = gate.clone().filter(|_| out.is_request);
+        let done =
+            (out.method.as_deref() == Some(crate::protocol::mcp::method::INITIALIZED)).then(|| {
+                let (tx, rx) = crossbeam_channel::bounded(0);
+                *gate = Some(rx);
+                tx
+            });
+        Passage { after, _done: done }
+    }
+}
+
+impl Passage {
+    /// Waits, on the message's own thread, until it may be posted.
+    pub(super) fn wait(&self) {
+        if let Some(after) = &self.after {
+            let _ = after.recv_timeout(GATE_LIMIT);
+        }
+    }
+}
+
 /// A transport's own part: how it sends, and what its stream means.
 pub(super) trait Protocol: Send + Sync + Sized + 'static {
     fn common(&self) -> &Common;

@@ -14,6 +14,7 @@ use crate::wire::outbox::Outbox;
 use crate::wire::SessionId;
 use serde_json::{json, Map, Value};
 use std::io::{self, Write};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Barrier, Mutex};
 use std::thread;
 
@@ -607,6 +608,11 @@ fn list_changes_come_on_the_get_stream() {
 fn the_legacy_transport_posts_to_its_endpoint_and_reads_answers_on_the_stream() {
     let (tx, rx) = crossbeam_channel::unbounded::<Value>();
     let rx = Arc::new(Mutex::new(rx));
+    // `notifications/initialized` is accepted slowly: a request posted before
+    // that (each message has a POST of its own) would come in meanwhile.
+    let (listed, listing) = crossbeam_channel::unbounded::<()>();
+    let early = Arc::new(AtomicBool::new(false));
+    let too_early = Arc::clone(&early);
     let server =
         Server::start(
             move |seen, reply| match (seen.method.as_str(), seen.target.as_str()) {
@@ -624,6 +630,11 @@ fn the_legacy_transport_posts_to_its_endpoint_and_reads_answers_on_the_stream() 
                 }
                 ("POST", "/messages?session=abc") => {
                     let message = seen.json();
+                    if message["method"] == "notifications/initialized"
+                        && listing.recv_timeout(Duration::from_millis(300)).is_ok()
+                    {
+                        too_early.store(true, Ordering::SeqCst);
+                    }
                     reply.send(202, &[], b"Accepted");
                     let id = message["id"].clone();
                     let answer = match message["method"].as_str() {
@@ -631,6 +642,7 @@ fn the_legacy_transport_posts_to_its_endpoint_and_reads_answers_on_the_stream() 
                     "protocolVersion": "2024-11-05", "capabilities": {"tools": {}},
                     "serverInfo": {"name": "legacy", "version": "1"}}}),
                         Some("tools/list") => {
+                            let _ = listed.send(());
                             json!({"jsonrpc": "2.0", "id": id, "result": {"tools": [
                     {"name": "echo", "inputSchema": {"type": "object"}}]}})
                         }
@@ -644,6 +656,10 @@ fn the_legacy_transport_posts_to_its_endpoint_and_reads_answers_on_the_stream() 
         );
     let case = Case::open(spec("s", &server.url("/sse"), RemoteKind::Sse, &[])).unwrap();
     assert_eq!(case.tools, ["echo"]);
+    assert!(
+        !early.load(Ordering::SeqCst),
+        "tools/list was posted before notifications/initialized was accepted"
+    );
     case.call(1, "echo", None);
     assert_eq!(case.text(1), "legacy echo");
     assert!(matches!(case.conn.era(), Some(Era::Legacy { .. })));

@@ -7,7 +7,8 @@
 //! names where messages go (resolved against the URL; another origin is
 //! refused). Each message is then a POST there, on a thread of its own,
 //! which the server accepts (202); every response and notification comes on
-//! the stream. Messages sent before the endpoint is known wait for it, up to
+//! the stream. Requests wait until `notifications/initialized` was accepted
+//! (`remote::Gate`), as over Streamable HTTP. Messages sent before the endpoint is known wait for it, up to
 //! a bound. When the stream ends, the transport has ended: what is in
 //! flight fails with "the connection ended", and the next call connects
 //! again.
@@ -15,7 +16,7 @@
 use super::input::{WriteError, QUEUE_LIMIT};
 use super::peek::Outgoing;
 use super::post;
-use super::remote::{self, Common, Event, Protocol};
+use super::remote::{self, Common, Event, Gate, Protocol};
 use super::{Downstream, Spec};
 use crate::auth::SignInNeeded;
 use crate::lock;
@@ -35,12 +36,15 @@ pub(super) fn start(
     remote::start(spec, outbox, changes, |common| Legacy {
         common,
         endpoint: Mutex::new(Endpoint::Waiting(Vec::new(), 0)),
+        gate: Gate::default(),
     })
 }
 
 pub(super) struct Legacy {
     common: Common,
     endpoint: Mutex<Endpoint>,
+    /// Requests wait for `notifications/initialized` to be accepted.
+    gate: Gate,
 }
 
 enum Endpoint {
@@ -140,6 +144,7 @@ impl Protocol for Legacy {
 impl Legacy {
     fn post_on_thread(this: &Arc<Self>, line: Vec<u8>, to: Arc<Url>) -> Result<(), WriteError> {
         let out = Outgoing::of(&line);
+        let passage = this.gate.enter(&out);
         let token = this
             .common
             .cuts
@@ -148,7 +153,9 @@ impl Legacy {
         let me = Arc::clone(this);
         this.common
             .spawn("post", move || {
+                passage.wait();
                 me.post(&line, &out, &to, token);
+                drop(passage);
                 me.common.cuts.done(token);
                 if let Some(id) = out.cancels {
                     me.common.cuts.cancel(id);
