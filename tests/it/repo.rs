@@ -8,6 +8,9 @@
 //!   folder, never a fixed `target/release/`;
 //! - `scripts/prerequisites` stops at once, with one line, when it cannot
 //!   install what the suite needs;
+//! - `scripts/fake-server`, started under `cargo run` (the README's `check`),
+//!   hands its cargo none of what cargo sets for the program it runs, which
+//!   would rebuild ring and outlast a server's start-up time-out;
 //! - comments, tests and transcripts cite docs/reference.md sections that exist,
 //!   or the MCP specification, never documents the repository does not hold.
 
@@ -332,4 +335,45 @@ fn cited_sections_are_read_as_written() {
     assert_eq!(cited_sections("§6. Names"), ["6"]);
     assert_eq!(cited_sections("§1, 2"), ["1"]);
     assert!(cited_sections("says").is_empty());
+}
+
+/// The README's `check` runs the workbench with `cargo run`, whose children
+/// inherit `CARGO_MANIFEST_DIR` and `CARGO_PKG_*`; ring's build script tracks
+/// them, so a cargo started with them rebuilds ring (and the fake server
+/// misses its start-up time-out). The script's cargo is a stand-in here that
+/// writes down the environment it got.
+#[cfg(unix)]
+#[test]
+fn the_fake_server_script_hands_cargo_none_of_what_cargo_run_sets() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = std::env::temp_dir().join(format!("wb-fake-server-env-{}", std::process::id()));
+    fs::create_dir_all(&dir).unwrap();
+    let seen = dir.join("env.txt");
+    let stand_in = dir.join("cargo");
+    fs::write(
+        &stand_in,
+        format!("#!/bin/sh\nenv > '{}'\n", seen.display()),
+    )
+    .unwrap();
+    fs::set_permissions(&stand_in, fs::Permissions::from_mode(0o755)).unwrap();
+    let path = format!(
+        "{}:{}",
+        dir.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let status = Command::new("bash")
+        .arg(Path::new(ROOT).join("scripts/fake-server"))
+        .env("PATH", path)
+        .env("CARGO_MANIFEST_DIR", ROOT)
+        .env("CARGO_PKG_NAME", "mcp-workbench")
+        .env("CARGO_TARGET_DIR", "kept")
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let env = fs::read_to_string(&seen).unwrap();
+    let _ = fs::remove_dir_all(&dir);
+    let names: Vec<&str> = env.lines().filter_map(|l| l.split('=').next()).collect();
+    assert!(!names.contains(&"CARGO_MANIFEST_DIR"), "{env}");
+    assert!(!names.contains(&"CARGO_PKG_NAME"), "{env}");
+    assert!(env.lines().any(|l| l == "CARGO_TARGET_DIR=kept"), "{env}");
 }
