@@ -1,8 +1,7 @@
 //! The sign-in end to end against a real authorization server over real
 //! HTTP: `testdata/oauth/authorization-server.py` (Python's standard library,
 //! started here), with rotating single-use refresh tokens that revoke their
-//! family when reused. The HTTP client is a plain HTTP/1.1 one for loopback
-//! written for these tests (the workbench's own lives in `net`).
+//! family when reused, over the workbench's own HTTP client (`net`).
 //!
 //! - a sign-in (probe, discovery, registration, the authorization page
 //!   followed as a browser would, the redirect, the exchange), a protected
@@ -24,17 +23,20 @@ use super::http::{Http, Response};
 use super::login::Terminal;
 use super::store::Store;
 use super::Client;
+use crate::net::client::{self, Request};
+use crate::net::pool::Pool;
 use crate::net::Url;
 use serde_json::{json, Value};
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::TcpStream;
+use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-/// HTTP/1.1 over a plain TCP connection, one request per connection.
+/// One request through the workbench's own HTTP client, its redirect not
+/// followed: the tests play the browser, which follows the authorization
+/// page's redirect to the loopback listener itself.
 struct Plain;
 
 impl Http for Plain {
@@ -46,47 +48,23 @@ impl Http for Plain {
         body: Option<&[u8]>,
         timeout: Duration,
     ) -> Result<Response, String> {
-        assert!(!url.is_https(), "plain HTTP only: {url}");
-        let mut stream = TcpStream::connect((url.host(), url.port()))
-            .map_err(|e| format!("cannot connect to {url}: {e}"))?;
-        let timeout = Some(timeout.max(Duration::from_secs(1)));
-        stream.set_read_timeout(timeout).unwrap();
-        let body = body.unwrap_or_default();
-        let mut head = format!(
-            "{method} {} HTTP/1.1\r\nHost: {}\r\nConnection: close\r\nContent-Length: {}\r\n",
-            url.target(),
-            url.authority(),
-            body.len()
-        );
-        for (name, value) in headers {
-            head.push_str(&format!("{name}: {value}\r\n"));
-        }
-        head.push_str("\r\n");
-        stream.write_all(head.as_bytes()).unwrap();
-        stream.write_all(body).unwrap();
-        let mut raw = Vec::new();
-        stream
-            .read_to_end(&mut raw)
-            .map_err(|e| format!("{url}: {e}"))?;
-        let split = raw
-            .windows(4)
-            .position(|w| w == b"\r\n\r\n")
-            .ok_or(format!("{url}: no response head"))?;
-        let head = String::from_utf8_lossy(&raw[..split]).into_owned();
-        let mut lines = head.split("\r\n");
-        let status = lines
-            .next()
-            .and_then(|l| l.split_whitespace().nth(1))
-            .and_then(|s| s.parse().ok())
-            .ok_or(format!("{url}: no status"))?;
-        let headers = lines
-            .filter_map(|l| l.split_once(':'))
-            .map(|(n, v)| (n.trim().to_string(), v.trim().to_string()))
-            .collect();
-        Ok(Response {
-            status,
+        let request = Request {
+            method,
+            url,
             headers,
-            body: raw[split + 4..].to_vec(),
+            body,
+        };
+        let deadline = Instant::now() + timeout;
+        let mut exchange = client::send(&Pool::default(), &request, deadline, &mut |_| true)
+            .map_err(|e| format!("{url}: {e}"))?;
+        let body = exchange
+            .body
+            .read_to_end(1 << 20)
+            .map_err(|e| format!("{url}: {e}"))?;
+        Ok(Response {
+            status: exchange.head.status,
+            headers: std::mem::take(&mut exchange.head.headers),
+            body,
         })
     }
 }
