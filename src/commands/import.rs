@@ -260,7 +260,7 @@ fn write_config(
         )?;
         return Ok(ExitCode::from(1));
     }
-    if let Err(e) = files::write(path, text.as_bytes()) {
+    if let Err(e) = crate::sys::write_atomically_keeping_mode(path, text.as_bytes()) {
         writeln!(
             out,
             "\nerror: cannot write {}: {e}; it is unchanged",

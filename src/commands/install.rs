@@ -119,7 +119,7 @@ fn install(
         })?),
         None => None,
     };
-    files::write(&file, edited.text.as_bytes())
+    crate::sys::write_atomically_keeping_mode(&file, edited.text.as_bytes())
         .map_err(|e| fail(format!("{shown}: cannot write it: {e}; it is unchanged")))?;
     let verb = if edited.replaced_entry {
         "Updated"

@@ -1,14 +1,14 @@
 //! Writing a config file the way its owner writes it, and keeping what was
 //! there: a JSON file's indentation, line ends and final newline read from
-//! the file and written again; atomic writes (a new file beside it, synced,
-//! renamed over it) that keep the old file's permissions; timestamped
+//! the file and written again (written atomically, keeping the old file's
+//! permissions, by `sys::write_atomically_keeping_mode`); timestamped
 //! backups beside the file (`<file>.workbench-backup-<UTC time>`), and the
 //! latest of them found again for `--undo`.
 
 use crate::config::ordered_json::Node;
 use serde::Serialize;
 use std::fs;
-use std::io::{self, Write};
+use std::io;
 use std::path::{Path, PathBuf};
 use std::time::{SystemTime, UNIX_EPOCH};
 
@@ -64,34 +64,6 @@ pub(crate) fn json_text(node: &Node, style: &Style) -> String {
         text = text.replace('\n', "\r\n");
     }
     text
-}
-
-/// Writes `bytes` to `file` atomically; an existing file's permissions are
-/// kept, a new file is the user's alone where the system has such modes.
-pub(crate) fn write(file: &Path, bytes: &[u8]) -> io::Result<()> {
-    let name = file
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let temp = file.with_file_name(format!(".{name}.{}.workbench-tmp", std::process::id()));
-    let _ = fs::remove_file(&temp);
-    let mut options = fs::OpenOptions::new();
-    options.write(true).create_new(true);
-    #[cfg(unix)]
-    std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
-    let written = options.open(&temp).and_then(|mut out| {
-        out.write_all(bytes)?;
-        out.sync_all()?;
-        if let Ok(meta) = fs::metadata(file) {
-            fs::set_permissions(&temp, meta.permissions())?;
-        }
-        Ok(())
-    });
-    let renamed = written.and_then(|()| fs::rename(&temp, file));
-    if renamed.is_err() {
-        let _ = fs::remove_file(&temp);
-    }
-    renamed
 }
 
 const BACKUP: &str = ".workbench-backup-";
@@ -224,7 +196,7 @@ mod tests {
         let third = backup(&file, t + Duration::from_secs(1)).unwrap();
         assert_eq!(latest_backup(&file).unwrap(), Some(third));
         assert_eq!(fs::read_to_string(first).unwrap(), "one");
-        write(&file, b"four").unwrap();
+        crate::sys::write_atomically_keeping_mode(&file, b"four").unwrap();
         assert_eq!(fs::read_to_string(&file).unwrap(), "four");
         let _ = fs::remove_dir_all(&dir);
     }

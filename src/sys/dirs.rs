@@ -83,6 +83,17 @@ pub(crate) fn private_file(path: &Path) -> io::Result<File> {
 /// Writes `bytes` to `path` atomically: a private file next to it, synced,
 /// then renamed over it. A crash leaves the old file or the new one.
 pub(crate) fn write_atomically(path: &Path, bytes: &[u8]) -> io::Result<()> {
+    replace(path, bytes, false)
+}
+
+/// As `write_atomically`, but the new file keeps the permissions of the one
+/// it replaces (a file of the user's that others may read, such as a host's
+/// config); a new file is still the user's alone.
+pub(crate) fn write_atomically_keeping_mode(path: &Path, bytes: &[u8]) -> io::Result<()> {
+    replace(path, bytes, true)
+}
+
+fn replace(path: &Path, bytes: &[u8], keep_mode: bool) -> io::Result<()> {
     let name = path
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
@@ -91,7 +102,11 @@ pub(crate) fn write_atomically(path: &Path, bytes: &[u8]) -> io::Result<()> {
     let _ = std::fs::remove_file(&temp);
     let written = private_file(&temp).and_then(|mut file| {
         file.write_all(bytes)?;
-        file.sync_all()
+        file.sync_all()?;
+        match std::fs::metadata(path) {
+            Ok(old) if keep_mode => std::fs::set_permissions(&temp, old.permissions()),
+            _ => Ok(()),
+        }
     });
     let renamed = written.and_then(|()| std::fs::rename(&temp, path));
     if renamed.is_err() {
@@ -103,6 +118,26 @@ pub(crate) fn write_atomically(path: &Path, bytes: &[u8]) -> io::Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[cfg(unix)]
+    #[test]
+    fn a_replaced_file_is_private_unless_its_mode_is_kept() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = std::env::temp_dir().join(format!("wb-atomic-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let file = dir.join("f.json");
+        let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+        std::fs::write(&file, "old").unwrap();
+        std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o644)).unwrap();
+        write_atomically_keeping_mode(&file, b"kept").unwrap();
+        assert_eq!(
+            (std::fs::read_to_string(&file).unwrap(), mode(&file)),
+            ("kept".into(), 0o644)
+        );
+        write_atomically(&file, b"private").unwrap();
+        assert_eq!(mode(&file), 0o600);
+        let _ = std::fs::remove_dir_all(&dir);
+    }
 
     #[test]
     fn folders_follow_the_system_and_the_environment() {

@@ -77,7 +77,9 @@ pub(crate) use windows_watch::{Stdin, Waker, Watch};
 
 #[cfg(feature = "remote")]
 pub(crate) use browser::open_browser;
-pub(crate) use dirs::{private_dir, private_file, user_dir, write_atomically, UserDir};
+pub(crate) use dirs::{
+    private_dir, private_file, user_dir, write_atomically, write_atomically_keeping_mode, UserDir,
+};
 #[cfg(feature = "remote")]
 pub(crate) use file_lock::FileLock;
 pub(crate) use programs::program_names;
