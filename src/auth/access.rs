@@ -102,8 +102,12 @@ impl Access {
     pub(crate) fn new(resource: &Url, client: &Client, toolbox: &str, server: &str) -> Access {
         let key = sha256::hex(
             format!(
-                "{resource}\n{:?}\n{:?}\n{:?}\n{:?}",
-                client.client_id, client.client_secret, client.scopes, client.callback_port
+                "{}\n{:?}\n{:?}\n{:?}\n{:?}",
+                resource.as_sent(),
+                client.client_id,
+                client.client_secret,
+                client.scopes,
+                client.callback_port
             )
             .as_bytes(),
         );

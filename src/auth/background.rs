@@ -47,7 +47,7 @@ pub(crate) fn start(
     open: &dyn Fn(&str) -> std::io::Result<()>,
     done: impl FnOnce(Result<(PathBuf, Tokens), String>) + Send + 'static,
 ) -> Result<Started, String> {
-    let url = begun.url.to_string();
+    let url = begun.url.as_sent();
     let opened = match open(&url) {
         Ok(()) => true,
         Err(e) => {

@@ -10,7 +10,7 @@
 use super::challenge::{self, Bearer};
 use super::http::{self, Http};
 use super::metadata::{self, ResourceMetadata, ServerMetadata};
-use crate::net::Url;
+use crate::net::{text, Url};
 use crate::protocol::mcp;
 
 /// Where and how a server's tokens are obtained.
@@ -38,8 +38,9 @@ pub(crate) fn discover(
         }
         Some(resource) => {
             return Err(format!(
-                "the protected-resource metadata at {} is for the resource '{resource}', which is not this server's",
-                shown(&from)
+                "the protected-resource metadata at {} is for the resource '{}', which is not this server's",
+                shown(&from),
+                text::shown(resource, 200)
             ))
         }
         None => metadata::canonical(server),
@@ -47,8 +48,9 @@ pub(crate) fn discover(
     let first = &prm.authorization_servers[0];
     let issuer = Url::parse(first).map_err(|e| {
         format!(
-            "the protected-resource metadata at {} names the authorization server '{first}': {e}",
-            shown(&from)
+            "the protected-resource metadata at {} names the authorization server '{}': {e}",
+            shown(&from),
+            text::shown(first, 200)
         )
     })?;
     metadata::secure(&issuer)?;
@@ -123,9 +125,14 @@ fn server_metadata(http: &dyn Http, issuer: &Url) -> Result<ServerMetadata, Stri
     ))
 }
 
-/// A URL for a message: without its query.
+/// A URL for a message: without its query, its secrets as written in the
+/// config (`Url`'s `Display`).
 pub(crate) fn shown(url: &Url) -> String {
-    format!("{}{}", url.origin(), url.path())
+    let shown = url.to_string();
+    match shown.split_once('?') {
+        Some((before, _)) => before.to_string(),
+        None => shown,
+    }
 }
 
 /// What a server says to a request without a token.

@@ -161,7 +161,7 @@ impl Grant {
         Tokens {
             issuer: self.issuer.clone(),
             resource: self.resource.clone(),
-            token_endpoint: self.token_endpoint.to_string(),
+            token_endpoint: self.token_endpoint.as_sent(),
             client_id: self.client_id.clone(),
             registered: self.registered,
             client_secret: self.client_secret.clone().filter(|_| self.registered),

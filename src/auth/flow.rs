@@ -7,7 +7,7 @@
 //! pasted into the terminal, where a bare code is taken too. No IO.
 
 use super::metadata::ServerMetadata;
-use crate::net::{url, Url};
+use crate::net::{text, url, Url};
 
 /// What a redirect must match to be this sign-in's.
 #[derive(Debug, Clone)]
@@ -94,7 +94,8 @@ pub(crate) fn redirect(query: &str, expect: &Expect) -> Redirect {
     match get("iss") {
         Some(iss) if !same_issuer(iss, &expect.issuer) => {
             return Redirect::Stray(format!(
-                "it comes from issuer '{iss}', not '{}'",
+                "it comes from issuer '{}', not '{}'",
+                text::shown(iss, 200),
                 expect.issuer
             ))
         }
@@ -105,9 +106,12 @@ pub(crate) fn redirect(query: &str, expect: &Expect) -> Redirect {
     }
     if let Some(error) = get("error") {
         let detail = get("error_description")
-            .map(|d| format!(" ({})", d.chars().take(200).collect::<String>()))
+            .map(|d| format!(" ({})", text::shown(d, 200)))
             .unwrap_or_default();
-        return Redirect::Refused(format!("the authorization server said {error}{detail}"));
+        return Redirect::Refused(format!(
+            "the authorization server said {}{detail}",
+            text::shown(error, 100)
+        ));
     }
     match get("code").filter(|c| !c.is_empty()) {
         Some(code) => Redirect::Code(code.to_string()),
@@ -228,6 +232,17 @@ mod tests {
         assert_eq!(
             why,
             "the authorization server said access_denied (no thanks)"
+        );
+        // What it says reaches a terminal and the model escaped.
+        let Redirect::Refused(why) = redirect(
+            "error=access_denied%1b%5b2J&error_description=no%0d%0aForged%3a+1%1b]0;x%07&state=st8",
+            &e,
+        ) else {
+            panic!("a refusal");
+        };
+        assert_eq!(
+            why,
+            "the authorization server said access_denied\\x1b[2J (no Forged: 1\\x1b]0;x\\x07)"
         );
         // An error with another state is someone else's.
         assert!(matches!(

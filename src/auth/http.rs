@@ -138,7 +138,7 @@ pub(crate) mod fake {
         ) -> Result<Response, String> {
             let seen = Seen {
                 method: method.to_string(),
-                url: url.to_string(),
+                url: url.as_sent(),
                 headers: headers
                     .iter()
                     .map(|(k, v)| (k.to_string(), v.to_string()))

@@ -137,7 +137,7 @@ fn describe(tokens: &Tokens, now: u64, label: &str) -> String {
 impl Login {
     /// The page that starts the sign-in.
     pub(crate) fn url(&self) -> String {
-        self.begun.url.to_string()
+        self.begun.url.as_sent()
     }
 
     /// The loopback port the redirect comes to.

@@ -173,7 +173,7 @@ pub(crate) fn check_server(meta: &ServerMetadata, issuer: &Url) -> Result<(), St
     if named != canonical(issuer) {
         return Err(format!(
             "it names issuer '{}', not '{}'",
-            meta.issuer,
+            crate::net::text::shown(&meta.issuer, 200),
             canonical(issuer)
         ));
     }
@@ -204,7 +204,7 @@ pub(crate) fn secure(url: &Url) -> Result<(), String> {
         true => Ok(()),
         false => Err(format!(
             "{} is plain http to another machine, and signing in over it would expose the credentials",
-            url.origin()
+            url.shown_origin()
         )),
     }
 }

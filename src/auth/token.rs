@@ -39,8 +39,8 @@ pub struct TokenError {
 impl std::fmt::Display for TokenError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match &self.description {
-            Some(text) => write!(f, "{} ({})", self.error, clip(text)),
-            None => write!(f, "{}", self.error),
+            Some(text) => write!(f, "{} ({})", clip(&self.error), clip(text)),
+            None => write!(f, "{}", clip(&self.error)),
         }
     }
 }
@@ -102,7 +102,7 @@ pub fn token_error(body: &[u8]) -> Option<TokenError> {
 
 /// At most 200 characters of a server's text, for a message.
 fn clip(text: &str) -> String {
-    text.chars().take(200).collect()
+    crate::net::text::shown(text, 200)
 }
 
 /// When a token obtained at `obtained` (Unix seconds) that expires at
@@ -117,6 +117,15 @@ pub(crate) fn refresh_at(obtained: u64, expires: u64) -> u64 {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn an_error_is_shown_escaped() {
+        let e = token_error(
+            b"{\"error\":\"invalid_grant\\u001b[31m\",\"error_description\":\"bad\\r\\nX\\u0007\"}",
+        )
+        .unwrap();
+        assert_eq!(e.to_string(), "invalid_grant\\x1b[31m (bad X\\x07)");
+    }
+
     use super::*;
 
     #[test]

@@ -332,7 +332,7 @@ fn examine(config: &Config, launcher: &Launcher, catalog: &Catalog) -> Report {
 #[cfg(feature = "remote")]
 fn sign_in_state(toolbox: &str, server: &ServerConfig, _remote: &RemoteConfig) -> Option<String> {
     let remote = launch::resolve(toolbox, server, None).ok()?.remote?;
-    let url = crate::net::Url::parse(&remote.url).ok()?;
+    let url = remote.parsed_url().ok()?;
     crate::auth::login::state(&url, &remote.oauth, &format!("{toolbox}/{}", server.name))
 }
 

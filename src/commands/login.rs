@@ -284,7 +284,7 @@ fn reach(
     }
     let spec = launch::resolve(toolbox, entry, env).map_err(|errors| errors.join("; "))?;
     let remote = spec.remote.ok_or_else(not_remote)?;
-    let url = Url::parse(&remote.url).map_err(|_| {
+    let url = remote.parsed_url().map_err(|_| {
         format!(
             "{}.url ('{}') is not a usable http:// or https:// URL",
             entry.json_path, remote.url_display
@@ -504,6 +504,54 @@ mod tests {
         assert!(!out.contains("browser window was opened"), "{out}");
         assert!(out.contains("That does not complete the sign-in: that is neither the redirect's URL nor a code."), "{out}");
         assert!(out.contains("Signed in to work/remote"), "{out}");
+    }
+
+    /// A url whose path and query hold expanded secrets: no message of
+    /// `login` shows them, whether the server cannot be reached or has no
+    /// metadata to say where to sign in.
+    #[test]
+    fn a_urls_secrets_are_never_shown() {
+        let env: Vars = [
+            ("PATH_KEY".to_string(), "pk9Secret4Path".to_string()),
+            ("KEY".to_string(), "k7Secret2Query".to_string()),
+        ]
+        .into_iter()
+        .collect();
+        let written =
+            |port: u16| format!("http://127.0.0.1:{port}/mcp/${{PATH_KEY}}?api_key=${{KEY}}");
+        let login = |url: &str| {
+            let terminal = Terminal::with(crate::auth::http::system(), scratch("login-secret-url"));
+            let mut out = Vec::new();
+            let code = run_login(
+                &config(url),
+                "work/remote",
+                &terminal,
+                Some(&env),
+                None,
+                mpsc::channel(),
+                &mut out,
+            );
+            (code, text(out))
+        };
+        let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = closed.local_addr().unwrap().port();
+        drop(closed);
+        let (code, out) = login(&written(port));
+        assert_eq!(code, 1, "{out}");
+        assert!(out.contains("The request to"), "{out}");
+        assert!(out.contains("/mcp/${PATH_KEY}"), "{out}");
+        assert!(!out.contains("Secret"), "{out}");
+
+        let server = crate::net::test_server::Server::start(|_, reply| {
+            reply.send(401, &[("WWW-Authenticate", "Bearer")], b"")
+        });
+        let (code, out) = login(&written(Url::parse(&server.url("/")).unwrap().port()));
+        assert_eq!(code, 1, "{out}");
+        assert!(
+            out.contains("/.well-known/oauth-protected-resource/mcp/${PATH_KEY}"),
+            "{out}"
+        );
+        assert!(!out.contains("Secret"), "{out}");
     }
 
     #[test]

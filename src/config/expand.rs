@@ -106,6 +106,21 @@ impl Template {
         self.parts.iter().any(|p| matches!(p, Part::Var { .. }))
     }
 
+    /// Each reference's value through `lookup` (those set and not empty),
+    /// with the reference as written (`${NAME}`): what a message shows in
+    /// place of a value expanded from this template.
+    pub fn references(&self, lookup: &dyn Fn(&str) -> Option<String>) -> Vec<(String, String)> {
+        self.parts
+            .iter()
+            .filter_map(|part| match part {
+                Part::Var { name, .. } => lookup(name)
+                    .filter(|value| !value.is_empty())
+                    .map(|value| (value, format!("${{{name}}}"))),
+                Part::Literal(_) => None,
+            })
+            .collect()
+    }
+
     /// The value with every reference resolved through `lookup`; the error names
     /// the first variable that is unset and has no default.
     pub fn expand(&self, lookup: &dyn Fn(&str) -> Option<String>) -> Result<String, String> {

@@ -144,6 +144,9 @@ pub(crate) struct Remote {
     pub url: String,
     /// The URL as written in the config (unexpanded): what messages show.
     pub url_display: String,
+    /// The values the url's `${VAR}` references expanded to, with the
+    /// references: a `Url` made from `url` shows them as written.
+    pub hidden: Vec<(String, String)>,
     pub kind: crate::config::RemoteKind,
     /// Header names and expanded values (the values are secrets).
     pub headers: Vec<(String, String)>,
@@ -152,6 +155,21 @@ pub(crate) struct Remote {
 }
 
 impl Remote {
+    /// The URL, parsed: every message made from it, or from a URL derived
+    /// from it, shows the url's references as written. The error names the
+    /// url as written (a parser's reason may quote an expanded value).
+    pub(crate) fn parsed_url(&self) -> Result<crate::net::Url, String> {
+        crate::net::Url::parse(&self.url)
+            .map(|url| url.hiding(self.hidden.iter().cloned()))
+            .map_err(|e| match self.hidden.is_empty() {
+                true => format!("its url '{}' cannot be used: {e}", self.url_display),
+                false => format!(
+                    "its url '{}' does not expand to a usable http:// or https:// URL",
+                    self.url_display
+                ),
+            })
+    }
+
     /// Everything that tells two reaches apart (the transport, the expanded
     /// url, the headers and the OAuth client): what a copy key, the era's
     /// definition and the catalog key hash. Secrets: hash it, never show it.

@@ -236,7 +236,7 @@ pub(super) fn refusal(
     let reason = if reason.is_empty() {
         String::new()
     } else {
-        format!(" {reason}")
+        format!(" {}", crate::net::text::shown(&reason, 80))
     };
     let legacy =
         streamable && (status == 405 || (status == 404 && common.url.path().ends_with("/sse")));
@@ -260,24 +260,13 @@ fn content_type_note(content_type: &str) -> String {
     if content_type.is_empty() {
         String::new()
     } else {
-        format!(" ({content_type})")
+        format!(" ({})", crate::net::text::shown(content_type, 80))
     }
 }
 
-/// The first bytes of a body, on one line.
+/// The first bytes of a body, on one line, fit to show.
 pub(super) fn shown_body(body: &[u8]) -> String {
-    let text = String::from_utf8_lossy(&body[..body.len().min(SHOWN_BODY)]);
-    let mut shown: String = text
-        .chars()
-        .map(|c| if c.is_control() { ' ' } else { c })
-        .collect::<String>()
-        .split_whitespace()
-        .collect::<Vec<_>>()
-        .join(" ");
-    if body.len() > SHOWN_BODY {
-        shown.push_str(" ...");
-    }
-    shown
+    crate::net::text::shown_bytes(body, SHOWN_BODY)
 }
 
 #[cfg(test)]
@@ -294,6 +283,6 @@ mod tests {
         let shown = shown_body(&long);
         assert_eq!(shown.len(), 204);
         assert!(shown.ends_with(" ..."));
-        assert_eq!(shown_body("é".repeat(150).as_bytes()).chars().count(), 104);
+        assert_eq!(shown_body("é".repeat(250).as_bytes()).chars().count(), 204);
     }
 }

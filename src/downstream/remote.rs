@@ -383,8 +383,7 @@ pub(super) fn start<P: Protocol>(
         .remote
         .clone()
         .ok_or_else(|| "not a remote server".to_string())?;
-    let url = Url::parse(&remote.url)
-        .map_err(|e| format!("its url '{}' cannot be used: {e}", remote.url_display))?;
+    let url = remote.parsed_url()?;
     let label = format!("{}/{}", spec.toolbox, spec.server);
     let credentials = Access::new(&url, &remote.oauth, &spec.toolbox, &spec.server);
     let limit = spec.max_call_timeout.max(spec.startup_timeout) + THREAD_MARGIN;

@@ -63,6 +63,7 @@ fn spec(name: &str, url: &str, kind: RemoteKind, headers: &[(&str, &str)]) -> Sp
         remote: Some(Remote {
             url: url.into(),
             url_display: format!("{url} (shown)"),
+            hidden: Vec::new(),
             kind,
             headers: headers
                 .iter()

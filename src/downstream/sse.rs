@@ -97,7 +97,7 @@ impl Protocol for Legacy {
         if url.origin() != common.url.origin() {
             return Err(format!(
                 "its endpoint event names another origin ({}), which the workbench refuses",
-                url.origin()
+                url.shown_origin()
             ));
         }
         let url = Arc::new(url);

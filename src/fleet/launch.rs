@@ -205,7 +205,7 @@ pub(crate) fn resolve(
         })
     };
     if let Some(remote) = &server.remote {
-        let remote = resolve_remote(&server.json_path, remote, &mut expand);
+        let remote = resolve_remote(&server.json_path, remote, &lookup, &mut expand);
         return match remote {
             Ok(remote) if errors.is_empty() => Ok(remote_spec(toolbox, server, remote)),
             Ok(_) => Err(errors),
@@ -279,10 +279,12 @@ pub(crate) fn resolve(
 fn resolve_remote(
     json_path: &str,
     remote: &RemoteConfig,
+    lookup: &dyn Fn(&str) -> Option<String>,
     expand: &mut impl FnMut(&Template, String) -> String,
 ) -> Result<Remote, Vec<String>> {
     let mut problems = Vec::new();
     let url = expand(&remote.url, ".url".into());
+    let hidden = remote.url.references(lookup);
     let headers: Vec<(String, String)> = remote
         .headers
         .iter()
@@ -318,6 +320,7 @@ fn resolve_remote(
     Ok(Remote {
         url,
         url_display: remote.url.source().to_string(),
+        hidden,
         kind: remote.kind,
         headers,
         oauth: auth::Client {

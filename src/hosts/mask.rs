@@ -128,19 +128,14 @@ fn mask_args(args: &[Node]) -> Vec<Node> {
     out
 }
 
-/// A long word of letters and digits, both, with no path or dot in it:
-/// what API keys look like (`sk-...`, `ghp_...`), and what package names
-/// and paths do not.
+/// What API keys look like (`net::url::looks_like_key`).
 fn looks_like_token(text: &str) -> bool {
-    text.len() >= 20
-        && text
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
-        && text.chars().any(|c| c.is_ascii_digit())
-        && text.chars().any(|c| c.is_ascii_alphabetic())
+    crate::net::url::looks_like_key(text)
 }
 
-/// A URL with its password and its query's values masked.
+/// A URL with its password, its query's values, and its path segments and
+/// bare query words that look like keys masked (`/api/mcp/sk-.../mcp`, the
+/// Zapier and Composio style).
 fn mask_url(url: &str) -> String {
     let (scheme, rest) = url.split_once("://").unwrap_or(("", url));
     let (authority, path) = match rest.find(['/', '?', '#']) {
@@ -154,6 +149,18 @@ fn mask_url(url: &str) -> String {
         },
         None => authority.to_string(),
     };
+    let (path, rest) = match path.find(['?', '#']) {
+        Some(at) => path.split_at(at),
+        None => (path, ""),
+    };
+    let path: Vec<&str> = path
+        .split('/')
+        .map(|segment| match looks_like_token(segment) {
+            true => MASK,
+            false => segment,
+        })
+        .collect();
+    let path = format!("{}{rest}", path.join("/"));
     let path = match path.split_once('?') {
         Some((before, query)) => {
             let (query, fragment) = query
@@ -163,6 +170,7 @@ fn mask_url(url: &str) -> String {
                 .split('&')
                 .map(|pair| match pair.split_once('=') {
                     Some((name, value)) if !only_references(value) => format!("{name}={MASK}"),
+                    None if looks_like_token(pair) => MASK.to_string(),
                     _ => pair.to_string(),
                 })
                 .collect();
@@ -211,6 +219,14 @@ mod tests {
         assert_eq!(
             masked(r#"{"url":"https://mcp.example.com/mcp?apiKey=abc#frag"}"#),
             r#"{"url":"https://mcp.example.com/mcp?apiKey=<masked>#frag"}"#
+        );
+        // A key in the path, or a bare query word, as Zapier and Composio
+        // write them; package-like and short segments stay.
+        assert_eq!(
+            masked(
+                r#"{"url":"https://mcp.zapier.example/api/mcp/sk4eC39aZZ00yy11xx22ww/mcp?pk9ZyQQ88ww77ee66rr55&v=${V}","args":["https://h.example/s/NzE3ODYxMjM0NTY3ODkwMTIz==/sse"]}"#
+            ),
+            r#"{"url":"https://mcp.zapier.example/api/mcp/<masked>/mcp?<masked>&v=${V}","args":["https://h.example/s/<masked>/sse"]}"#
         );
     }
 }

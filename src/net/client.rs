@@ -104,7 +104,7 @@ fn exchange(
     let mut headers = request.headers.to_vec();
     let target = match &conn.via_proxy {
         Some(authorization) => {
-            absolute = request.url.to_string();
+            absolute = request.url.as_sent();
             if let Some(a) = authorization {
                 headers.push(("Proxy-Authorization", a.as_str()));
             }

@@ -13,18 +13,21 @@ pub(crate) struct Names {
 }
 
 impl Names {
-    /// `CN=x (names a, b; issued by CN=y)`, as much as is known.
+    /// `CN=x (names a, b; issued by CN=y)`, as much as is known. The names
+    /// are what any host sent: shown as `text::shown` shows network text.
     pub(crate) fn describe(&self) -> String {
+        let name = |text: &str| super::text::shown(text, MAX_NAME);
         let mut text = self
             .subject
-            .clone()
-            .unwrap_or_else(|| "without a subject name".to_string());
+            .as_deref()
+            .map_or_else(|| "without a subject name".to_string(), name);
         let mut more = Vec::new();
         if !self.alt.is_empty() {
-            more.push(format!("names {}", self.alt.join(", ")));
+            let alt: Vec<String> = self.alt.iter().map(|a| name(a)).collect();
+            more.push(format!("names {}", alt.join(", ")));
         }
         if let Some(issuer) = &self.issuer {
-            more.push(format!("issued by {issuer}"));
+            more.push(format!("issued by {}", name(issuer)));
         }
         if !more.is_empty() {
             text.push_str(&format!(" ({})", more.join("; ")));
@@ -37,6 +40,8 @@ const SEQUENCE: u8 = 0x30;
 const OID_CN: &[u8] = &[0x55, 0x04, 0x03];
 const OID_O: &[u8] = &[0x55, 0x04, 0x0a];
 const OID_SAN: &[u8] = &[0x55, 0x1d, 0x11];
+/// At most so many characters of each name are shown.
+const MAX_NAME: usize = 100;
 /// At most so many alternative names are listed.
 const MAX_ALT: usize = 8;
 
@@ -171,6 +176,23 @@ fn any_tagged(bytes: &[u8]) -> Option<(u8, &[u8], &[u8])> {
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {
+    #[test]
+    fn names_a_host_sent_are_shown_escaped_and_short() {
+        let names = Names {
+            subject: Some("CN=evil\x1b]0;owned\x07\r\nInjected: line".to_string()),
+            issuer: Some("CN=ca\x1b[2J".to_string()),
+            alt: vec!["a\u{202e}b".to_string(), "x".repeat(300)],
+        };
+        let shown = names.describe();
+        assert!(!shown.chars().any(|c| c.is_control()), "{shown:?}");
+        assert!(
+            shown.starts_with("CN=evil\\x1b]0;owned\\x07 Injected: line (names a\\u{202e}b, "),
+            "{shown}"
+        );
+        assert!(shown.contains("issued by CN=ca\\x1b[2J"), "{shown}");
+        assert!(shown.len() < 300, "{shown}");
+    }
+
     use super::*;
 
     /// The test leaf certificate of `testdata/tls/` (PEM), decoded.

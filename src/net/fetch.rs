@@ -40,9 +40,7 @@ impl Response {
     /// a server said when it refused (never used on a body that may hold a
     /// token).
     pub fn summary(&self) -> String {
-        let text = String::from_utf8_lossy(&self.body);
-        let text: String = text.chars().take(200).collect();
-        let text = text.split_whitespace().collect::<Vec<_>>().join(" ");
+        let text = super::text::shown_bytes(&self.body, 200);
         match text.is_empty() {
             true => format!("HTTP {}", self.status),
             false => format!("HTTP {}: {text}", self.status),

@@ -263,11 +263,11 @@ fn is_token(b: u8) -> bool {
 }
 
 fn clip(text: &str) -> String {
-    text.chars().take(40).collect()
+    super::text::shown(text, 40)
 }
 
 fn clip_bytes(bytes: &[u8]) -> String {
-    clip(&String::from_utf8_lossy(bytes))
+    super::text::shown_bytes(bytes, 40)
 }
 
 /// A body being decoded by its framing, as its bytes arrive.

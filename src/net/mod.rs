@@ -1,6 +1,6 @@
 //! Talking HTTP to remote MCP servers and their authorization servers
 //! (docs/reference.md §11). No MCP here, and nothing above this layer opens
-//! a socket. Without the `remote` feature only `url` is built.
+//! a socket. Without the `remote` feature only `url` and `text` are built.
 //!
 //! One job per file: `url` (URLs), `http` (HTTP/1.1 framing over bytes),
 //! `sse` (the event-stream parser), `proxy` (the route: a proxy from the
@@ -10,8 +10,10 @@
 //! `Cut` that shuts it down from another thread), `pool` (idle keep-alive
 //! connections), `client` (one exchange, its body read whole or as a
 //! stream), `redirect` (same-origin redirects), `fetch` (one whole request
-//! for the sign-in), `error` (why a request failed), `base64`.
+//! for the sign-in), `error` (why a request failed), `base64`, `text`
+//! (what may be shown of a text the network sent).
 
+pub(crate) mod text;
 pub mod url;
 
 pub use url::Url;

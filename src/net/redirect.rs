@@ -28,7 +28,7 @@ pub(crate) fn next(
     if to.origin() != from.origin() {
         return Err(format!(
             "it redirected to another origin ({}), which the workbench does not follow",
-            to.origin()
+            to.shown_origin()
         ));
     }
     let method = match status {

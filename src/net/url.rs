@@ -3,11 +3,20 @@
 //! compared (redirects, where `Authorization` may go), references resolved
 //! (`Location`, an SSE `endpoint`, OAuth metadata paths) and queries built.
 //! Only what an HTTP client needs: no user info, no other schemes.
+//!
+//! A URL is shown (`Display`) the way a person may read it: the values its
+//! config's `${VAR}` references expanded to put back as those references
+//! (`hiding`), query values and key-like path segments masked. What goes on
+//! the wire is `as_sent`.
 
+use super::text::shown;
 use std::fmt;
 
+/// What a masked part of a URL is shown as.
+pub(crate) const MASK: &str = "<masked>";
+
 /// A parsed `http://` or `https://` URL, without its fragment.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone)]
 pub struct Url {
     https: bool,
     /// Lower-cased; an IPv6 address without its brackets.
@@ -15,19 +24,40 @@ pub struct Url {
     port: u16,
     /// The path and query, starting with `/`.
     target: String,
+    /// Secret texts in the URL and what to show instead (`hiding`); they
+    /// follow every URL made from this one (`join`, `with_query`,
+    /// `with_target`).
+    hidden: Vec<(String, String)>,
 }
+
+impl PartialEq for Url {
+    fn eq(&self, other: &Url) -> bool {
+        (self.https, &self.host, self.port, &self.target)
+            == (other.https, &other.host, other.port, &other.target)
+    }
+}
+
+impl Eq for Url {}
 
 impl Url {
     /// Parses an absolute `http` or `https` URL.
     pub fn parse(text: &str) -> Result<Url, String> {
         let text = text.trim();
-        let (scheme, rest) = text
-            .split_once("://")
-            .ok_or_else(|| format!("'{text}' is not an absolute URL (http:// or https://)"))?;
+        let (scheme, rest) = text.split_once("://").ok_or_else(|| {
+            format!(
+                "'{}' is not an absolute URL (http:// or https://)",
+                shown(text, 100)
+            )
+        })?;
         let https = match scheme.to_ascii_lowercase().as_str() {
             "https" => true,
             "http" => false,
-            other => return Err(format!("unsupported URL scheme '{other}' (http or https)")),
+            other => {
+                return Err(format!(
+                    "unsupported URL scheme '{}' (http or https)",
+                    shown(other, 40)
+                ))
+            }
         };
         let rest = rest.split('#').next().unwrap_or("");
         let split = rest.find(['/', '?']).unwrap_or(rest.len());
@@ -54,7 +84,60 @@ impl Url {
             host,
             port,
             target,
+            hidden: Vec::new(),
         })
+    }
+
+    /// This URL, each `(secret, shown)` pair's secret (and its
+    /// percent-encoded form) shown as `shown` wherever the URL or one made
+    /// from it is displayed: a config's expanded `${VAR}` values, shown as
+    /// the references.
+    pub fn hiding(mut self, pairs: impl IntoIterator<Item = (String, String)>) -> Url {
+        for (secret, shown) in pairs {
+            if secret.is_empty() {
+                continue;
+            }
+            let encoded = encode(&secret);
+            if encoded != secret {
+                self.hidden.push((encoded, shown.clone()));
+            }
+            self.hidden.push((secret, shown));
+        }
+        // The longest first, so that no secret is shown half replaced.
+        self.hidden.sort_by_key(|(secret, _)| std::cmp::Reverse(secret.len()));
+        self.hidden.dedup();
+        self
+    }
+
+    /// The whole URL as it goes on the wire (a proxy's request line, a
+    /// browser's address, a `resource` parameter): never for a message.
+    pub fn as_sent(&self) -> String {
+        format!("{}{}", self.origin(), self.target)
+    }
+
+    /// The URL on this one's origin with `target` (a path, maybe with a
+    /// query) as its path, keeping what it hides.
+    pub fn with_target(&self, target: &str) -> Result<Url, String> {
+        self.keep_hidden(Url::parse(&format!("{}{target}", self.origin())))
+    }
+
+    fn keep_hidden(&self, url: Result<Url, String>) -> Result<Url, String> {
+        url.map(|mut url| {
+            url.hidden = self.hidden.clone();
+            url
+        })
+        .map_err(|e| self.hide(&e))
+    }
+
+    /// `text` with this URL's secrets replaced by what is shown of them.
+    pub fn hide(&self, text: &str) -> String {
+        let mut text = text.to_string();
+        for (secret, shown) in &self.hidden {
+            if text.contains(secret.as_str()) {
+                text = text.replace(secret.as_str(), shown);
+            }
+        }
+        text
     }
 
     pub fn is_https(&self) -> bool {
@@ -97,6 +180,11 @@ impl Url {
         }
     }
 
+    /// `origin` for a message, its secrets hidden.
+    pub fn shown_origin(&self) -> String {
+        self.hide(&self.origin())
+    }
+
     /// The `Host` header's value.
     pub fn authority(&self) -> String {
         let default = if self.https { 443 } else { 80 };
@@ -135,6 +223,10 @@ impl Url {
     /// segments): an absolute URL, a network-path (`//host/...`), an
     /// absolute path, a query, or a path relative to this one's folder.
     pub fn join(&self, reference: &str) -> Result<Url, String> {
+        self.keep_hidden(self.join_plain(reference))
+    }
+
+    fn join_plain(&self, reference: &str) -> Result<Url, String> {
         let reference = reference.trim();
         if reference.contains("://") && reference.find("://") < reference.find(['/', '?']) {
             return Url::parse(reference);
@@ -176,10 +268,66 @@ impl Url {
     }
 }
 
+/// The URL for a message: its secrets as their references, its query's
+/// values and its key-like path segments masked.
 impl fmt::Display for Url {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}{}", self.origin(), self.target)
+        let hidden = self.hide(&self.as_sent());
+        let (before, query) = match hidden.split_once('?') {
+            Some((before, query)) => (before, Some(query)),
+            None => (hidden.as_str(), None),
+        };
+        let (origin, path) = before.split_at(
+            before
+                .find("://")
+                .and_then(|s| before[s + 3..].find('/').map(|p| s + 3 + p))
+                .unwrap_or(before.len()),
+        );
+        f.write_str(origin)?;
+        for (i, segment) in path.split('/').enumerate() {
+            if i > 0 {
+                f.write_str("/")?;
+            }
+            f.write_str(if looks_like_key(segment) {
+                MASK
+            } else {
+                segment
+            })?;
+        }
+        if let Some(query) = query {
+            f.write_str("?")?;
+            for (i, pair) in query.split('&').enumerate() {
+                if i > 0 {
+                    f.write_str("&")?;
+                }
+                match pair.split_once('=') {
+                    Some((name, value)) if shown_reference(value) => write!(f, "{name}={value}")?,
+                    Some((name, _)) => write!(f, "{name}={MASK}")?,
+                    None if looks_like_key(pair) => f.write_str(MASK)?,
+                    None => f.write_str(pair)?,
+                }
+            }
+        }
+        Ok(())
     }
+}
+
+/// A value `hiding` put in: a config's reference, safe to show.
+fn shown_reference(value: &str) -> bool {
+    value.starts_with("${") && value.ends_with('}')
+}
+
+/// A long word of letters and digits, both, with no dot in it (base64's
+/// `=` padding allowed): what API keys look like (`sk-...`, `ghp_...`), and
+/// what package names, paths and words do not.
+pub(crate) fn looks_like_key(text: &str) -> bool {
+    let text = text.trim_end_matches('=');
+    text.len() >= 20
+        && text
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-' || c == '+')
+        && text.chars().any(|c| c.is_ascii_digit())
+        && text.chars().any(|c| c.is_ascii_alphabetic())
 }
 
 /// Splits `host[:port]` (`[v6]:port` for IPv6).
@@ -188,15 +336,17 @@ fn split_host_port(authority: &str) -> Result<(String, Option<u16>), String> {
         return Err("the URL has no host".to_string());
     }
     let (host, port) = if let Some(rest) = authority.strip_prefix('[') {
-        let (host, after) = rest
-            .split_once(']')
-            .ok_or_else(|| format!("'{authority}': an IPv6 address needs its closing ']'"))?;
+        let (host, after) = rest.split_once(']').ok_or_else(|| {
+            format!(
+                "'{}': an IPv6 address needs its closing ']'",
+                shown(authority, 100)
+            )
+        })?;
         let port = match after {
             "" => None,
-            p => Some(
-                p.strip_prefix(':')
-                    .ok_or_else(|| format!("'{authority}': unexpected text after ']'"))?,
-            ),
+            p => Some(p.strip_prefix(':').ok_or_else(|| {
+                format!("'{}': unexpected text after ']'", shown(authority, 100))
+            })?),
         };
         (host, port)
     } else {
@@ -212,7 +362,7 @@ fn split_host_port(authority: &str) -> Result<(String, Option<u16>), String> {
         .chars()
         .any(|c| !(c.is_ascii_alphanumeric() || "-._:%".contains(c)))
     {
-        return Err(format!("'{host}' is not a valid host name"));
+        return Err(format!("'{}' is not a valid host name", shown(host, 100)));
     }
     let port = match port {
         None | Some("") => None,
@@ -220,7 +370,7 @@ fn split_host_port(authority: &str) -> Result<(String, Option<u16>), String> {
             p.parse::<u16>()
                 .ok()
                 .filter(|p| *p != 0)
-                .ok_or_else(|| format!("'{p}' is not a valid port"))?,
+                .ok_or_else(|| format!("'{}' is not a valid port", shown(p, 40)))?,
         ),
     };
     Ok((host.to_ascii_lowercase(), port))
@@ -289,7 +439,8 @@ mod tests {
         assert_eq!(u.path(), "/mcp");
         assert_eq!(u.query(), Some("x=1"));
         assert_eq!(u.origin(), "https://mcp.example.com");
-        assert_eq!(u.to_string(), "https://mcp.example.com/mcp?x=1");
+        assert_eq!(u.as_sent(), "https://mcp.example.com/mcp?x=1");
+        assert_eq!(u.to_string(), "https://mcp.example.com/mcp?x=<masked>");
         let v = Url::parse("http://[::1]:8080").unwrap();
         assert_eq!(v.host(), "::1");
         assert_eq!(v.target(), "/");
@@ -320,9 +471,47 @@ mod tests {
     }
 
     #[test]
+    fn a_url_is_shown_with_its_secrets_as_written() {
+        let url = Url::parse(
+            "https://h.example/mcp/pk9Path/x?api_key=k7Query&mode=full&sk4eC39aZZ00yy11xx22ww",
+        )
+        .unwrap()
+        .hiding([
+            ("pk9Path".to_string(), "${PATH_KEY}".to_string()),
+            ("k7Query".to_string(), "${KEY}".to_string()),
+        ]);
+        assert_eq!(
+            url.to_string(),
+            "https://h.example/mcp/${PATH_KEY}/x?api_key=${KEY}&mode=<masked>&<masked>"
+        );
+        assert!(url.as_sent().contains("pk9Path") && url.as_sent().contains("k7Query"));
+        // What is made from it hides the same, even percent-encoded.
+        let derived = url
+            .join("/.well-known/oauth-protected-resource/mcp/pk9Path")
+            .unwrap();
+        assert_eq!(
+            derived.to_string(),
+            "https://h.example/.well-known/oauth-protected-resource/mcp/${PATH_KEY}"
+        );
+        let page = url.with_query(&[("resource", &url.as_sent())]);
+        assert!(!page.to_string().contains("k7Query"), "{page}");
+        assert!(!page.hide(&page.as_sent()).contains("pk9Path"), "{page}");
+        // A key-like path segment is masked even when nothing says it is one.
+        assert_eq!(
+            Url::parse("https://mcp.zapier.example/api/mcp/sk4eC39aZZ00yy11xx22ww/mcp")
+                .unwrap()
+                .to_string(),
+            "https://mcp.zapier.example/api/mcp/<masked>/mcp"
+        );
+        // A reason never quotes what a host sent raw.
+        let e = Url::parse("https://ho\x1bst/").unwrap_err();
+        assert!(e.contains("\\x1b") && !e.contains('\x1b'), "{e}");
+    }
+
+    #[test]
     fn joins_references_as_a_browser_would() {
         let base = Url::parse("https://a.example/mcp/sse?x=1").unwrap();
-        let j = |r: &str| base.join(r).unwrap().to_string();
+        let j = |r: &str| base.join(r).unwrap().as_sent();
         assert_eq!(j("/messages?s=1"), "https://a.example/messages?s=1");
         assert_eq!(j("messages"), "https://a.example/mcp/messages");
         assert_eq!(j("?y=2"), "https://a.example/mcp/sse?y=2");
