@@ -156,52 +156,52 @@ fn open_toolbox(fleet: &Arc<Fleet>, slot: &Arc<Slot>, session: SessionId) -> Ope
     let previous = toolbox.open;
     let env = toolbox.env.as_deref();
 
-    // Keep healthy and sleeping servers; (re)start the rest. Resolve all env
-    // first: an unset variable fails the open and changes nothing.
-    let mut keep: Vec<Option<ServerState>> = Vec::new();
+    // Keep healthy and sleeping servers; (re)start the rest. A server whose
+    // variables do not resolve fails alone: the others open.
+    let mut plans = Vec::new();
     let mut specs = Vec::new();
-    let mut env_errors = Vec::new();
     let mut dead: Vec<(&str, Arc<Downstream>)> = Vec::new();
     let mut restarted = Vec::new();
     for (i, server) in config.servers.iter().enumerate() {
-        match previous.as_ref().map(|p| &p.servers[i]) {
+        let plan = match previous.as_ref().map(|p| &p.servers[i]) {
             Some(ServerState::Running(r)) if r.conn.is_up() => {
-                keep.push(Some(ServerState::Running(Arc::clone(r))))
+                Plan::Keep(ServerState::Running(Arc::clone(r)))
             }
-            Some(asleep @ ServerState::Asleep(_)) => keep.push(Some(asleep.clone())),
+            Some(asleep @ ServerState::Asleep(_)) => Plan::Keep(asleep.clone()),
             other => {
-                keep.push(None);
                 if let Some(ServerState::Running(r)) = other {
                     let why = r.conn.down_reason().unwrap_or_default();
                     restarted.push((server.name.clone(), why));
                     dead.push((&server.name, Arc::clone(&r.conn)));
                 }
-                if !server.disabled {
-                    match launch::resolve(name, server, toolbox.env.as_deref()) {
-                        Ok(spec) => specs.push(spec),
-                        Err(errors) => env_errors.extend(errors),
+                if server.disabled {
+                    Plan::Keep(ServerState::Disabled)
+                } else {
+                    match launch::resolve(name, server, env) {
+                        Ok(spec) => {
+                            specs.push(spec);
+                            Plan::Start
+                        }
+                        Err(errors) => Plan::Unresolved(errors.join("; ")),
                     }
                 }
             }
-        }
-    }
-    if !env_errors.is_empty() {
-        return Err(NotOpened::Refused(format!(
-            "Cannot open toolbox '{name}': {}",
-            env_errors.join("; ")
-        )));
+        };
+        plans.push(plan);
     }
     let reopened = previous.is_some() && !specs.is_empty();
     let started_any = !specs.is_empty();
     let mut started = start_servers(fleet, slot, dead, specs).into_iter();
 
     let mut states = Vec::new();
-    for (server, kept) in config.servers.iter().zip(keep) {
-        let state = match kept {
-            Some(ServerState::Running(running)) => relisted(fleet, (name, env), &running, server),
-            Some(kept) => kept,
-            None if server.disabled => ServerState::Disabled,
-            None => match started.next() {
+    for (server, plan) in config.servers.iter().zip(plans) {
+        let state = match plan {
+            Plan::Keep(ServerState::Running(running)) => {
+                relisted(fleet, (name, env), &running, server)
+            }
+            Plan::Keep(kept) => kept,
+            Plan::Unresolved(why) => started_state(fleet, (name, env), server, Err(why)),
+            Plan::Start => match started.next() {
                 Some(result) => {
                     let state = started_state(fleet, (name, env), server, result);
                     watch_idle(fleet, slot, server, &state);
@@ -291,6 +291,16 @@ fn started_state(
             ServerState::Failed(why)
         }
     }
+}
+
+/// What an open does with one server of the toolbox.
+enum Plan {
+    /// Its state stays (running and up, asleep, disabled).
+    Keep(ServerState),
+    /// It starts: its spec is among those started, in order.
+    Start,
+    /// Its variables do not resolve (why, naming each with its JSON path).
+    Unresolved(String),
 }
 
 /// A server that just started sleeps after `idleTimeoutMs` without a call.

@@ -126,6 +126,46 @@ fn expanded_values_never_reach_the_logs() {
     );
 }
 
+/// An unset variable fails the one server that uses it: the toolbox's other
+/// servers open, and one `_errors` entry names the variable and its path.
+#[test]
+fn an_unset_variable_fails_its_server_and_not_its_toolbox() {
+    let mut broken = fake("echo.json");
+    broken["env"] = json!({"TOKEN": "${OPEN_UNSET_VARIABLE}"});
+    let config = json!({"toolboxes": {"box": {"description": "d", "mcpServers": {
+        "good": fake("echo.json"),
+        "broken": broken
+    }}}});
+    let mut wb = Workbench::start("unset-one", config, &[("echo.json", echo_script())], &[]);
+    let line = wb.open(1, "box", &mut Vec::new());
+    let log = wb.log();
+    let result = &line["result"]["structuredContent"];
+    let tools = result["tools"].to_string();
+    assert!(
+        tools.contains("echo"),
+        "the good server opens: {line}\n{log}"
+    );
+    let errors = result["_errors"].as_array().cloned().unwrap_or_default();
+    assert_eq!(errors.len(), 1, "{line}\n{log}");
+    let error = errors[0].to_string();
+    assert!(
+        error.contains("broken")
+            && error.contains(
+                "environment variable 'OPEN_UNSET_VARIABLE' is not set (toolboxes.box.mcpServers.broken.env.TOKEN)"
+            ),
+        "{line}\n{log}"
+    );
+    wb.call(
+        2,
+        "use_tool",
+        json!({"tool": {"toolbox": "box", "server": "good", "tool": "echo"}, "arguments": {"text": "hi"}}),
+    );
+    let reply = wb.recv();
+    assert!(!harness::is_error(&reply), "{reply}\n{}", wb.log());
+    let (code, stderr) = wb.finish();
+    assert_eq!(code, Some(0), "{stderr}");
+}
+
 #[test]
 fn the_instructions_example_is_a_valid_use_tool_call() {
     let config = json!({"toolboxes": {"dev": {"description": "d", "mcpServers": {"files": fake("x.json")}}}});
