@@ -7,10 +7,10 @@
 //! Plain fields with one owner: no thread and no lock here, and nothing
 //! waits for anything but the host's stdout lock.
 
+use super::split;
 use crate::config::expand::Vars;
 use crate::config::{Config, Mode, ToolboxConfig};
 use crate::fleet::facts::{Asked, Closed, OpenFound};
-use crate::fleet::launch;
 use crate::fleet::toolbox::{Part, Toolboxes, Variant, BASE};
 use crate::protocol::jsonrpc::{self, RequestId};
 use crate::protocol::mcp::{self, method};
@@ -20,7 +20,6 @@ use crate::tools::{self, Outcome};
 use crate::wire::outbox::Outbox;
 use crate::wire::SessionId;
 use std::collections::{HashMap, HashSet};
-use std::hash::{Hash, Hasher};
 use std::sync::{Arc, OnceLock};
 
 pub(crate) struct Session {
@@ -168,7 +167,7 @@ fn copies(config: &ToolboxConfig, env: &Vars, id: u64) -> Vec<Copy> {
     parts
         .iter()
         .map(|&part| Copy {
-            variant: variant(config, part, env, id),
+            variant: split::variant(config, part, env, id),
             part,
             servers: config
                 .servers
@@ -178,33 +177,6 @@ fn copies(config: &ToolboxConfig, env: &Vars, id: u64) -> Vec<Copy> {
                 .collect(),
         })
         .collect()
-}
-
-/// The variant of the `part` of toolbox `config` for a session with
-/// environment `env`: a hash of everything each of its servers would start
-/// with under it (program, arguments, working folder and the whole child
-/// environment: the allow-listed variables, all of them with `inheritEnv`,
-/// and `env`; for a remote server its transport, expanded url, headers and
-/// OAuth client; an unset variable counts as unset), and of the session's `id`
-/// when a server is not shared. Two sessions share a process only if it
-/// would see no difference: one session's credentials never serve another's
-/// calls.
-fn variant(config: &ToolboxConfig, part: Part, env: &Vars, id: u64) -> Variant {
-    let mut hasher = std::hash::DefaultHasher::new();
-    part.hash(&mut hasher);
-    for server in config.servers.iter().filter(|s| part.has(s)) {
-        match launch::resolve(&config.name, server, Some(env)) {
-            Ok(spec) => {
-                let remote = spec.remote.as_ref().map(|r| r.identity());
-                (0u8, &spec.program, &spec.args, &spec.env, &spec.cwd, remote).hash(&mut hasher)
-            }
-            Err(unset) => (1u8, unset).hash(&mut hasher),
-        }
-        if !server.shared {
-            id.hash(&mut hasher);
-        }
-    }
-    hasher.finish().max(1) // never BASE
 }
 
 impl Session {
@@ -389,80 +361,4 @@ fn meta_tools_entries(toolboxes: &[&ToolboxConfig]) -> [String; 2] {
         let text = list["tools"].to_string();
         text[1..text.len() - 1].to_string()
     })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    use crate::config::one_server_toolbox as toolbox;
-
-    fn vars(pairs: &[(&str, &str)]) -> Vars {
-        pairs
-            .iter()
-            .map(|(k, v)| (k.to_string(), v.to_string()))
-            .collect()
-    }
-
-    #[test]
-    fn sessions_share_a_server_only_if_it_would_start_alike() {
-        // PATH is allow-listed on every system.
-        let alice = vars(&[("PATH", "/bin"), ("GH_TOKEN", "alice")]);
-        let bob = vars(&[("PATH", "/bin"), ("GH_TOKEN", "bob")]);
-        let same = |server: &str, a: &Vars, b: &Vars| {
-            let config = toolbox(server);
-            variant(&config, Part::All, a, 1) == variant(&config, Part::All, b, 2)
-        };
-        // GH_TOKEN reaches the child only through inheritEnv or a reference.
-        assert!(same(r#"{"command": "gh"}"#, &alice, &bob));
-        assert!(!same(
-            r#"{"command": "gh", "inheritEnv": true}"#,
-            &alice,
-            &bob
-        ));
-        assert!(!same(
-            r#"{"command": "gh", "env": {"T": "${GH_TOKEN}"}}"#,
-            &alice,
-            &bob
-        ));
-        // The allow-listed variables always reach it.
-        let elsewhere = vars(&[("PATH", "/usr/bin"), ("GH_TOKEN", "alice")]);
-        assert!(!same(r#"{"command": "gh"}"#, &alice, &elsewhere));
-        // A server that is not shared is each session's own.
-        assert!(!same(
-            r#"{"command": "gh", "shareServers": false}"#,
-            &alice,
-            &alice
-        ));
-    }
-
-    #[test]
-    #[cfg(feature = "remote")]
-    fn sessions_share_a_remote_server_only_if_it_would_be_reached_alike() {
-        let alice = vars(&[("PATH", "/bin"), ("GH_TOKEN", "alice")]);
-        let bob = vars(&[("PATH", "/bin"), ("GH_TOKEN", "bob")]);
-        let elsewhere = vars(&[("PATH", "/usr/bin"), ("GH_TOKEN", "alice")]);
-        let same = |server: &str, a: &Vars, b: &Vars| {
-            let config = toolbox(server);
-            variant(&config, Part::All, a, 1) == variant(&config, Part::All, b, 2)
-        };
-        let plain = r#"{"url": "https://api.example/mcp"}"#;
-        assert!(same(plain, &alice, &bob), "nothing of theirs reaches it");
-        assert!(same(plain, &alice, &elsewhere), "no child environment");
-        for server in [
-            r#"{"url": "https://api.example/mcp?token=${GH_TOKEN}"}"#,
-            r#"{"url": "https://api.example/mcp", "headers": {"Authorization": "Bearer ${GH_TOKEN}"}}"#,
-            r#"{"url": "https://api.example/mcp", "oauth": {"clientSecret": "${GH_TOKEN}"}}"#,
-        ] {
-            assert!(!same(server, &alice, &bob), "{server}");
-            assert!(same(server, &alice, &alice), "{server}");
-        }
-        // The transport and the url are part of the reach.
-        let a = toolbox(plain);
-        let b = toolbox(r#"{"type": "sse", "url": "https://api.example/mcp"}"#);
-        let c = toolbox(r#"{"url": "https://api.example/other"}"#);
-        let one = variant(&a, Part::All, &alice, 1);
-        assert_ne!(one, variant(&b, Part::All, &alice, 1));
-        assert_ne!(one, variant(&c, Part::All, &alice, 1));
-    }
 }

@@ -13,13 +13,14 @@
 
 use super::endpoint::Endpoint;
 use super::wire::{Answer, Hello, ServerStatus, SessionStatus, Status};
-use crate::config::{Config, Mode};
+use crate::config::{Config, Mode, ServerConfig};
 use crate::fleet::launch::Launcher;
-use crate::fleet::toolbox::{ServerState, Toolboxes};
+use crate::fleet::toolbox::{ServerState, Toolbox, Toolboxes};
 use crate::fleet::{main_loop, Fleet};
 use crate::host::inbox::HostInput;
 use crate::host::server::Server;
 use crate::host::session::{Card, Peer, Session};
+use crate::host::split;
 use crate::lock;
 use crate::protocol::framing::LineReader;
 use crate::protocol::mcp;
@@ -283,6 +284,7 @@ impl Daemon {
                     sessions: holders.clone(),
                     transport: config.remote.as_ref().map(|r| r.kind.name().into()),
                     url: config.remote.as_ref().map(|r| r.url.source().into()),
+                    separate: separate(&toolboxes, toolbox, config, &sessions, &*self.fleet),
                 });
             }
         }
@@ -303,6 +305,36 @@ impl Daemon {
             servers,
         }
     }
+}
+
+/// When another open copy of `toolbox` runs `server` too: the sessions
+/// that hold it, and why theirs is separate (`host::split::why_separate`,
+/// between the environments the two copies were made with).
+fn separate(
+    toolboxes: &Toolboxes,
+    toolbox: &Toolbox,
+    server: &ServerConfig,
+    sessions: &[Arc<Card>],
+    fleet: &Fleet,
+) -> Option<String> {
+    let own = toolbox.env.as_deref()?;
+    let other = toolboxes.all().find(|other| {
+        other.variant != toolbox.variant
+            && other.config.name == toolbox.config.name
+            && other.open.is_some()
+            && other.config.servers.iter().any(|s| s.name == server.name)
+    })?;
+    let why = split::why_separate(&toolbox.config.name, server, own, other.env.as_deref()?)?;
+    let holders = fleet.holders(&other.slot);
+    let pids: Vec<String> = sessions
+        .iter()
+        .filter(|s| holders.contains(&s.id))
+        .map(|s| s.pid.to_string())
+        .collect();
+    Some(format!(
+        "sessions [{}] hold a separate copy: {why}",
+        pids.join(", ")
+    ))
 }
 
 /// The names of the toolboxes whose copies are `held`, in config order.

@@ -75,6 +75,10 @@ pub(crate) struct ServerStatus {
     /// A remote server's url as written in the config (never expanded).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub url: Option<String>,
+    /// When other sessions hold another copy of this server: why (which of
+    /// what it starts with differs, by name: `host::split`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub separate: Option<String>,
 }
 
 impl Status {
@@ -123,14 +127,17 @@ impl Status {
                 ),
             };
             out += &format!(
-                "  {}/{} {}{} {process} held by sessions [{}]\n",
+                "  {}/{} {}{} {process} held by sessions [{}]{}\n",
                 s.toolbox,
                 s.server,
                 s.state,
                 s.era
                     .as_deref()
                     .map_or(String::new(), |era| format!(" ({era})")),
-                sessions.join(", ")
+                sessions.join(", "),
+                s.separate
+                    .as_deref()
+                    .map_or(String::new(), |why| format!("; {why}")),
             );
         }
         out
@@ -153,6 +160,7 @@ mod tests {
             sessions: vec![7],
             transport: transport.map(str::to_string),
             url: transport.map(|_| "https://h.example/mcp?k=${K}".to_string()),
+            separate: None,
         };
         let status = Status {
             pid: 1,

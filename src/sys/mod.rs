@@ -86,7 +86,9 @@ pub(crate) use programs::program_names;
 #[cfg(feature = "remote")]
 pub(crate) use random::random;
 pub use sys::{block_shutdown_signals, start_watchdog};
-pub(crate) use sys::{command, on_reload_signal, on_shutdown_signal, Tree, ALLOWED_ENV, HOME};
+pub(crate) use sys::{
+    command, on_reload_signal, on_shutdown_signal, program_path, Tree, ALLOWED_ENV, HOME,
+};
 /// The shared fleet's needs (docs/reference.md §8).
 pub(crate) use sys::{rss_kb, spawn_detached};
 

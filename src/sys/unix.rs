@@ -34,6 +34,30 @@ pub(crate) fn command(program: &str, _env: &std::collections::BTreeMap<String, S
     Command::new(program)
 }
 
+/// The file `program` runs for a child with environment `env`, as `exec`
+/// finds it: a name with a slash as it is, a bare name in the first folder
+/// of `env`'s `PATH` that holds an executable file of that name; its links
+/// resolved. `None`: not found.
+pub(crate) fn program_path(
+    program: &str,
+    env: &std::collections::BTreeMap<String, String>,
+) -> Option<std::path::PathBuf> {
+    use std::os::unix::fs::PermissionsExt;
+    let found = if program.contains('/') {
+        Some(std::path::PathBuf::from(program))
+    } else {
+        let path = env.get("PATH")?;
+        std::env::split_paths(path)
+            .filter(|folder| !folder.as_os_str().is_empty())
+            .map(|folder| folder.join(program))
+            .find(|file| {
+                std::fs::metadata(file)
+                    .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+            })
+    };
+    found.map(|file| std::fs::canonicalize(&file).unwrap_or(file))
+}
+
 /// The processes of one server: its process group, named by the pid of the
 /// process we started (the group's leader).
 pub(crate) struct Tree {

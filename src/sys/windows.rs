@@ -56,6 +56,17 @@ const DEFAULT_PATHEXT: &str = ".COM;.EXE;.BAT;.CMD";
 
 /// The command that runs `program` with the child environment `env`.
 pub(crate) fn command(program: &str, env: &BTreeMap<String, String>) -> Command {
+    Command::new(found(program, env).unwrap_or_else(|| PathBuf::from(program)))
+}
+
+/// The file `program` runs for a child with environment `env`, as
+/// `command` finds it; its links resolved. `None`: not found.
+pub(crate) fn program_path(program: &str, env: &BTreeMap<String, String>) -> Option<PathBuf> {
+    found(program, env).map(|file| std::fs::canonicalize(&file).unwrap_or(file))
+}
+
+/// `find_program` with `env`'s `PATH` and `PATHEXT` (else the workbench's).
+fn found(program: &str, env: &BTreeMap<String, String>) -> Option<PathBuf> {
     let var = |name: &str| {
         env.iter()
             .find(|(key, _)| key.eq_ignore_ascii_case(name))
@@ -64,8 +75,7 @@ pub(crate) fn command(program: &str, env: &BTreeMap<String, String>) -> Command 
     };
     let path = var("PATH").unwrap_or_default();
     let pathext = var("PATHEXT").unwrap_or_else(|| DEFAULT_PATHEXT.to_string());
-    let found = find_program(program, &path, &pathext, |p| p.is_file());
-    Command::new(found.unwrap_or_else(|| PathBuf::from(program)))
+    find_program(program, &path, &pathext, |p| p.is_file())
 }
 
 /// Where `program` is, as `cmd.exe` would find it but without looking in the

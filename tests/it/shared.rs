@@ -172,6 +172,18 @@ fn expansions_that_differ_and_unshared_servers_get_processes_of_their_own() {
     assert_eq!(text(&b.recv()), "MARKER=two");
     assert_eq!(text(&c.recv()), "MARKER=one");
     assert_eq!(starts(&dir, "starts.log").len(), 2, "one per expansion");
+    // status says why, by name and without the values.
+    let report = status_until(&dir, &run, |r| {
+        r["servers"].as_array().is_some_and(|s| s.len() == 2)
+    });
+    for server in report["servers"].as_array().unwrap() {
+        let why = server["separate"].as_str().unwrap_or_default();
+        assert!(
+            why.ends_with("hold a separate copy: its env.MARKER differs"),
+            "{report}"
+        );
+    }
+    assert!(!report.to_string().contains("one\""), "{report}");
     end_all(&dir, &run, vec![a, b, c]);
 
     let mut server = fake("fake.json");
@@ -182,6 +194,36 @@ fn expansions_that_differ_and_unshared_servers_get_processes_of_their_own() {
     a.open_ok(1, "dev");
     b.open_ok(1, "dev");
     assert_eq!(starts(&dir, "starts.log").len(), 2, "one per session");
+    end_all(&dir, &run, vec![a, b]);
+}
+
+/// Sessions whose `PATH`s differ (a desktop-launched host's and a
+/// terminal's) share a server whose command resolves to the same program.
+#[test]
+fn sessions_whose_path_differs_share_a_server_that_resolves_alike() {
+    let (dir, run) = case("shared-path", &shared_config(fake("fake.json"), json!({})));
+    let short = system_path();
+    let long = format!(
+        "{short}{}{}",
+        if cfg!(windows) { ';' } else { ':' },
+        dir.join("bin").display()
+    );
+    let mut a = session(&dir, &run, &[("PATH", &short)]);
+    let mut b = session(&dir, &run, &[("PATH", &long)]);
+    a.open_ok(1, "dev");
+    b.open_ok(1, "dev");
+    assert_eq!(starts(&dir, "starts.log").len(), 1, "one process for both");
+    let report = status_until(&dir, &run, |r| {
+        r["servers"][0]["sessions"]
+            .as_array()
+            .is_some_and(|s| s.len() == 2)
+    });
+    assert_eq!(
+        report["servers"].as_array().map(Vec::len),
+        Some(1),
+        "{report}"
+    );
+    assert!(report["servers"][0].get("separate").is_none(), "{report}");
     end_all(&dir, &run, vec![a, b]);
 }
 
