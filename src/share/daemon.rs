@@ -284,7 +284,7 @@ impl Daemon {
                     sessions: holders.clone(),
                     transport: config.remote.as_ref().map(|r| r.kind.name().into()),
                     url: config.remote.as_ref().map(|r| r.url.source().into()),
-                    separate: separate(&toolboxes, toolbox, config, &sessions, &*self.fleet),
+                    separate: separate(&toolboxes, toolbox, config, &sessions, &self.fleet),
                 });
             }
         }
