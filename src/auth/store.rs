@@ -4,6 +4,11 @@
 //! SHA-256 of the three), and `oauth/clients/<issuer key>.json`, the clients
 //! this workbench registered at each authorization server, by redirect URI.
 //! Folders 0700, files 0600, every write atomic (`sys::write_atomically`).
+//! A folder found open to other users is made 0700 with a warning naming
+//! it; a link in its place or another user's folder is refused (its tokens
+//! are not used, nothing is written there), as the shared fleet's runtime
+//! folder is. A file is read without following a link: a link is taken as
+//! no tokens, with a warning, and the next sign-in writes a file in its place.
 //!
 //! Nothing here is ever logged, and no message quotes a file's content: a
 //! message names the file. A server's tokens are found by looking through
@@ -14,7 +19,7 @@
 use super::metadata;
 use crate::net::Url;
 use crate::pins::sha256;
-use crate::sys::{self, UserDir};
+use crate::sys::{self, Secured, UserDir};
 use serde::{Deserialize, Serialize};
 use std::ffi::OsString;
 use std::io;
@@ -160,27 +165,16 @@ impl Store {
     }
 
     /// The tokens in `path`; `None` when there are none. A file that does
-    /// not read is `None` too (it is replaced at the next sign-in), with a
-    /// warning that names it.
+    /// not read (a link among them) is `None` too (it is replaced at the next
+    /// sign-in), with a warning that names it; so is a folder refused.
     pub(crate) fn read(&self, path: &Path) -> Option<Tokens> {
-        let bytes = match std::fs::read(path) {
-            Ok(bytes) => bytes,
-            Err(e) if e.kind() == io::ErrorKind::NotFound => return None,
-            Err(e) => {
-                log::warn!("cannot read the tokens in {}: {e}", path.display());
+        if let Some(dir) = path.parent() {
+            if let Err(e) = private(dir) {
+                log::warn!("{e}: the tokens in it are not used");
                 return None;
             }
-        };
-        match serde_json::from_slice(&bytes) {
-            Ok(tokens) => Some(tokens),
-            Err(_) => {
-                log::warn!(
-                    "{} does not hold tokens this version reads: a sign-in replaces it",
-                    path.display()
-                );
-                None
-            }
         }
+        read_tokens(path)
     }
 
     /// Writes `tokens` to `path`, user-only and atomically.
@@ -202,14 +196,19 @@ impl Store {
     /// `client_id` (a configured client) or one registered here (`None`),
     /// the best first: the most specific resource, then the newest.
     pub(crate) fn find(&self, server: &Url, client_id: Option<&str>) -> Vec<(PathBuf, Tokens)> {
-        let Ok(entries) = std::fs::read_dir(self.tokens_dir()) else {
+        let dir = self.tokens_dir();
+        if let Err(e) = private(&dir) {
+            log::warn!("{e}: the tokens in it are not used");
+            return Vec::new();
+        }
+        let Ok(entries) = std::fs::read_dir(dir) else {
             return Vec::new();
         };
         let mut found: Vec<(PathBuf, Tokens)> = entries
             .flatten()
             .map(|e| e.path())
             .filter(|p| p.extension().is_some_and(|x| x == "json"))
-            .filter_map(|p| self.read(&p).map(|t| (p, t)))
+            .filter_map(|p| read_tokens(&p).map(|t| (p, t)))
             .filter(|(_, t)| metadata::covers(&t.resource, server))
             .filter(|(_, t)| match client_id {
                 Some(id) => t.client_id == id,
@@ -232,8 +231,11 @@ impl Store {
     /// The clients registered at `issuer`, the newest first.
     pub(crate) fn registrations(&self, issuer: &str) -> Vec<Registration> {
         let path = self.clients_path(issuer);
-        let mut clients = std::fs::read(&path)
-            .ok()
+        if let Some(Err(e)) = path.parent().map(private) {
+            log::warn!("{e}: the clients registered in it are not used");
+            return Vec::new();
+        }
+        let mut clients = read_bytes(&path)
             .and_then(|bytes| serde_json::from_slice::<Clients>(&bytes).ok())
             .filter(|c| c.issuer == issuer)
             .map(|c| c.clients)
@@ -275,9 +277,58 @@ impl Store {
     }
 }
 
+/// The tokens in file `path` of a folder already checked (`Store::read`).
+fn read_tokens(path: &Path) -> Option<Tokens> {
+    let bytes = read_bytes(path)?;
+    match serde_json::from_slice(&bytes) {
+        Ok(tokens) => Some(tokens),
+        Err(_) => {
+            log::warn!(
+                "{} does not hold tokens this version reads: a sign-in replaces it",
+                path.display()
+            );
+            None
+        }
+    }
+}
+
+/// The bytes of file `path`, not through a link; `None` when it is missing,
+/// or with a warning naming it when it does not read.
+fn read_bytes(path: &Path) -> Option<Vec<u8>> {
+    match sys::read_private(path) {
+        Ok(bytes) => Some(bytes),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => None,
+        Err(e) if e.kind() == io::ErrorKind::InvalidData => {
+            log::warn!("{e}; taken as absent, the next write replaces it");
+            None
+        }
+        Err(e) => {
+            log::warn!("cannot read {}: {e}", path.display());
+            None
+        }
+    }
+}
+
+/// Checks one of the store's folders (`sys::secure_dir`): a folder open to
+/// others is made private, with a warning saying so; an error refuses it.
+fn private(dir: &Path) -> Result<(), String> {
+    match sys::secure_dir(dir) {
+        Ok(Secured::Tightened(mode)) => {
+            log::warn!(
+                "{} was open to other users (mode {mode:o}): its mode is now 0700, the user's alone",
+                dir.display()
+            );
+            Ok(())
+        }
+        Ok(Secured::Absent | Secured::Private) => Ok(()),
+        Err(e) => Err(e.to_string()),
+    }
+}
+
 fn write_private(path: &Path, bytes: &[u8]) -> Result<(), String> {
     if let Some(dir) = path.parent() {
         sys::private_dir(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+        private(dir)?;
     }
     sys::write_atomically(path, bytes).map_err(|e| format!("cannot write {}: {e}", path.display()))
 }
@@ -393,5 +444,74 @@ pub(crate) mod tests {
         assert!(store.registrations("https://other.example").is_empty());
         store.forget("https://as.example", "c").unwrap();
         assert_eq!(store.registrations("https://as.example").len(), 1);
+    }
+
+    /// A store with one grant's tokens written, and their file.
+    #[cfg(unix)]
+    fn one_grant(name: &str) -> (Store, Url, Tokens, PathBuf) {
+        let store = scratch(name);
+        let server = Url::parse("https://mcp.example.com/v1/mcp").unwrap();
+        let t = tokens("https://mcp.example.com", "c1");
+        let path = store.path(&t.issuer, &t.resource, &t.client_id);
+        store.write(&path, &t).unwrap();
+        (store, server, t, path)
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_tokens_folder_open_to_others_is_made_private() {
+        use std::os::unix::fs::PermissionsExt;
+        let (store, server, t, path) = one_grant("loose");
+        let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+        let set = |p: &Path, m: u32| {
+            std::fs::set_permissions(p, std::fs::Permissions::from_mode(m)).unwrap()
+        };
+
+        // A tokens folder others may enter is tightened, then used.
+        set(&store.tokens_dir(), 0o755);
+        assert_eq!(store.find(&server, None).len(), 1);
+        assert_eq!(mode(&store.tokens_dir()), 0o700);
+        set(&store.tokens_dir(), 0o770);
+        assert_eq!(store.read(&path), Some(t.clone()));
+        assert_eq!(mode(&store.tokens_dir()), 0o700);
+        let _ = std::fs::remove_dir_all(store.dir());
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn links_are_not_followed_nor_written_through() {
+        use std::os::unix::fs::symlink;
+        let (store, server, t, path) = one_grant("links");
+
+        // A token file that is a link is not followed: no tokens.
+        let elsewhere = store.dir().join("elsewhere.json");
+        std::fs::rename(&path, &elsewhere).unwrap();
+        symlink(&elsewhere, &path).unwrap();
+        assert_eq!(store.read(&path), None);
+        assert!(store.find(&server, None).is_empty());
+        // A sign-in's write replaces the link, not what it points to.
+        let newer = Tokens {
+            obtained_at: 7,
+            ..t.clone()
+        };
+        store.write(&path, &newer).unwrap();
+        assert!(!std::fs::symlink_metadata(&path).unwrap().is_symlink());
+        assert_eq!(store.read(&path), Some(newer));
+        let kept: Tokens = serde_json::from_slice(&std::fs::read(&elsewhere).unwrap()).unwrap();
+        assert_eq!(kept, t);
+
+        // A tokens folder that is a link is refused, to read and to write.
+        let moved = store.dir().join("moved");
+        std::fs::rename(store.tokens_dir(), &moved).unwrap();
+        symlink(&moved, store.tokens_dir()).unwrap();
+        assert!(store.find(&server, None).is_empty());
+        assert_eq!(store.read(&path), None);
+        let refused = store.write(&path, &t).unwrap_err();
+        assert!(
+            refused.contains("refusing") && refused.contains("link"),
+            "{refused}"
+        );
+        assert!(!refused.contains("access-1"), "{refused}");
+        let _ = std::fs::remove_dir_all(store.dir());
     }
 }

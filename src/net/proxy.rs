@@ -93,30 +93,39 @@ fn bypasses(url: &Url, list: &str) -> bool {
 }
 
 /// `[http://][user:password@]host[:port][/]`: the port defaults to 80.
+/// The user info ends at the last `@`, so a pasted password with an
+/// unescaped `@`, `/`, `?`, `#` or `:` stays whole; what follows the address
+/// (a path, a query) is ignored. No message quotes any part of the user info:
+/// the address quoted by `Url::parse` is the text after the last `@`.
 fn parse_proxy(value: &str) -> Result<Proxy, String> {
     let value = value.trim();
-    let rest = match value.split_once("://") {
-        Some((scheme, rest)) if scheme.eq_ignore_ascii_case("http") => rest,
-        Some((scheme, _)) => {
-            return Err(format!(
-                "its scheme is '{scheme}' (only http:// proxies are supported)"
-            ))
-        }
-        None => value,
+    let (before, address) = match value.rsplit_once('@') {
+        Some((before, address)) => (Some(before), address),
+        None => (None, value),
     };
-    let rest = rest.split(['/', '?', '#']).next().unwrap_or("");
-    let (credentials, address) = match rest.rsplit_once('@') {
-        Some((credentials, address)) => (Some(credentials), address),
-        None => (None, rest),
+    // The scheme is read from the text before the user info (or from the
+    // whole value without one), and only when it has a scheme's syntax, so
+    // that a `://` inside a password is not taken for one.
+    let (scheme, credentials, address) = match before {
+        Some(before) => match split_scheme(before) {
+            Some((scheme, credentials)) => (Some(scheme), Some(credentials), address),
+            None => (None, Some(before), address),
+        },
+        None => match split_scheme(address) {
+            Some((scheme, address)) => (Some(scheme), None, address),
+            None => (None, None, address),
+        },
     };
+    if let Some(scheme) = scheme.filter(|s| !s.eq_ignore_ascii_case("http")) {
+        return Err(format!(
+            "its scheme is '{scheme}' (only http:// proxies are supported)"
+        ));
+    }
+    let address = address.split(['/', '?', '#']).next().unwrap_or("");
     let url = Url::parse(&format!("http://{address}")).map_err(|e| e.to_string())?;
     let authorization = credentials.map(|c| {
         let (user, password) = c.split_once(':').unwrap_or((c, ""));
-        let pair = format!(
-            "{}:{}",
-            super::url::decode(user).unwrap_or_else(|| user.to_string()),
-            super::url::decode(password).unwrap_or_else(|| password.to_string())
-        );
+        let pair = format!("{}:{}", userinfo_decode(user), userinfo_decode(password));
         format!("Basic {}", super::base64::standard(pair.as_bytes()))
     });
     Ok(Proxy {
@@ -124,6 +133,23 @@ fn parse_proxy(value: &str) -> Result<Proxy, String> {
         port: url.port(),
         authorization,
     })
+}
+
+/// `scheme://rest` split in two when the text before `://` has the syntax
+/// of a scheme (RFC 3986 section 3.1: a letter, then letters, digits, `+`,
+/// `-` or `.`).
+fn split_scheme(text: &str) -> Option<(&str, &str)> {
+    let (scheme, rest) = text.split_once("://")?;
+    let mut chars = scheme.chars();
+    let first = chars.next()?;
+    (first.is_ascii_alphabetic() && chars.all(|c| c.is_ascii_alphanumeric() || "+-.".contains(c)))
+        .then_some((scheme, rest))
+}
+
+/// A user name or password as written in a URL: percent-escapes decoded
+/// (a `+` stays a `+`), or the text as it is when they do not decode.
+fn userinfo_decode(text: &str) -> String {
+    super::url::decode(&text.replace('+', "%2B")).unwrap_or_else(|| text.to_string())
 }
 
 #[cfg(test)]
@@ -190,5 +216,52 @@ mod tests {
         )
         .unwrap_err();
         assert!(e.contains("https_proxy") && e.contains("socks5"), "{e}");
+    }
+
+    #[test]
+    fn a_password_with_unescaped_separators_stays_whole_and_is_never_shown() {
+        for password in [
+            "Pw9x#Tail",
+            "Pw9x/Tail",
+            "Pw9x?Tail",
+            "Pw9x@Tail",
+            "Pw9x:Tail",
+            "a://b+c",
+        ] {
+            let value = format!("http://user:{password}@127.0.0.1:3128");
+            let p = parse_proxy(&value).unwrap();
+            assert_eq!((p.host.as_str(), p.port), ("127.0.0.1", 3128), "{value}");
+            let pair = format!("user:{password}");
+            let basic = format!("Basic {}", crate::net::base64::standard(pair.as_bytes()));
+            assert_eq!(p.authorization, Some(basic), "{value}");
+        }
+        // No scheme, and a `://` inside the password: not taken for a scheme.
+        let p = parse_proxy("user:x://Pw9x#Tail@proxy.corp:8080/").unwrap();
+        assert_eq!((p.host.as_str(), p.port), ("proxy.corp", 8080));
+    }
+
+    #[test]
+    fn no_error_of_a_proxy_url_quotes_its_user_info() {
+        let secret = "Pw9xSecret";
+        for value in [
+            "http://user:Pw9xSecret#Tail@127.0.0.1:P",
+            "http://user:Pw9xSecret#Tail@127.0.0.1:99999",
+            "http://user:Pw9xSecret/Tail@",
+            "http://user:Pw9xSecret@[::1",
+            "http://user:Pw9xSecret@[::1]x",
+            "http://user:Pw9xSecret@bad host:1",
+            "http://user:Pw9xSecret?@:1",
+            "socks5://user:Pw9xSecret@proxy:1",
+            "user:Pw9xSecret:1",
+            "us er:Pw9xSecret://x@pro xy:1",
+        ] {
+            let e = route(
+                &Url::parse("https://x.example/").unwrap(),
+                env(&[("HTTPS_PROXY", value)]),
+            );
+            if let Err(e) = e {
+                assert!(!e.contains(secret) && !e.contains("Tail"), "{value}: {e}");
+            }
+        }
     }
 }

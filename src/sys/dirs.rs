@@ -10,7 +10,10 @@
 //! On Unix the folders are created 0700 and the files 0600; on Windows the
 //! user's `%LOCALAPPDATA%` admits only that user already. `XDG_*` variables
 //! are honoured on macOS too when set (the tests point them at a scratch
-//! folder on every Unix).
+//! folder on every Unix). A folder that must stay private and may have been
+//! made by someone else (the sign-in's tokens) is checked as the shared
+//! fleet's runtime folder is (`secure_dir`), and its files are read without
+//! following a link (`read_private`).
 
 use std::ffi::OsString;
 use std::fs::{File, OpenOptions};
@@ -69,6 +72,101 @@ pub(crate) fn private_dir(dir: &Path) -> io::Result<()> {
     #[cfg(unix)]
     std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
     builder.create(dir)
+}
+
+/// What `secure_dir` found of a folder.
+#[cfg(feature = "remote")]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Secured {
+    /// It does not exist.
+    Absent,
+    /// It was the user's alone.
+    Private,
+    /// It was the user's but open to others (this mode): it is 0700 now.
+    #[cfg_attr(not(unix), allow(dead_code))]
+    Tightened(u32),
+}
+
+/// Makes sure `dir`, if it exists, is a folder only this user can enter:
+/// a link, a file or a folder of another user is refused (an error naming
+/// it); a folder of the user's that others may enter is made 0700, which
+/// `Tightened` reports for the caller to say. On Windows only a link or a
+/// file is refused (`%LOCALAPPDATA%` admits only the user).
+#[cfg(feature = "remote")]
+pub(crate) fn secure_dir(dir: &Path) -> io::Result<Secured> {
+    let meta = match std::fs::symlink_metadata(dir) {
+        Ok(meta) => meta,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Secured::Absent),
+        Err(e) => return Err(e),
+    };
+    if meta.file_type().is_symlink() || !meta.is_dir() {
+        return Err(io::Error::other(format!(
+            "refusing {}: it is a {}, not a folder; remove it",
+            dir.display(),
+            if meta.file_type().is_symlink() {
+                "link"
+            } else {
+                "file"
+            }
+        )));
+    }
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::{MetadataExt, PermissionsExt};
+        let uid = super::local::user_id();
+        if meta.uid() != uid {
+            return Err(io::Error::other(format!(
+                "refusing {}: it belongs to uid {}, not to this user (uid {uid}); remove it",
+                dir.display(),
+                meta.uid()
+            )));
+        }
+        let mode = meta.mode() & 0o7777;
+        if mode & 0o077 != 0 {
+            std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700))?;
+            return Ok(Secured::Tightened(mode));
+        }
+    }
+    Ok(Secured::Private)
+}
+
+/// The bytes of the regular file `path`, never through a link: a link or
+/// anything but a file is an `InvalidData` error saying so.
+#[cfg(feature = "remote")]
+pub(crate) fn read_private(path: &Path) -> io::Result<Vec<u8>> {
+    use std::io::Read;
+    let not_a_file = |what: &str| {
+        io::Error::new(
+            io::ErrorKind::InvalidData,
+            format!(
+                "{} is a {what}, not a file: it is not followed",
+                path.display()
+            ),
+        )
+    };
+    let meta = std::fs::symlink_metadata(path)?;
+    if meta.file_type().is_symlink() {
+        return Err(not_a_file("link"));
+    }
+    if !meta.is_file() {
+        return Err(not_a_file("folder or device"));
+    }
+    let mut options = OpenOptions::new();
+    options.read(true);
+    // A link put in its place since is not followed either, and a pipe does
+    // not block the open.
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::custom_flags(
+        &mut options,
+        libc::O_NOFOLLOW | libc::O_NONBLOCK,
+    );
+    let mut file = options.open(path)?;
+    if !file.metadata()?.is_file() {
+        return Err(not_a_file("folder or device"));
+    }
+    let mut bytes = Vec::new();
+    file.read_to_end(&mut bytes)?;
+    Ok(bytes)
 }
 
 /// Opens a new file `path` for writing that only the user can read; fails if it exists.

@@ -150,7 +150,7 @@ impl Write for Stream {
 }
 
 /// The user this process runs as.
-fn user_id() -> u32 {
+pub(crate) fn user_id() -> u32 {
     // SAFETY: getuid has no preconditions and cannot fail.
     unsafe { libc::getuid() }
 }

@@ -81,6 +81,8 @@ pub(crate) use dirs::{
     private_dir, private_file, user_dir, write_atomically, write_atomically_keeping_mode, UserDir,
 };
 #[cfg(feature = "remote")]
+pub(crate) use dirs::{read_private, secure_dir, Secured};
+#[cfg(feature = "remote")]
 pub(crate) use file_lock::FileLock;
 pub(crate) use programs::program_names;
 #[cfg(feature = "remote")]
