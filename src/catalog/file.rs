@@ -4,6 +4,11 @@
 //! ignored) and writing it atomically (`sys::write_atomically`: a crash
 //! mid-write leaves the old catalog whole).
 //!
+//! The writes of the folder's catalogs take turns across the user's
+//! processes (`lock`: a `sys::FileLock` on `catalog.lock` in the folder),
+//! held from reading a catalog to writing it back (and pruning), so that a
+//! workbench never writes over what another wrote after it read the file.
+//!
 //! It holds toolbox and server names, definition keys (hashes), tools and
 //! times, and what search learned from use (`learned`: stemmed query words
 //! and tool names); no command, argument, result or environment value.
@@ -19,7 +24,7 @@
 use super::learned::Learned;
 use super::Listing;
 use crate::pins::sha256;
-use crate::sys::{private_dir, write_atomically};
+use crate::sys::{private_dir, write_atomically, FileLock};
 use serde::{Deserialize, Serialize};
 use std::fs;
 use std::io::{self, Read};
@@ -38,6 +43,20 @@ struct Document {
     /// Absent from files written before search learned from use.
     #[serde(default)]
     learned: Learned,
+}
+
+/// How long a write waits for another process's write of the folder's
+/// catalogs (a read, a merge and one atomic write: milliseconds, unless the
+/// disk is stuck) before it gives up (the catalog stays in memory).
+pub(crate) const LOCK_WAIT: Duration = Duration::from_secs(10);
+
+/// The lock of the catalog files beside `path` (every config's, and
+/// `prune`'s), between the user's processes, waiting at most `wait` for
+/// another holder; held until dropped. The folder is created if missing.
+pub(crate) fn lock(path: &Path, wait: Duration) -> io::Result<FileLock> {
+    let dir = path.parent().unwrap_or(Path::new("."));
+    private_dir(dir)?;
+    FileLock::take(&dir.join("catalog.lock"), wait)
 }
 
 /// The catalog file of config `config` (its canonical path) in cache folder `dir`.

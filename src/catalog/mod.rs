@@ -14,10 +14,15 @@
 //! the tool they meant, never a call's arguments or result.
 //!
 //! Locks: `listings` and `learned` are held only to read or change them in
-//! memory; `file` orders
-//! the writes (on toolbox workers, never on the main thread). A write merges
-//! what another process wrote meanwhile, so two workbenches of one config
-//! lose nothing of each other's listings for long.
+//! memory; `file` orders this process's writes (on toolbox workers and the
+//! `catalog write` thread, never on the main thread), and `file::lock` the
+//! writes of every process of the user: a write holds it from reading the
+//! file, merging what another process wrote there, to writing it back, so
+//! two workbenches of one config lose nothing of each other's.
+//!
+//! A write may still be under way when the process ends: the fleet's
+//! shutdown waits for it (`settle`, at most `SETTLE`), so what a session
+//! learned just before its host left reaches the file.
 
 mod file;
 pub(crate) mod key;
@@ -34,11 +39,15 @@ use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::sync::{Arc, Condvar, Mutex};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 /// Listings older than this are dropped when the file is written.
 const KEEP: Duration = Duration::from_secs(90 * 24 * 3600);
+
+/// How long an ending process waits for the catalog's writes (`settle`):
+/// one write takes milliseconds; a disk stuck longer does not hold the exit.
+pub(crate) const SETTLE: Duration = Duration::from_secs(2);
 
 /// What `find_tools` reads of a tool the model may see.
 #[derive(Debug, Clone)]
@@ -119,6 +128,28 @@ pub(crate) struct Catalog {
     file: Mutex<Option<Attached>>,
     /// What search learned from use.
     learned: Mutex<Learned>,
+    /// The writes under way or about to run (`writing`).
+    writes: Arc<Writes>,
+}
+
+/// How many writes of the catalog are under way or about to run, and the
+/// signal that one ended (what `settle` waits on).
+#[derive(Default)]
+struct Writes {
+    count: Mutex<usize>,
+    ended: Condvar,
+}
+
+/// One write of the catalog under way or about to run (on a thread of its
+/// own, say): `Catalog::settle` waits until every one is dropped.
+pub(crate) struct Writing(Arc<Writes>);
+
+impl Drop for Writing {
+    fn drop(&mut self) {
+        let mut count = lock(&self.0.count);
+        *count = count.saturating_sub(1);
+        self.0.ended.notify_all();
+    }
 }
 
 #[derive(Default, Clone)]
@@ -267,10 +298,29 @@ impl Catalog {
     /// Writes the catalog to its file, with what another process wrote
     /// there meanwhile; a failure is logged (the catalog stays in memory).
     pub(crate) fn save(&self) {
+        let _writing = self.writing();
         let mut attached = lock(&self.file);
         let Some(file) = attached.as_mut() else {
             return;
         };
+        match self.write_merged(file) {
+            Ok(()) => log::debug!("tool catalog written: {}", file.path.display()),
+            Err(e) if !file.warned => {
+                file.warned = true;
+                log::warn!(
+                    "cannot write the tool catalog {} ({e}); it is kept in memory",
+                    file.path.display()
+                );
+            }
+            Err(e) => log::debug!("cannot write the tool catalog: {e}"),
+        }
+    }
+
+    /// Under the lock of every process's writes (`file::lock`): reads what
+    /// the file holds now into memory, writes the whole back, and prunes
+    /// the folder's old catalogs after this process's first write.
+    fn write_merged(&self, file: &mut Attached) -> std::io::Result<()> {
+        let _held = file::lock(&file.path, file::LOCK_WAIT)?;
         if let Ok((theirs, learned)) = file::read(&file.path, &file.config) {
             self.merge(theirs);
             lock(&self.learned).merge(learned);
@@ -284,30 +334,129 @@ impl Catalog {
             .map(|l| &**l)
             .filter(|l| l.listed_at >= oldest)
             .collect();
-        match file::write(&file.path, &file.config, &kept, &learned) {
-            Ok(()) => {
-                log::debug!("tool catalog written: {}", file.path.display());
-                if !std::mem::replace(&mut file.pruned, true) {
-                    if let Some(dir) = file.path.parent() {
-                        file::prune(dir, &file.path, KEEP, SystemTime::now());
-                    }
-                }
+        file::write(&file.path, &file.config, &kept, &learned)?;
+        if !std::mem::replace(&mut file.pruned, true) {
+            if let Some(dir) = file.path.parent() {
+                file::prune(dir, &file.path, KEEP, SystemTime::now());
             }
-            Err(e) if !file.warned => {
-                file.warned = true;
-                log::warn!(
-                    "cannot write the tool catalog {} ({e}); it is kept in memory",
-                    file.path.display()
-                );
-            }
-            Err(e) => log::debug!("cannot write the tool catalog: {e}"),
         }
+        Ok(())
+    }
+
+    /// Counts a write of the catalog that is about to run, until the
+    /// returned `Writing` drops: the caller moves it to the thread that
+    /// calls `save`, so that `settle` waits for that write too.
+    pub(crate) fn writing(&self) -> Writing {
+        *lock(&self.writes.count) += 1;
+        Writing(Arc::clone(&self.writes))
+    }
+
+    /// Waits until no write of the catalog is under way or about to run, at
+    /// most `limit` (before the process exits, which would cut a write on
+    /// another thread short); whether none is left. Giving up is logged.
+    pub(crate) fn settle(&self, limit: Duration) -> bool {
+        let until = Instant::now() + limit;
+        let mut count = lock(&self.writes.count);
+        while *count > 0 {
+            let left = until.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                log::warn!(
+                    "the tool catalog was still being written after {} ms; exiting without it \
+                     (what was learned or listed since its last write is lost)",
+                    limit.as_millis()
+                );
+                return false;
+            }
+            count = self
+                .writes
+                .ended
+                .wait_timeout(count, left)
+                .map(|(count, _)| count)
+                .unwrap_or_else(|p| p.into_inner().0);
+        }
+        true
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::sync::mpsc;
+
+    fn association(word: &str, at: u64) -> Association {
+        Association {
+            words: vec![word.into()],
+            toolbox: "t".into(),
+            server: "s".into(),
+            tool: "x".into(),
+            at,
+        }
+    }
+
+    /// Two workbenches of one config, each reading the file and then
+    /// writing it back: the second to write must have read what the first
+    /// wrote, else what the first learned is gone.
+    #[test]
+    fn a_write_waits_for_another_processs_and_keeps_what_it_wrote() {
+        let dir = std::env::temp_dir().join(format!(
+            "mcp-workbench-catalog-turns-{}",
+            std::process::id()
+        ));
+        let _ = std::fs::remove_dir_all(&dir);
+        let config = "/a/config.json";
+        let path = file::path_in(&dir, config);
+        let ours = Catalog::default();
+        *lock(&ours.file) = Some(Attached {
+            path: path.clone(),
+            config: config.into(),
+            warned: false,
+            pruned: false,
+        });
+        ours.learn(association("our", 2));
+        // Another process is mid-write: it took the lock and read the file.
+        let held = file::lock(&path, Duration::from_secs(10)).unwrap();
+        let (_, mut theirs) = file::read(&path, config).unwrap();
+        let waited = std::thread::scope(|scope| {
+            let (ended, end) = mpsc::channel();
+            let ours = &ours;
+            scope.spawn(move || {
+                ours.save();
+                let _ = ended.send(());
+            });
+            // Our write cannot end while they hold the lock (the bound only
+            // shows what happens without one: ours ends at once).
+            let waited = end.recv_timeout(Duration::from_millis(500)).is_err();
+            theirs.record(association("their", 1));
+            file::write(&path, config, &[], &theirs).unwrap();
+            drop(held);
+            waited
+        }); // ours ended: the scope joined it
+        let (_, learned) = file::read(&path, config).unwrap();
+        let words: Vec<&str> = learned
+            .entries
+            .iter()
+            .map(|a| a.words[0].as_str())
+            .collect();
+        assert_eq!(
+            words,
+            ["their", "our"],
+            "what one of the two learned is lost"
+        );
+        assert!(waited, "our write did not wait for theirs");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn settle_waits_for_the_writes_under_way_within_its_limit() {
+        let catalog = Catalog::default();
+        assert!(catalog.settle(Duration::ZERO), "nothing to wait for");
+        let writing = catalog.writing();
+        assert!(!catalog.settle(Duration::from_millis(20)), "it gives up");
+        std::thread::scope(|scope| {
+            scope.spawn(move || drop(writing));
+            assert!(catalog.settle(Duration::from_secs(20)));
+        });
+    }
 
     #[test]
     fn a_tool_with_odd_fields_keeps_its_name() {

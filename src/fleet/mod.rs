@@ -244,9 +244,12 @@ impl Fleet {
         self.launcher.set_log_level(level);
     }
 
-    /// Stops every child (once; a second call waits for the first).
+    /// Stops every child (once; a second call waits for the first), then
+    /// lets the catalog's writes under way end (`Catalog::settle`, at most
+    /// `catalog::SETTLE`): the process exits after this.
     pub(crate) fn shutdown(&self) {
         self.launcher.shutdown();
+        self.catalog.settle(crate::catalog::SETTLE);
     }
 
     /// With `pinTools`, records a listing of `server` of `toolbox` and

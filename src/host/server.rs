@@ -524,7 +524,8 @@ impl Server {
 
     /// The first call after a search: if it reaches a tool the search did
     /// not show, the catalog learns what the search's words meant, and is
-    /// written on a thread of its own (never the main thread's IO).
+    /// written on a thread of its own (never the main thread's IO), which
+    /// the shutdown waits for (`Fleet::shutdown`).
     fn learn_from(&mut self, tool_id: &ToolId) {
         let Some(searched) = self.searched.take() else {
             return;
@@ -546,9 +547,13 @@ impl Server {
         }
         log::debug!("find_tools learned that a search meant {toolbox}/{server}/{tool}");
         let fleet = Arc::clone(&self.fleet);
+        let writing = fleet.catalog().writing();
         let spawned = std::thread::Builder::new()
             .name("catalog write".into())
-            .spawn(move || fleet.catalog().save());
+            .spawn(move || {
+                fleet.catalog().save();
+                drop(writing);
+            });
         if let Err(e) = spawned {
             log::warn!("cannot write what find_tools learned: {e}");
         }

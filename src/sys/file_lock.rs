@@ -1,7 +1,9 @@
 //! A lock between processes of the same user on a file: `flock(2)` on Unix,
 //! `LockFileEx` on Windows (declared in `win32`). The sign-in's token store
 //! takes one beside each token file, so that one refresh runs at a time
-//! across every process of the user (docs/reference.md §7.5). The lock goes
+//! across every process of the user (docs/reference.md §7.5); the tool
+//! catalog takes one beside its files from reading a catalog to writing it,
+//! so that no workbench writes over what another just wrote. The lock goes
 //! with the open file: it is released when `FileLock` drops, and by the
 //! system when the process dies holding it, so a crash never leaves it taken.
 //! The lock file itself stays (removing it would let two processes lock two

@@ -4,9 +4,10 @@
 //! how a program name becomes a program and which variables a child inherits;
 //! what identifies a file (for the config watch); the user's state and cache
 //! folders and files only the user can read (`dirs`); the names of the
-//! programs running (`programs`, for `install`'s restart hint); for signing
-//! in to remote servers (feature `remote`), random bytes (`random`), a lock
-//! between processes (`file_lock`) and the web browser (`browser`).
+//! programs running (`programs`, for `install`'s restart hint); a lock
+//! between processes (`file_lock`: the tool catalog's writes, the sign-in's
+//! tokens); for signing in to remote servers (feature `remote`), random
+//! bytes (`random`) and the web browser (`browser`).
 //! The rest of the workbench does not know which system it runs on.
 //!
 //! A server runs as a *tree*: the process we start and everything it starts
@@ -29,7 +30,6 @@
 #[cfg(feature = "remote")]
 mod browser;
 mod dirs;
-#[cfg(feature = "remote")]
 mod file_lock;
 #[cfg(unix)]
 mod leaders;
@@ -82,7 +82,6 @@ pub(crate) use dirs::{
 };
 #[cfg(feature = "remote")]
 pub(crate) use dirs::{read_private, secure_dir, Secured};
-#[cfg(feature = "remote")]
 pub(crate) use file_lock::FileLock;
 pub(crate) use programs::program_names;
 #[cfg(feature = "remote")]

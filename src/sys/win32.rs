@@ -297,7 +297,7 @@ pub(super) const LOCKFILE_FAIL_IMMEDIATELY: u32 = 0x0000_0001;
 pub(super) const LOCKFILE_EXCLUSIVE_LOCK: u32 = 0x0000_0002;
 pub(super) const ERROR_LOCK_VIOLATION: i32 = 33;
 
-// The sign-in's cross-process lock (`file_lock`).
+// The lock between processes (`file_lock`).
 #[link(name = "kernel32")]
 extern "system" {
     pub(super) fn LockFileEx(

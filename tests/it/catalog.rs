@@ -2,7 +2,9 @@
 //! open (docs/reference.md §5, §9): the catalog outlives a session, is
 //! searched without starting a server, lists what it has never seen in
 //! `not_indexed`, applies `toolFilters`, survives a corrupt file, and keeps
-//! no environment value in clear; `mcp-workbench index` fills it.
+//! no environment value in clear; `mcp-workbench index` fills it. What
+//! `find_tools` learned from use is written before a workbench exits, and
+//! two workbenches of one config learning side by side lose nothing.
 
 use crate::harness::{case_dir, counted, fake, is_error, starts, text, workbench_in, Workbench};
 use serde_json::{json, Value};
@@ -108,7 +110,8 @@ fn not_indexed(result: &Value) -> Vec<String> {
         .unwrap_or_default()
 }
 
-/// The one catalog file in `dir`'s cache folder, as text.
+/// The one catalog file in `dir`'s cache folder (the writes' lock file
+/// beside it), as text.
 fn catalog_text(dir: &Path) -> String {
     let folder = if cfg!(windows) {
         dir.join("cache/mcp-workbench/cache")
@@ -118,6 +121,7 @@ fn catalog_text(dir: &Path) -> String {
     let files: Vec<PathBuf> = fs::read_dir(&folder)
         .unwrap_or_else(|e| panic!("{}: {e}", folder.display()))
         .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "json"))
         .collect();
     assert_eq!(files.len(), 1, "{files:?}");
     fs::read_to_string(&files[0]).unwrap()
@@ -274,10 +278,9 @@ fn a_corrupt_catalog_is_ignored_with_a_warning_and_rebuilt() {
     };
     let file = fs::read_dir(&folder)
         .unwrap()
-        .next()
-        .unwrap()
-        .unwrap()
-        .path();
+        .map(|e| e.unwrap().path())
+        .find(|p| p.extension().is_some_and(|x| x == "json"))
+        .unwrap();
     fs::write(
         &file,
         "{\"format\": \"mcp-workbench-catalog/1\", \"servers\": [tru",
@@ -602,5 +605,98 @@ fn a_miss_the_model_then_resolves_becomes_a_hit_but_never_beats_an_exact_name() 
         "{forgotten}"
     );
     wb.finish_clean(Duration::from_secs(10));
+    let _ = fs::remove_dir_all(&dir);
+}
+
+/// Fifty words no two of which share a stem: what `teach` has the catalog
+/// learn.
+fn words() -> Vec<&'static str> {
+    "apple banana cherry dolphin eagle falcon guitar harbor island jungle kettle lantern \
+     meadow napkin orchard pepper quartz rabbit saddle tunnel umbrella violin walnut yogurt \
+     zebra anchor bishop candle desert engine forest garlic hammer igloo jacket kitten ladder \
+     magnet needle oyster parrot quiver ribbon salmon tomato uniform valley window xylophone \
+     yacht"
+        .split_whitespace()
+        .collect()
+}
+
+/// A folder for test `name` whose config has toolbox `box` with server
+/// `s`: a tool per word of `words` (`t0`: "Manage the apple", ...), and
+/// `other`.
+fn words_dir(name: &str) -> PathBuf {
+    let mut tools: Vec<Value> = words()
+        .iter()
+        .enumerate()
+        .map(|(i, w)| described(&format!("t{i}"), &format!("Manage the {w}")))
+        .collect();
+    tools.push(described("other", "Nothing of the kind"));
+    let config =
+        json!({"toolboxes": {"box": {"description": "d", "mcpServers": {"s": fake("s.json")}}}});
+    case_dir(name, &config, &[("s.json", json!({"tools": tools}))])
+}
+
+/// Opens `box` and teaches the catalog that each of `words` meant
+/// `box/s/other`: a search for the word shows only that word's tool, then
+/// the model calls `other`.
+fn teach(wb: &mut Workbench, words: &[&str]) {
+    wb.open_ok(1, "box");
+    for (n, word) in (0..).zip(words) {
+        wb.call(10 + 2 * n, "find_tools", json!({"query": word, "limit": 1}));
+        let shown = wb.answer(10 + 2 * n, &mut Vec::new());
+        assert!(!is_error(&shown), "{shown}");
+        wb.use_tool(11 + 2 * n, "box", "s", "other", json!({}));
+        let called = wb.answer(11 + 2 * n, &mut Vec::new());
+        assert!(!is_error(&called), "{called}");
+    }
+}
+
+/// The words of every association in `dir`'s catalog file.
+fn learned_words(dir: &Path) -> Vec<String> {
+    let catalog: Value = serde_json::from_str(&catalog_text(dir)).unwrap();
+    catalog["learned"]["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a["words"].to_string())
+        .collect()
+}
+
+#[test]
+fn what_a_session_learned_just_before_its_host_left_is_written() {
+    let dir = words_dir("catalog-learns-then-leaves");
+    let mut wb = session(&dir, &[]);
+    teach(&mut wb, &words()[..25]);
+    // The host leaves as soon as the last call is answered.
+    assert_eq!(wb.end(Duration::from_secs(10)), Some(Some(0)));
+    // (A failure shows the workbench's stderr: it is dropped panicking.)
+    let learned = learned_words(&dir);
+    assert_eq!(learned.len(), 25, "{learned:?}");
+    drop(wb);
+    let _ = fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn two_workbenches_of_one_config_that_learn_side_by_side_lose_nothing() {
+    let dir = words_dir("catalog-learns-side-by-side");
+    let teaching: Vec<_> = words()
+        .chunks(25)
+        .map(|words| {
+            let words = words.to_vec();
+            let mut wb = session(&dir, &[]);
+            std::thread::spawn(move || {
+                teach(&mut wb, &words);
+                let code = wb.end(Duration::from_secs(10));
+                (code, wb)
+            })
+        })
+        .collect();
+    let ended: Vec<_> = teaching.into_iter().map(|t| t.join().unwrap()).collect();
+    // (A failure shows both workbenches' stderr: they are dropped panicking.)
+    for (code, _) in &ended {
+        assert_eq!(*code, Some(Some(0)));
+    }
+    let learned = learned_words(&dir);
+    assert_eq!(learned.len(), 50, "{learned:?}");
+    drop(ended);
     let _ = fs::remove_dir_all(&dir);
 }
