@@ -259,18 +259,30 @@ impl Access {
             &*shared.open,
             done,
         );
+        // The page names the server's url as its resource: where that url
+        // holds a secret, the model is not shown it; `login` shows it to the
+        // person in a terminal.
+        let page = |url: &str| {
+            match shared.server.hide(url) == url {
+            true => format!(" The sign-in page: {url}"),
+            false => format!(
+                " The sign-in page is not shown here, as its address holds the server's url, which holds \
+                 a secret: mcp-workbench login {toolbox}/{server} shows it in a terminal."
+            ),
+        }
+        };
         let message = match started {
             Ok(started) if started.opened => format!(
                 "Sign-in needed for server '{server}' (toolbox '{toolbox}'): a browser window was opened; \
                  finish signing in there, then open the toolbox again (or run: mcp-workbench login {toolbox}/{server}).\
-                 {sentence} The sign-in page: {}",
-                started.url
+                 {sentence}{}",
+                page(&started.url)
             ),
             Ok(started) => format!(
                 "Sign-in needed for server '{server}' (toolbox '{toolbox}'): open the page below in a browser on \
                  this machine and sign in, then open the toolbox again (or run: mcp-workbench login {toolbox}/{server}).\
-                 {sentence} The sign-in page: {}",
-                started.url
+                 {sentence}{}",
+                page(&started.url)
             ),
             Err(e) => return self.cannot(&e),
         };

@@ -396,3 +396,33 @@ fn a_serving_process_without_a_browser_shows_the_page() {
         needed.message
     );
 }
+
+/// Where the server's url holds a secret (a `${VAR}` in its path), the page,
+/// whose `resource` names that url, is not shown to the model: `login`
+/// shows it in a terminal.
+#[test]
+fn a_page_whose_address_holds_a_secret_is_not_shown() {
+    let (fake, _) = peers(rotating());
+    let secret_path = server().hiding([("mcp".to_string(), "${PATH_KEY}".to_string())]);
+    let a = Access::for_tests(
+        &secret_path,
+        &Client::default(),
+        fake,
+        scratch("secret-page"),
+        |_| Err(std::io::Error::other("no graphical session")),
+        true,
+    );
+    let needed = a.unauthorized(None, None).unwrap_err();
+    assert!(
+        !needed.message.contains("authorize?") && !needed.message.contains("example.com%2Fmcp"),
+        "{}",
+        needed.message
+    );
+    assert!(
+        needed
+            .message
+            .ends_with("mcp-workbench login T/S shows it in a terminal."),
+        "{}",
+        needed.message
+    );
+}
