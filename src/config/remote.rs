@@ -295,7 +295,7 @@ pub(crate) fn header_value(value: &str) -> bool {
 
 #[cfg(test)]
 mod tests {
-    use crate::config::{parse, Problem, RemoteKind, ServerConfig};
+    use crate::config::{parse, Problem, ServerConfig};
     use std::path::Path;
 
     fn strings(problems: &[Problem]) -> Vec<String> {
@@ -323,6 +323,7 @@ mod tests {
     #[test]
     #[cfg(feature = "remote")]
     fn every_spelling_of_a_remote_server() {
+        use crate::config::RemoteKind::{self, Sse, StreamableHttp as H};
         let (list, warnings) = servers(
             r#"{
             "plain": {"url": "https://a.example/mcp"},
@@ -340,7 +341,6 @@ mod tests {
             .iter()
             .map(|s| s.remote.as_ref().map(|r| r.kind))
             .collect();
-        use RemoteKind::{Sse, StreamableHttp as H};
         assert_eq!(
             kinds,
             [
@@ -407,8 +407,9 @@ mod tests {
     #[test]
     fn a_type_nobody_speaks_lists_the_accepted_ones() {
         assert_eq!(
-            errors(r#"{"s": {"type": "websocket", "url": "https://a.example/"}}"#),
-            ["toolboxes.t.mcpServers.s.type: expected \"stdio\" (a command), \"http\", \"streamable-http\", \"streamableHttp\" or \"sse\" (a url), found \"websocket\""]
+            // A build without remote servers also says so of the url.
+            errors(r#"{"s": {"type": "websocket", "url": "https://a.example/"}}"#)[0],
+            "toolboxes.t.mcpServers.s.type: expected \"stdio\" (a command), \"http\", \"streamable-http\", \"streamableHttp\" or \"sse\" (a url), found \"websocket\""
         );
         assert_eq!(
             errors(r#"{"s": {"type": 1, "command": "x"}}"#)[0],

@@ -51,8 +51,40 @@ impl Sink for Inbound {
         self.keep_stderr_line(line);
     }
 
+    /// Request `id` failed in the transport alone (a remote server's HTTP
+    /// error, a cut connection): its caller gets `why` (a forwarded call as
+    /// its `isError` result), the other requests go on.
+    #[cfg(feature = "remote")]
     fn failed(&mut self, id: i64, why: &str) {
-        self.fail_one(id, why);
+        let (entry, drained) = self.conn.flight.complete(id);
+        match entry {
+            None => log::debug!(
+                "[{}] late failure of request {id}: {why}",
+                self.conn.label()
+            ),
+            Some(Entry::Discard) => log::debug!("[{}] {why}", self.conn.label()),
+            Some(Entry::Wait(wait)) => {
+                log::warn!("[{}] {why}", self.conn.label());
+                let _ = wait
+                    .tx
+                    .send(Err(Failure::down(why.to_string(), self.tail.text())));
+            }
+            Some(Entry::Call(call)) => {
+                log::warn!("[{}] {why}", self.conn.label());
+                let spec = self.conn.spec();
+                let text = format!(
+                    "Server '{}' in toolbox '{}' failed while running tool '{}': {why}",
+                    spec.server, spec.toolbox, call.tool
+                );
+                call.reply.send(&jsonrpc::result_line(
+                    &call.upstream_id,
+                    &TextResult::error(&text),
+                ));
+            }
+        }
+        if drained {
+            self.conn.stop_drained();
+        }
     }
 }
 
@@ -106,41 +138,6 @@ impl Inbound {
         });
         if closed {
             log::warn!("[{}] {why}", self.conn.label());
-        }
-    }
-
-    /// Request `id` failed in the transport alone (a remote server's HTTP
-    /// error, a cut connection): its caller gets `why` (a forwarded call as
-    /// its `isError` result), the other requests go on.
-    pub(super) fn fail_one(&mut self, id: i64, why: &str) {
-        let (entry, drained) = self.conn.flight.complete(id);
-        match entry {
-            None => log::debug!(
-                "[{}] late failure of request {id}: {why}",
-                self.conn.label()
-            ),
-            Some(Entry::Discard) => log::debug!("[{}] {why}", self.conn.label()),
-            Some(Entry::Wait(wait)) => {
-                log::warn!("[{}] {why}", self.conn.label());
-                let _ = wait
-                    .tx
-                    .send(Err(Failure::down(why.to_string(), self.tail.text())));
-            }
-            Some(Entry::Call(call)) => {
-                log::warn!("[{}] {why}", self.conn.label());
-                let spec = self.conn.spec();
-                let text = format!(
-                    "Server '{}' in toolbox '{}' failed while running tool '{}': {why}",
-                    spec.server, spec.toolbox, call.tool
-                );
-                call.reply.send(&jsonrpc::result_line(
-                    &call.upstream_id,
-                    &TextResult::error(&text),
-                ));
-            }
-        }
-        if drained {
-            self.conn.stop_drained();
         }
     }
 
