@@ -10,7 +10,10 @@
 //! request, `MCP-Protocol-Version` (read from the initialize result the
 //! pump is handed) once initialized; a 404 to a request that carried the
 //! session means it expired: the initialize and `notifications/initialized`
-//! seen are sent again, once, and the request after them. The GET stream
+//! seen are sent again, once, and the request after them. Once per request,
+//! and once per session: a session made again is renewed only after it
+//! answered a request, so a server that forgets every session costs one
+//! renewal per open. The GET stream
 //! for what the server sends by itself is opened once after
 //! `notifications/initialized` (405: none) and read by the pump. A stop
 //! DELETEs the session on a short-lived thread nobody waits for.
@@ -75,6 +78,10 @@ struct Session {
     version: Option<String>,
     /// The server speaks the modern era (2026-07-28).
     modern: bool,
+    /// Made again after a 404, and no request answered in it since: a 404
+    /// now is not renewed (one renewal per open for a server that forgets
+    /// every session; a session that served requests is renewed again).
+    renewed: bool,
     /// What to send again when the session expires.
     initialize: Option<Arc<Vec<u8>>>,
     initialized: Option<Arc<Vec<u8>>>,
@@ -248,10 +255,15 @@ impl Streamable {
             };
             match exchange.status() {
                 200..=299 => {
+                    let mut now = lock(&self.session);
                     if initialize {
-                        lock(&self.session).id =
-                            exchange.header("mcp-session-id").map(str::to_string);
+                        now.id = exchange.header("mcp-session-id").map(str::to_string);
+                        now.renewed = false;
+                    } else if session.id.is_some() && now.id == session.id {
+                        // The session served a request: it may be renewed again.
+                        now.renewed = false;
                     }
+                    drop(now);
                     let mut deliver = |message: Vec<u8>| {
                         if initialize {
                             if let Some(version) = peek::initialized_version(&message) {
@@ -268,7 +280,11 @@ impl Streamable {
                         && !session.modern
                         && !self.stream_opened.swap(true, Ordering::SeqCst);
                 }
-                404 if session.id.is_some() && !initialize && !renewed_session => {
+                404 if session.id.is_some()
+                    && !initialize
+                    && !renewed_session
+                    && !session.renewed =>
+                {
                     renewed_session = true;
                     drop(exchange);
                     if let Err(why) = self.renew_session(session.id.as_deref(), deadline) {
@@ -313,6 +329,7 @@ impl Streamable {
                 return Ok(());
             }
             session.id = None;
+            session.renewed = true;
             (session.initialize.clone(), session.initialized.clone())
         };
         let Some(initialize) = initialize else {

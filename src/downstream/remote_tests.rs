@@ -362,6 +362,45 @@ fn a_404_after_initializing_again_fails_the_call_without_a_loop() {
     assert_eq!(initializes, 2, "initialized again once");
 }
 
+/// A server that answers 404 to every session id: one open initializes
+/// again once, not once per request.
+#[test]
+fn a_server_that_forgets_every_session_is_initialized_again_once_per_open() {
+    let initializes = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let count = Arc::clone(&initializes);
+    let server = Server::start(move |seen, reply| {
+        let message = seen.json();
+        if message["method"] == "initialize" {
+            let n = count.fetch_add(1, Ordering::SeqCst) + 1;
+            let id = format!("s-{n}");
+            return reply.json(200, &[("Mcp-Session-Id", &id)], &json!({"jsonrpc": "2.0", "id": message["id"],
+                "result": {"protocolVersion": "2025-06-18", "capabilities": {}, "serverInfo": {"name": "x", "version": "1"}}}));
+        }
+        if seen.header("mcp-session-id").is_some() {
+            return reply.send(404, &[], b"no such session");
+        }
+        standard(seen, reply, &echo);
+    });
+    let failed = Case::open(spec(
+        "s",
+        &server.url("/mcp"),
+        RemoteKind::StreamableHttp,
+        &[],
+    ));
+    let Err(why) = failed else {
+        panic!("opened a server that forgets every session")
+    };
+    assert!(
+        why.contains("answered 404 Not Found: no such session"),
+        "{why}"
+    );
+    assert_eq!(
+        initializes.load(Ordering::SeqCst),
+        2,
+        "initialized again once"
+    );
+}
+
 #[test]
 fn an_error_status_fails_that_call_alone_with_the_status_and_the_start_of_the_body() {
     let server = mcp(|message, seen, reply| {
