@@ -401,6 +401,34 @@ fn a_server_that_forgets_every_session_is_initialized_again_once_per_open() {
     );
 }
 
+/// A session id is sent back in every request: one with control bytes is
+/// refused, naming the server's url, and never sent.
+#[test]
+fn a_session_id_with_control_bytes_is_refused() {
+    let server = Server::start(move |seen, reply| {
+        let message = seen.json();
+        if message["method"] == "initialize" {
+            return reply.json(200, &[("Mcp-Session-Id", "ab\x01cd\x7fef")], &json!({"jsonrpc": "2.0", "id": message["id"],
+                "result": {"protocolVersion": "2025-06-18", "capabilities": {}, "serverInfo": {"name": "x", "version": "1"}}}));
+        }
+        standard(seen, reply, &echo);
+    });
+    let url = server.url("/mcp");
+    let failed = Case::open(spec("s", &url, RemoteKind::StreamableHttp, &[]));
+    let Err(why) = failed else {
+        panic!("opened with a session id holding control bytes")
+    };
+    assert_eq!(
+        why,
+        format!("{url} (shown) sent a session id (Mcp-Session-Id) with bytes other than visible ASCII (0x21 to 0x7E): refused")
+    );
+    let seen = server.seen();
+    assert!(
+        seen.iter().all(|s| s.header("mcp-session-id").is_none()),
+        "{seen:?}"
+    );
+}
+
 #[test]
 fn an_error_status_fails_that_call_alone_with_the_status_and_the_start_of_the_body() {
     let server = mcp(|message, seen, reply| {
