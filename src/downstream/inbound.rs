@@ -185,10 +185,14 @@ impl Inbound {
         };
         self.conn
             .tell_cancelled(id, Some(&format!("timed out after {ms} ms")));
-        let text = format!(
+        let mut text = format!(
             "Tool '{}' in server '{}' (toolbox '{}') timed out after {ms} ms ({key})",
             call.tool, spec.server, spec.toolbox
         );
+        if let Some(remote) = &spec.remote {
+            // As written in the config: the expanded url may hold a secret.
+            text.push_str(&format!(": no answer from {}", remote.url_display));
+        }
         let result = TextResult::error(&text);
         call.reply
             .send(&jsonrpc::result_line(&call.upstream_id, &result));

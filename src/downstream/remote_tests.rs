@@ -528,12 +528,16 @@ fn a_stalled_call_times_out_its_socket_is_shut_and_the_stop_does_not_wait() {
         }
     });
     let stalled_now = || stalled.load(std::sync::atomic::Ordering::SeqCst);
-    let mut spec = spec("s", &server.url("/mcp"), RemoteKind::StreamableHttp, &[]);
+    let url = server.url("/mcp");
+    let mut spec = spec("s", &url, RemoteKind::StreamableHttp, &[]);
     spec.call_timeout = Duration::from_millis(300);
     let case = Case::open(spec).unwrap();
     case.call(1, "slow", None);
-    let text = case.text(1);
-    assert!(text.contains("timed out after 300 ms"), "{text}");
+    // The url as written in the config (the spec's shows "(shown)").
+    assert_eq!(
+        case.text(1),
+        format!("Tool 'slow' in server 's' (toolbox 't') timed out after 300 ms (callTimeoutMs): no answer from {url} (shown)")
+    );
     // The cancellation went out, then the call's own connection was shut.
     assert!(server.wait_for(WAIT, |seen| seen
         .iter()
@@ -570,6 +574,31 @@ fn a_stalled_call_times_out_its_socket_is_shut_and_the_stop_does_not_wait() {
         assert!(Instant::now() < deadline, "the stop left a connection open");
         thread::sleep(Duration::from_millis(10));
     }
+}
+
+#[test]
+fn a_stalled_opening_times_out_naming_the_url_as_written() {
+    let server = Server::start(|seen, reply| {
+        if seen.json()["method"] == "initialize" {
+            reply.events(&[]);
+            // Keep-alive comments until the client shuts the connection.
+            while reply.chunk(b": waiting\n\n").is_ok() {
+                thread::sleep(Duration::from_millis(20));
+            }
+            return;
+        }
+        standard(seen, reply, &echo);
+    });
+    let url = server.url("/mcp");
+    let mut spec = spec("s", &url, RemoteKind::StreamableHttp, &[]);
+    spec.startup_timeout = Duration::from_millis(300);
+    let Err(why) = Case::open(spec) else {
+        panic!("opened a server that never answers initialize")
+    };
+    assert_eq!(
+        why,
+        format!("no answer from {url} (shown) within 300 ms while starting")
+    );
 }
 
 #[test]
