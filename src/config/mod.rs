@@ -39,7 +39,7 @@ pub use model::{
 };
 pub(crate) use model::{NATIVE_NAME_MAX_LEN, NATIVE_NAME_MIN_LEN};
 pub use problems::{ConfigError, Problem};
-pub(crate) use remote::header_value;
+pub(crate) use remote::{header_value, HEADER_VALUE_RULE};
 #[cfg(test)]
 pub(crate) use validate::one_server_toolbox;
 pub use validate::parse;

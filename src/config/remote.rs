@@ -187,7 +187,7 @@ impl Checker {
     }
 
     /// `headers`: names that HTTP allows, each once (whatever its case), and
-    /// values (templates) without line breaks.
+    /// values (templates) that can be sent (`header_value`).
     fn headers(&mut self, node: &Node, path: &str) -> Vec<(String, super::expand::Template)> {
         let Some(entries) = self.object(node, path, &[]) else {
             return Vec::new();
@@ -213,7 +213,10 @@ impl Checker {
                 continue;
             };
             if !header_value(value.source()) {
-                self.error(&p, "a header value must not hold a line break or NUL");
+                self.error(
+                    &p,
+                    format!("not a sendable header value ({HEADER_VALUE_RULE})"),
+                );
                 continue;
             }
             out.push((name.clone(), value));
@@ -288,14 +291,26 @@ pub(crate) fn header_name(name: &str) -> bool {
             .all(|b| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b))
 }
 
-/// Whether a header value can be sent as it is: no CR, LF or NUL.
+/// Whether a header value can be sent as it is: an RFC 9110 field-value,
+/// visible characters (non-ASCII ones too, obs-text) with spaces and tabs
+/// only between them, and no other control byte.
 pub(crate) fn header_value(value: &str) -> bool {
-    !value.contains(['\r', '\n', '\0'])
+    let blank = |b: Option<&u8>| matches!(b, Some(b' ' | b'\t'));
+    let bytes = value.as_bytes();
+    !blank(bytes.first())
+        && !blank(bytes.last())
+        && bytes
+            .iter()
+            .all(|&b| matches!(b, b' ' | b'\t' | 0x21..=0x7e | 0x80..=0xff))
 }
+
+/// What a value `header_value` refuses holds.
+pub(crate) const HEADER_VALUE_RULE: &str =
+    "it holds a control character, or a space or tab at its start or end";
 
 #[cfg(test)]
 mod tests {
-    use crate::config::{parse, Problem, RemoteKind, ServerConfig};
+    use crate::config::{parse, Problem, ServerConfig};
     use std::path::Path;
 
     fn strings(problems: &[Problem]) -> Vec<String> {
@@ -323,6 +338,7 @@ mod tests {
     #[test]
     #[cfg(feature = "remote")]
     fn every_spelling_of_a_remote_server() {
+        use crate::config::RemoteKind::{self, Sse, StreamableHttp as H};
         let (list, warnings) = servers(
             r#"{
             "plain": {"url": "https://a.example/mcp"},
@@ -340,7 +356,6 @@ mod tests {
             .iter()
             .map(|s| s.remote.as_ref().map(|r| r.kind))
             .collect();
-        use RemoteKind::{Sse, StreamableHttp as H};
         assert_eq!(
             kinds,
             [
@@ -407,8 +422,9 @@ mod tests {
     #[test]
     fn a_type_nobody_speaks_lists_the_accepted_ones() {
         assert_eq!(
-            errors(r#"{"s": {"type": "websocket", "url": "https://a.example/"}}"#),
-            ["toolboxes.t.mcpServers.s.type: expected \"stdio\" (a command), \"http\", \"streamable-http\", \"streamableHttp\" or \"sse\" (a url), found \"websocket\""]
+            // A build without remote servers also says so of the url.
+            errors(r#"{"s": {"type": "websocket", "url": "https://a.example/"}}"#)[0],
+            "toolboxes.t.mcpServers.s.type: expected \"stdio\" (a command), \"http\", \"streamable-http\", \"streamableHttp\" or \"sse\" (a url), found \"websocket\""
         );
         assert_eq!(
             errors(r#"{"s": {"type": 1, "command": "x"}}"#)[0],
@@ -523,7 +539,7 @@ mod tests {
             [
                 "toolboxes.t.mcpServers.s.headers[\"Bad Name\"]: not a valid header name (letters, digits and !#$%&'*+-.^_`|~)",
                 "toolboxes.t.mcpServers.s.headers[\"\"]: not a valid header name (letters, digits and !#$%&'*+-.^_`|~)",
-                "toolboxes.t.mcpServers.s.headers.X-A: a header value must not hold a line break or NUL",
+                "toolboxes.t.mcpServers.s.headers.X-A: not a sendable header value (it holds a control character, or a space or tab at its start or end)",
                 "toolboxes.t.mcpServers.s.headers.X-B: expected a string, found a number",
                 "toolboxes.t.mcpServers.s.headers.X-Team: names header 'x-team' again (header names ignore case)",
             ]

@@ -523,7 +523,12 @@ impl Downstream {
         match &failure.why {
             Why::Rpc(e) => format!("error {} while {doing}: {}", e.code, e.text()),
             Why::Timeout => format!(
-                "no answer within {} ms while {doing}{}",
+                "no answer{} within {} ms while {doing}{}",
+                // As written in the config: the expanded url may hold a secret.
+                self.spec
+                    .remote
+                    .as_ref()
+                    .map_or(String::new(), |r| format!(" from {}", r.url_display)),
                 self.spec.startup_timeout.as_millis(),
                 failure.tail
             ),

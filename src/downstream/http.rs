@@ -6,11 +6,14 @@
 //! text/event-stream`, the config's headers, `Authorization` from the
 //! credentials); its response, one JSON body or an event stream of messages
 //! ending with the response, goes to the pump in order. The session:
-//! `Mcp-Session-Id` from the initialize response is sent back on every
-//! request, `MCP-Protocol-Version` (read from the initialize result the
+//! `Mcp-Session-Id` from the initialize response (visible ASCII, or the
+//! initialize fails) is sent back on every request, `MCP-Protocol-Version` (read from the initialize result the
 //! pump is handed) once initialized; a 404 to a request that carried the
 //! session means it expired: the initialize and `notifications/initialized`
-//! seen are sent again, once, and the request after them. The GET stream
+//! seen are sent again, once, and the request after them. Once per request,
+//! and once per session: a session made again is renewed only after it
+//! answered a request, so a server that forgets every session costs one
+//! renewal per open. The GET stream
 //! for what the server sends by itself is opened once after
 //! `notifications/initialized` (405: none) and read by the pump. A stop
 //! DELETEs the session on a short-lived thread nobody waits for.
@@ -29,6 +32,7 @@ use super::remote::{self, Common, Event, Gate, Protocol};
 use super::{Downstream, Spec};
 use crate::auth::SignInNeeded;
 use crate::lock;
+use crate::net::client::Exchange;
 use crate::net::sse;
 use crate::protocol::mcp::method;
 use crate::wire::outbox::Outbox;
@@ -40,6 +44,19 @@ use std::time::{Duration, Instant};
 const DELETE_LIMIT: Duration = Duration::from_secs(2);
 /// What every POST accepts.
 const ACCEPT: &str = "application/json, text/event-stream";
+
+/// The `Mcp-Session-Id` a response gave, refused unless it is visible ASCII
+/// (0x21 to 0x7E, basic/transports "Session Management"): it is sent back in
+/// every request. The id itself is not shown.
+fn session_id(common: &Common, exchange: &Exchange) -> Result<Option<String>, String> {
+    match exchange.header("mcp-session-id") {
+        Some(id) if !id.bytes().all(|b| matches!(b, 0x21..=0x7e)) => Err(format!(
+            "{} sent a session id (Mcp-Session-Id) with bytes other than visible ASCII (0x21 to 0x7E): refused",
+            common.shown
+        )),
+        id => Ok(id.map(str::to_string)),
+    }
+}
 
 /// Starts `spec`'s server over Streamable HTTP.
 pub(super) fn start(
@@ -75,6 +92,10 @@ struct Session {
     version: Option<String>,
     /// The server speaks the modern era (2026-07-28).
     modern: bool,
+    /// Made again after a 404, and no request answered in it since: a 404
+    /// now is not renewed (one renewal per open for a server that forgets
+    /// every session; a session that served requests is renewed again).
+    renewed: bool,
     /// What to send again when the session expires.
     initialize: Option<Arc<Vec<u8>>>,
     initialized: Option<Arc<Vec<u8>>>,
@@ -248,10 +269,23 @@ impl Streamable {
             };
             match exchange.status() {
                 200..=299 => {
+                    let given = match initialize.then(|| session_id(common, &exchange)) {
+                        Some(Err(why)) => {
+                            common.fail(expect, token, why);
+                            return false;
+                        }
+                        Some(Ok(given)) => given,
+                        None => None,
+                    };
+                    let mut now = lock(&self.session);
                     if initialize {
-                        lock(&self.session).id =
-                            exchange.header("mcp-session-id").map(str::to_string);
+                        now.id = given;
+                        now.renewed = false;
+                    } else if session.id.is_some() && now.id == session.id {
+                        // The session served a request: it may be renewed again.
+                        now.renewed = false;
                     }
+                    drop(now);
                     let mut deliver = |message: Vec<u8>| {
                         if initialize {
                             if let Some(version) = peek::initialized_version(&message) {
@@ -268,7 +302,11 @@ impl Streamable {
                         && !session.modern
                         && !self.stream_opened.swap(true, Ordering::SeqCst);
                 }
-                404 if session.id.is_some() && !initialize && !renewed_session => {
+                404 if session.id.is_some()
+                    && !initialize
+                    && !renewed_session
+                    && !session.renewed =>
+                {
                     renewed_session = true;
                     drop(exchange);
                     if let Err(why) = self.renew_session(session.id.as_deref(), deadline) {
@@ -313,6 +351,7 @@ impl Streamable {
                 return Ok(());
             }
             session.id = None;
+            session.renewed = true;
             (session.initialize.clone(), session.initialized.clone())
         };
         let Some(initialize) = initialize else {
@@ -366,7 +405,7 @@ impl Streamable {
                 .unwrap_or_else(|| "refused".to_string()));
         }
         if initialize {
-            lock(&self.session).id = exchange.header("mcp-session-id").map(str::to_string);
+            lock(&self.session).id = session_id(common, &exchange)?;
         }
         let expect = initialize.then(|| Outgoing::of(line).id).flatten();
         post::read_answer(common, exchange, expect, &mut |message| {

@@ -51,8 +51,40 @@ impl Sink for Inbound {
         self.keep_stderr_line(line);
     }
 
+    /// Request `id` failed in the transport alone (a remote server's HTTP
+    /// error, a cut connection): its caller gets `why` (a forwarded call as
+    /// its `isError` result), the other requests go on.
+    #[cfg(feature = "remote")]
     fn failed(&mut self, id: i64, why: &str) {
-        self.fail_one(id, why);
+        let (entry, drained) = self.conn.flight.complete(id);
+        match entry {
+            None => log::debug!(
+                "[{}] late failure of request {id}: {why}",
+                self.conn.label()
+            ),
+            Some(Entry::Discard) => log::debug!("[{}] {why}", self.conn.label()),
+            Some(Entry::Wait(wait)) => {
+                log::warn!("[{}] {why}", self.conn.label());
+                let _ = wait
+                    .tx
+                    .send(Err(Failure::down(why.to_string(), self.tail.text())));
+            }
+            Some(Entry::Call(call)) => {
+                log::warn!("[{}] {why}", self.conn.label());
+                let spec = self.conn.spec();
+                let text = format!(
+                    "Server '{}' in toolbox '{}' failed while running tool '{}': {why}",
+                    spec.server, spec.toolbox, call.tool
+                );
+                call.reply.send(&jsonrpc::result_line(
+                    &call.upstream_id,
+                    &TextResult::error(&text),
+                ));
+            }
+        }
+        if drained {
+            self.conn.stop_drained();
+        }
     }
 }
 
@@ -109,41 +141,6 @@ impl Inbound {
         }
     }
 
-    /// Request `id` failed in the transport alone (a remote server's HTTP
-    /// error, a cut connection): its caller gets `why` (a forwarded call as
-    /// its `isError` result), the other requests go on.
-    pub(super) fn fail_one(&mut self, id: i64, why: &str) {
-        let (entry, drained) = self.conn.flight.complete(id);
-        match entry {
-            None => log::debug!(
-                "[{}] late failure of request {id}: {why}",
-                self.conn.label()
-            ),
-            Some(Entry::Discard) => log::debug!("[{}] {why}", self.conn.label()),
-            Some(Entry::Wait(wait)) => {
-                log::warn!("[{}] {why}", self.conn.label());
-                let _ = wait
-                    .tx
-                    .send(Err(Failure::down(why.to_string(), self.tail.text())));
-            }
-            Some(Entry::Call(call)) => {
-                log::warn!("[{}] {why}", self.conn.label());
-                let spec = self.conn.spec();
-                let text = format!(
-                    "Server '{}' in toolbox '{}' failed while running tool '{}': {why}",
-                    spec.server, spec.toolbox, call.tool
-                );
-                call.reply.send(&jsonrpc::result_line(
-                    &call.upstream_id,
-                    &TextResult::error(&text),
-                ));
-            }
-        }
-        if drained {
-            self.conn.stop_drained();
-        }
-    }
-
     /// The transport ended (`exit`): leaves the last stderr lines on the
     /// handle, for failures told from now on (unless `went_down` left them
     /// already).
@@ -188,10 +185,14 @@ impl Inbound {
         };
         self.conn
             .tell_cancelled(id, Some(&format!("timed out after {ms} ms")));
-        let text = format!(
+        let mut text = format!(
             "Tool '{}' in server '{}' (toolbox '{}') timed out after {ms} ms ({key})",
             call.tool, spec.server, spec.toolbox
         );
+        if let Some(remote) = &spec.remote {
+            // As written in the config: the expanded url may hold a secret.
+            text.push_str(&format!(": no answer from {}", remote.url_display));
+        }
         let result = TextResult::error(&text);
         call.reply
             .send(&jsonrpc::result_line(&call.upstream_id, &result));

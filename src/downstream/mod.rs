@@ -65,7 +65,6 @@
 
 mod call;
 mod child;
-#[cfg(feature = "remote")]
 pub(crate) mod era;
 mod flight;
 mod handle;

@@ -363,6 +363,73 @@ fn a_404_after_initializing_again_fails_the_call_without_a_loop() {
     assert_eq!(initializes, 2, "initialized again once");
 }
 
+/// A server that answers 404 to every session id: one open initializes
+/// again once, not once per request.
+#[test]
+fn a_server_that_forgets_every_session_is_initialized_again_once_per_open() {
+    let initializes = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let count = Arc::clone(&initializes);
+    let server = Server::start(move |seen, reply| {
+        let message = seen.json();
+        if message["method"] == "initialize" {
+            let n = count.fetch_add(1, Ordering::SeqCst) + 1;
+            let id = format!("s-{n}");
+            return reply.json(200, &[("Mcp-Session-Id", &id)], &json!({"jsonrpc": "2.0", "id": message["id"],
+                "result": {"protocolVersion": "2025-06-18", "capabilities": {}, "serverInfo": {"name": "x", "version": "1"}}}));
+        }
+        if seen.header("mcp-session-id").is_some() {
+            return reply.send(404, &[], b"no such session");
+        }
+        standard(seen, reply, &echo);
+    });
+    let failed = Case::open(spec(
+        "s",
+        &server.url("/mcp"),
+        RemoteKind::StreamableHttp,
+        &[],
+    ));
+    let Err(why) = failed else {
+        panic!("opened a server that forgets every session")
+    };
+    assert!(
+        why.contains("answered 404 Not Found: no such session"),
+        "{why}"
+    );
+    assert_eq!(
+        initializes.load(Ordering::SeqCst),
+        2,
+        "initialized again once"
+    );
+}
+
+/// A session id is sent back in every request: one with control bytes is
+/// refused, naming the server's url, and never sent.
+#[test]
+fn a_session_id_with_control_bytes_is_refused() {
+    let server = Server::start(move |seen, reply| {
+        let message = seen.json();
+        if message["method"] == "initialize" {
+            return reply.json(200, &[("Mcp-Session-Id", "ab\x01cd\x7fef")], &json!({"jsonrpc": "2.0", "id": message["id"],
+                "result": {"protocolVersion": "2025-06-18", "capabilities": {}, "serverInfo": {"name": "x", "version": "1"}}}));
+        }
+        standard(seen, reply, &echo);
+    });
+    let url = server.url("/mcp");
+    let failed = Case::open(spec("s", &url, RemoteKind::StreamableHttp, &[]));
+    let Err(why) = failed else {
+        panic!("opened with a session id holding control bytes")
+    };
+    assert_eq!(
+        why,
+        format!("{url} (shown) sent a session id (Mcp-Session-Id) with bytes other than visible ASCII (0x21 to 0x7E): refused")
+    );
+    let seen = server.seen();
+    assert!(
+        seen.iter().all(|s| s.header("mcp-session-id").is_none()),
+        "{seen:?}"
+    );
+}
+
 #[test]
 fn an_error_status_fails_that_call_alone_with_the_status_and_the_start_of_the_body() {
     let server = mcp(|message, seen, reply| {
@@ -462,12 +529,16 @@ fn a_stalled_call_times_out_its_socket_is_shut_and_the_stop_does_not_wait() {
         }
     });
     let stalled_now = || stalled.load(std::sync::atomic::Ordering::SeqCst);
-    let mut spec = spec("s", &server.url("/mcp"), RemoteKind::StreamableHttp, &[]);
+    let url = server.url("/mcp");
+    let mut spec = spec("s", &url, RemoteKind::StreamableHttp, &[]);
     spec.call_timeout = Duration::from_millis(300);
     let case = Case::open(spec).unwrap();
     case.call(1, "slow", None);
-    let text = case.text(1);
-    assert!(text.contains("timed out after 300 ms"), "{text}");
+    // The url as written in the config (the spec's shows "(shown)").
+    assert_eq!(
+        case.text(1),
+        format!("Tool 'slow' in server 's' (toolbox 't') timed out after 300 ms (callTimeoutMs): no answer from {url} (shown)")
+    );
     // The cancellation went out, then the call's own connection was shut.
     assert!(server.wait_for(WAIT, |seen| seen
         .iter()
@@ -504,6 +575,31 @@ fn a_stalled_call_times_out_its_socket_is_shut_and_the_stop_does_not_wait() {
         assert!(Instant::now() < deadline, "the stop left a connection open");
         thread::sleep(Duration::from_millis(10));
     }
+}
+
+#[test]
+fn a_stalled_opening_times_out_naming_the_url_as_written() {
+    let server = Server::start(|seen, reply| {
+        if seen.json()["method"] == "initialize" {
+            reply.events(&[]);
+            // Keep-alive comments until the client shuts the connection.
+            while reply.chunk(b": waiting\n\n").is_ok() {
+                thread::sleep(Duration::from_millis(20));
+            }
+            return;
+        }
+        standard(seen, reply, &echo);
+    });
+    let url = server.url("/mcp");
+    let mut spec = spec("s", &url, RemoteKind::StreamableHttp, &[]);
+    spec.startup_timeout = Duration::from_millis(300);
+    let Err(why) = Case::open(spec) else {
+        panic!("opened a server that never answers initialize")
+    };
+    assert_eq!(
+        why,
+        format!("no answer from {url} (shown) within 300 ms while starting")
+    );
 }
 
 #[test]

@@ -28,6 +28,8 @@ pub(super) trait Sink {
     fn diagnostic(&mut self, line: &[u8]);
     /// Request `id` failed in the transport alone (an HTTP error status, a
     /// connection cut): its caller gets `why`, and nothing else is affected.
+    /// Only remote transports have such failures.
+    #[cfg(feature = "remote")]
     fn failed(&mut self, id: i64, why: &str);
 }
 

@@ -12,7 +12,7 @@
 
 use crate::auth;
 use crate::config::expand::{self, Template, Vars};
-use crate::config::{child_path, header_value, RemoteConfig, ServerConfig};
+use crate::config::{child_path, header_value, RemoteConfig, ServerConfig, HEADER_VALUE_RULE};
 use crate::downstream::era::{Definition, Era};
 use crate::downstream::{self, Downstream, Lookup, Remote, Spec, Started};
 use crate::lock;
@@ -292,8 +292,9 @@ fn resolve_remote(
             let path = child_path(".headers", name);
             let expanded = expand(value, path.clone());
             if !header_value(&expanded) {
+                // The expanded value is a secret: the path names it.
                 problems.push(format!(
-                    "{json_path}{path} holds a line break or NUL once its variables are expanded"
+                    "{json_path}{path} is not a sendable header value once its variables are expanded ({HEADER_VALUE_RULE})"
                 ));
             }
             (name.clone(), expanded)
@@ -434,11 +435,34 @@ mod tests {
         assert_eq!(
             errors,
             [
-                "toolboxes.t.mcpServers.s.headers.Authorization holds a line break or NUL once its variables are expanded",
+                "toolboxes.t.mcpServers.s.headers.Authorization is not a sendable header value once its variables are expanded (it holds a control character, or a space or tab at its start or end)",
                 "toolboxes.t.mcpServers.s.url ('${BASE}/mcp') does not expand to a usable http:// or https:// URL",
             ]
         );
         assert!(!errors.concat().contains("planted"));
+    }
+
+    #[test]
+    fn an_expanded_header_value_holds_no_control_byte_and_is_not_shown() {
+        let s = server(r#"{"url": "https://h.example/mcp", "headers": {"X-Key": "k ${KEY}"}}"#);
+        let resolved = |key: &str| resolve("t", &s, Some(&vars(&[("KEY", key)])));
+        // Spaces and tabs between visible characters, and non-ASCII, are sendable.
+        let remote = resolved("a \tb\u{e9}").unwrap().remote.unwrap();
+        assert_eq!(remote.headers[0].1, "k a \tb\u{e9}");
+        for planted in [
+            "planted\u{b}1",
+            "planted\u{7f}",
+            "planted\u{1}",
+            "planted\t",
+        ] {
+            let errors = resolved(planted).unwrap_err();
+            assert_eq!(
+                errors,
+                ["toolboxes.t.mcpServers.s.headers.X-Key is not a sendable header value once its variables are expanded (it holds a control character, or a space or tab at its start or end)"],
+                "{planted:?}"
+            );
+            assert!(!errors.concat().contains("planted"));
+        }
     }
 
     #[test]

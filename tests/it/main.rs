@@ -27,6 +27,7 @@ mod liveness;
 mod reload;
 #[cfg(feature = "remote")]
 mod remote;
+#[cfg(feature = "remote")]
 mod remote_config;
 mod repo;
 #[cfg(target_os = "linux")]
