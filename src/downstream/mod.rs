@@ -144,7 +144,9 @@ pub(crate) struct Remote {
     /// The URL as written in the config (unexpanded): what messages show.
     pub url_display: String,
     /// The values the url's `${VAR}` references expanded to, with the
-    /// references: a `Url` made from `url` shows them as written.
+    /// references: a `Url` made from `url` shows them as written (only the
+    /// remote transports and the sign-in make one).
+    #[cfg_attr(not(feature = "remote"), allow(dead_code))]
     pub hidden: Vec<(String, String)>,
     pub kind: crate::config::RemoteKind,
     /// Header names and expanded values (the values are secrets).
@@ -157,6 +159,7 @@ impl Remote {
     /// The URL, parsed: every message made from it, or from a URL derived
     /// from it, shows the url's references as written. The error names the
     /// url as written (a parser's reason may quote an expanded value).
+    #[cfg(feature = "remote")]
     pub(crate) fn parsed_url(&self) -> Result<crate::net::Url, String> {
         crate::net::Url::parse(&self.url)
             .map(|url| url.hiding(self.hidden.iter().cloned()))

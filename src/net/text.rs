@@ -46,6 +46,7 @@ pub(crate) fn shown(text: &str, limit: usize) -> String {
 }
 
 /// `bytes` as `shown` shows text, invalid UTF-8 as U+FFFD.
+#[cfg(feature = "remote")]
 pub(crate) fn shown_bytes(bytes: &[u8], limit: usize) -> String {
     // No more bytes than the characters shown can take (4 each), and one
     // more so that a longer text is still marked as cut.
@@ -76,6 +77,11 @@ mod tests {
         assert_eq!(shown("é".repeat(150).as_str(), 100).chars().count(), 104);
         assert_eq!(shown("short", 5), "short");
         assert_eq!(shown("longer", 5), "longe ...");
+    }
+
+    #[test]
+    #[cfg(feature = "remote")]
+    fn bytes_are_shown_as_text() {
         assert_eq!(shown_bytes(b"\xff\x1bok", 10), "\u{fffd}\\x1bok");
         assert_eq!(shown_bytes(&[b'x'; 300], 200).len(), 204);
     }
