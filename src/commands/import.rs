@@ -7,9 +7,11 @@
 //! `--write` merges it into the config instead (atomically, the previous
 //! version kept as a backup) and loads the result as `check` would.
 //!
-//! Exit 0, or 1 when `--write` wrote a config that does not load (the
-//! report says why), 2 when a named file or the workbench's config cannot
-//! be read. A shutdown signal while servers start stops them and ends the
+//! Exit 0; 1 when `--write` wrote a config that does not load (the report
+//! says why), or when a host's file that is there could not be read (named
+//! on stderr; the other hosts' servers are imported); 2, writing nothing,
+//! when a file `--from` names (a host's, or the file itself) or the
+//! workbench's config cannot be read. A shutdown signal while servers start stops them and ends the
 //! run with the shell's code for it (`interrupt`), writing nothing.
 
 use super::interrupt::Interrupt;
@@ -70,10 +72,21 @@ fn import(
         seen.push(source);
         match source {
             ImportFrom::Host(host) => read::hosts(&places, &[*host], &mut harvest),
-            ImportFrom::File(file) => {
-                read::named_file(&places, file, &mut harvest).map_err(usage)?
-            }
+            ImportFrom::File(file) => read::named_file(&places, file, &mut harvest),
         }
+    }
+    let unread = unread(&places, &harvest);
+    for line in &unread {
+        eprintln!("error: {line}");
+    }
+    if !from.is_empty() && !unread.is_empty() {
+        let (files, them) = match unread.len() {
+            1 => ("that file", "it"),
+            _ => ("those files", "them"),
+        };
+        return Err(usage(format!(
+            "nothing was imported and nothing was written: fix {files}, or leave {them} out of --from"
+        )));
     }
     let path = &config.path;
     let existing_text = match std::fs::read_to_string(path) {
@@ -165,7 +178,36 @@ fn import(
             .map(|()| ExitCode::SUCCESS)
         })
     };
-    printed.map_err(|e| (ExitCode::from(1), format!("cannot write the report: {e}")))
+    let code = printed.map_err(|e| (ExitCode::from(1), format!("cannot write the report: {e}")))?;
+    if !unread.is_empty() {
+        eprintln!(
+            "error: the servers of {} are not imported; the other hosts' are",
+            if unread.len() == 1 {
+                "that file"
+            } else {
+                "those files"
+            }
+        );
+        return Ok(ExitCode::from(1));
+    }
+    Ok(code)
+}
+
+/// Each host file that is there but could not be read or parsed, as a
+/// line naming it and why.
+fn unread(places: &Places, harvest: &Harvest) -> Vec<String> {
+    harvest
+        .files
+        .iter()
+        .filter_map(|file| match &file.outcome {
+            Outcome::Failed(why) => Some(format!(
+                "{} ({}) cannot be read: {why}",
+                places.show(&file.file),
+                file.host.name()
+            )),
+            _ => None,
+        })
+        .collect()
 }
 
 /// Starts the servers of `plan` that may be started, and lists them; the

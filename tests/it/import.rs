@@ -547,3 +547,62 @@ fn install_leaves_a_file_it_cannot_keep_alone() {
     assert!(stderr.contains("no backup of it to restore"), "{stderr}");
     assert_eq!(sb.tree(), before);
 }
+
+#[test]
+fn a_host_file_that_cannot_be_read_is_an_error() {
+    let sb = Sandbox::new("import-unreadable");
+    let cursor = sb.home.join(".cursor").join("mcp.json");
+    fs::write(
+        &cursor,
+        "{\n  \"mcpServers\": {\n    \"a\": {\"command\": \"x\"},\n",
+    )
+    .unwrap();
+    let shown = Path::new("~").join(".cursor").join("mcp.json");
+    let says = format!(
+        "error: {} (cursor) cannot be read: not valid JSON: line 4 column 0",
+        shown.display()
+    );
+    let before = sb.tree();
+    let named = cursor.to_str().unwrap();
+    // Named by its host or as a file: exit 2, nothing written.
+    for args in [
+        &["import", "--from", "cursor"][..],
+        &[
+            "import",
+            "--write",
+            "--from",
+            "claude-desktop",
+            "--from",
+            "cursor",
+        ],
+        &["import", "--write", "--from", named],
+    ] {
+        let out = sb.run(args);
+        let (stdout, stderr) = texts(&out);
+        assert_eq!(
+            out.status.code(),
+            Some(2),
+            "{args:?}: {stdout}\n--- stderr\n{stderr}"
+        );
+        assert!(stderr.contains(&says), "{args:?}: {stderr}");
+        assert!(
+            stderr.contains("nothing was imported and nothing was written"),
+            "{args:?}: {stderr}"
+        );
+        assert_eq!(sb.tree(), before, "{args:?}: files changed\n{stderr}");
+    }
+    // Not named: the other hosts are imported, and the exit says it.
+    let out = sb.run(&["import", "--no-start"]);
+    let (stdout, stderr) = texts(&out);
+    assert_eq!(out.status.code(), Some(1), "{stdout}\n--- stderr\n{stderr}");
+    assert!(stderr.contains(&says), "{stderr}");
+    assert!(stdout.contains("filesystem: "), "{stdout}");
+    let out = sb.run(&["import", "--write", "--no-start"]);
+    let (stdout, stderr) = texts(&out);
+    assert_eq!(out.status.code(), Some(1), "{stdout}\n--- stderr\n{stderr}");
+    assert!(stderr.contains(&says), "{stderr}");
+    assert!(
+        sb.config()["toolboxes"]["filesystem"].is_object(),
+        "{stdout}\n--- stderr\n{stderr}"
+    );
+}
