@@ -126,6 +126,7 @@ fn import(
             &found.name,
             &found.mapped.entry,
             found.mapped.description.as_deref(),
+            &shown_all(&places, &planned.projects),
             listing.as_ref().ok(),
         );
         let toolbox = merge::toolbox(&text, &planned.toolbox, found.mapped.entry.node());
@@ -428,6 +429,11 @@ fn remote_servers(text: &str) -> Vec<String> {
     out
 }
 
+/// Each of `folders` as reports show it (the home folder written `~`).
+fn shown_all(places: &Places, folders: &[std::path::PathBuf]) -> Vec<String> {
+    folders.iter().map(|f| places.show(f)).collect()
+}
+
 /// What the run read, chose and left, for a person.
 struct Report<'a> {
     places: &'a Places,
@@ -489,6 +495,14 @@ impl Report<'_> {
                     out,
                     "      also in {} (the same server: imported once)",
                     self.origin(also)
+                )?;
+            }
+            if !planned.projects.is_empty() {
+                let projects = shown_all(self.places, &planned.projects).join(", ");
+                writeln!(
+                    out,
+                    "      enabled for {} only ({projects}): once imported, this toolbox is offered in every session, whatever the project",
+                    if planned.projects.len() == 1 { "one project" } else { "some projects" },
                 )?;
             }
             if let Err(why) = listing {

@@ -2,13 +2,15 @@
 //! same command, arguments and environment, or the same URL, found in
 //! several hosts or already in the workbench's config, counts once), in a
 //! toolbox of its own named after it, with names made valid and clashes
-//! suffixed (`github-2`), each change noted. No IO.
+//! suffixed (`github-2`), each change noted; and the projects a server is
+//! enabled for when its hosts enable it for some projects only. No IO.
 
 use super::entry::{identity_of, Identity};
 use super::found::{Harvest, Origin};
 use crate::config::ordered_json::Node;
 use crate::config::valid_name;
 use std::collections::HashMap;
+use std::path::PathBuf;
 
 /// One server to import.
 #[derive(Debug)]
@@ -19,6 +21,9 @@ pub(crate) struct Planned {
     pub found: usize,
     /// Where else the same server was found.
     pub also: Vec<Origin>,
+    /// The folders of the projects its hosts enable it for, when that is
+    /// for some projects only (`projects`).
+    pub projects: Vec<PathBuf>,
 }
 
 /// The plan.
@@ -99,9 +104,29 @@ pub(crate) fn plan(harvest: &Harvest, existing: &Node) -> Plan {
             toolbox: name,
             found: index,
             also: Vec::new(),
+            projects: Vec::new(),
         });
     }
+    for planned in &mut plan.servers {
+        let origin = &harvest.found[planned.found].origin;
+        planned.projects = projects(std::iter::once(origin).chain(&planned.also));
+    }
     plan
+}
+
+/// The projects a server found at `origins` is enabled for, each once, in
+/// the order found: none when any host enables it for every project (a
+/// user's own list).
+pub(crate) fn projects<'a>(origins: impl IntoIterator<Item = &'a Origin>) -> Vec<PathBuf> {
+    let mut out: Vec<PathBuf> = Vec::new();
+    for origin in origins {
+        match &origin.project {
+            None => return Vec::new(),
+            Some(folder) if !out.contains(folder) => out.push(folder.clone()),
+            Some(_) => {}
+        }
+    }
+    out
 }
 
 /// `name` as a valid toolbox and server name: other characters become
@@ -136,7 +161,6 @@ mod tests {
     use crate::hosts::found::Found;
     use crate::hosts::host::Host;
     use crate::hosts::json_entry::Mapped;
-    use std::path::PathBuf;
 
     fn found(name: &str, host: Host, command: &str) -> Found {
         Found {
@@ -201,7 +225,45 @@ mod tests {
                 "'dev' from codex is imported as 'dev-2': the workbench's config has a toolbox of that name",
             ]
         );
+        assert!(plan.servers.iter().all(|p| p.projects.is_empty()));
         assert_eq!(valid("a__b"), "a_b");
         assert_eq!(valid(""), "server");
+    }
+
+    #[test]
+    fn a_server_of_some_projects_only_names_them() {
+        let in_project = |name: &str, host, command: &str, folder: &str| {
+            let mut f = found(name, host, command);
+            f.origin.project = Some(PathBuf::from(folder));
+            f
+        };
+        let harvest = Harvest {
+            found: vec![
+                in_project("db", Host::ClaudeCode, "db-server", "/code/app"),
+                in_project("db", Host::Cursor, "db-server", "/code/web"),
+                in_project("db", Host::VsCode, "db-server", "/code/app"),
+                in_project("lint", Host::ClaudeCode, "lint-server", "/code/app"),
+                found("lint", Host::Cursor, "lint-server"),
+                found("all", Host::ClaudeDesktop, "all-server"),
+                in_project("all", Host::ClaudeCode, "all-server", "/code/app"),
+            ],
+            ..Harvest::default()
+        };
+        let plan = plan(&harvest, &Node::Null);
+        let projects: Vec<(&str, Vec<PathBuf>)> = plan
+            .servers
+            .iter()
+            .map(|p| (p.toolbox.as_str(), p.projects.clone()))
+            .collect();
+        let app = PathBuf::from("/code/app");
+        let web = PathBuf::from("/code/web");
+        assert_eq!(
+            projects,
+            [
+                ("db", vec![app, web]),
+                ("lint", Vec::new()),
+                ("all", Vec::new())
+            ]
+        );
     }
 }

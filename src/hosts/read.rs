@@ -40,13 +40,31 @@ pub(crate) fn named_file(places: &Places, file: &Path, harvest: &mut Harvest) {
         }
     };
     let host = guess(file, &text);
-    let scope = match host {
-        Host::ClaudeCode if file.file_name().is_some_and(|n| n == ".mcp.json") => {
-            Scope::Project(file.parent().map(Path::to_path_buf).unwrap_or_default())
-        }
-        _ => Scope::User,
-    };
+    let scope = named_scope(places, host, file);
     read_text(places, host, file, &scope, &text, false, harvest);
+}
+
+/// Whose file a named file is: a project's when it is one of the project
+/// files `import` reads in the working directory (`.mcp.json`,
+/// `.cursor/mcp.json` but the user's own, `.vscode/mcp.json`), of the
+/// project in the folder that holds it.
+fn named_scope(places: &Places, host: Host, file: &Path) -> Scope {
+    let file = std::path::absolute(file).unwrap_or_else(|_| file.to_path_buf());
+    let parent = file.parent();
+    let name = file.file_name().and_then(|n| n.to_str()).unwrap_or("");
+    let folder = parent.and_then(Path::file_name).and_then(|n| n.to_str());
+    let project = match (host, name, folder) {
+        (Host::ClaudeCode, ".mcp.json", _) => parent,
+        (Host::Cursor, "mcp.json", Some(".cursor")) if file != places.user_file(host) => {
+            parent.and_then(Path::parent)
+        }
+        (Host::VsCode, "mcp.json", Some(".vscode")) => parent.and_then(Path::parent),
+        _ => None,
+    };
+    match project {
+        Some(folder) => Scope::Project(folder.to_path_buf()),
+        None => Scope::User,
+    }
 }
 
 /// Which host wrote `file`: Codex for TOML, else by the file's name, else by

@@ -606,3 +606,55 @@ fn a_host_file_that_cannot_be_read_is_an_error() {
         "{stdout}\n--- stderr\n{stderr}"
     );
 }
+
+#[test]
+fn a_server_of_one_project_says_so() {
+    let sb = Sandbox::new("import-project");
+    let folder = sb.project.display().to_string();
+    let out = sb.run(&["import", "--from", "claude-code", "--from", "cursor"]);
+    let (stdout, stderr) = texts(&out);
+    assert_eq!(out.status.code(), Some(0), "{stdout}\n--- stderr\n{stderr}");
+    let offered = format!(
+        "enabled for one project only ({folder}): once imported, this toolbox is offered in every session"
+    );
+    // Claude Code's list for one project in ~/.claude.json, started.
+    let db = format!(
+        "db: The db MCP server (mcp-fake-server). For the project in {folder} only. Tools: remember, recall."
+    );
+    assert!(stdout.contains(&db), "missing {db:?} in\n{stdout}");
+    assert!(stdout.contains(&offered), "{stdout}");
+    // A project's own files in the working directory (as the system names
+    // it: macOS's /tmp is a link), not started.
+    for start in [
+        "  docs: The docs MCP server (mcp-fake-server). For the project in ",
+        "  local-tool: The local-tool MCP server. For the project in ",
+    ] {
+        let line = stdout.lines().find(|l| l.starts_with(start));
+        assert!(
+            line.is_some_and(|l| l.ends_with("project only.")),
+            "{start:?} in\n{stdout}"
+        );
+    }
+    let said = "): once imported, this toolbox is offered in every session, whatever the project";
+    assert_eq!(stdout.matches(said).count(), 3, "{stdout}");
+    // A user's own server says nothing of a project.
+    let github = stdout
+        .lines()
+        .find(|l| l.starts_with("  github: "))
+        .unwrap_or_default();
+    assert!(
+        github.ends_with("Tools: search_issues, create_issue, merge_pull_request."),
+        "{stdout}"
+    );
+    // A project's file named on the command line is the project's too.
+    let vscode = sb.project.join(".vscode").join("mcp.json");
+    let out = sb.run(&["import", "--no-start", "--from", vscode.to_str().unwrap()]);
+    let (stdout, stderr) = texts(&out);
+    assert!(
+        stdout.contains(&format!(
+            "playwright: The playwright MCP server (@playwright/mcp). For the project in {folder} only."
+        )),
+        "{stdout}\n--- stderr\n{stderr}"
+    );
+    assert!(stdout.contains(&offered), "{stdout}");
+}
