@@ -26,13 +26,31 @@ pub(crate) struct Planned {
     pub projects: Vec<PathBuf>,
 }
 
+/// A server the workbench's config already holds.
+#[derive(Debug, PartialEq)]
+pub(crate) struct Held {
+    /// Its first index in `Harvest::found`.
+    pub found: usize,
+    /// Where else the same server was found.
+    pub also: Vec<Origin>,
+    /// Where it is in the config.
+    pub toolbox: String,
+    pub server: String,
+}
+
+impl Held {
+    /// Its JSON path in the config.
+    pub(crate) fn place(&self) -> String {
+        format!("toolboxes.{}.mcpServers.{}", self.toolbox, self.server)
+    }
+}
+
 /// The plan.
 #[derive(Debug, Default)]
 pub(crate) struct Plan {
     pub servers: Vec<Planned>,
-    /// Servers the workbench's config already holds: the index found, and
-    /// where in the config it is.
-    pub already: Vec<(usize, String)>,
+    /// Servers the workbench's config already holds, each once.
+    pub already: Vec<Held>,
     /// Renames, and why.
     pub notes: Vec<String>,
 }
@@ -43,7 +61,7 @@ const NAME_MAX: usize = 60;
 /// Plans `harvest` against `existing`, the workbench's config as written
 /// (`Node::Null` when there is none).
 pub(crate) fn plan(harvest: &Harvest, existing: &Node) -> Plan {
-    let mut held: HashMap<Identity, String> = HashMap::new();
+    let mut held: HashMap<Identity, (String, String)> = HashMap::new();
     let mut taken: Vec<String> = Vec::new();
     let toolboxes = existing
         .get("toolboxes")
@@ -58,16 +76,28 @@ pub(crate) fn plan(harvest: &Harvest, existing: &Node) -> Plan {
         for (server, entry) in servers {
             if let Some(identity) = identity_of(entry) {
                 held.entry(identity)
-                    .or_insert_with(|| format!("toolboxes.{toolbox}.mcpServers.{server}"));
+                    .or_insert_with(|| (toolbox.clone(), server.clone()));
             }
         }
     }
     let mut plan = Plan::default();
     let mut planned: HashMap<Identity, usize> = HashMap::new();
+    let mut kept: HashMap<Identity, usize> = HashMap::new();
     for (index, found) in harvest.found.iter().enumerate() {
         let identity = found.mapped.entry.identity();
-        if let Some(place) = held.get(&identity) {
-            plan.already.push((index, place.clone()));
+        if let Some((toolbox, server)) = held.get(&identity) {
+            match kept.get(&identity) {
+                Some(&at) => plan.already[at].also.push(found.origin.clone()),
+                None => {
+                    kept.insert(identity, plan.already.len());
+                    plan.already.push(Held {
+                        found: index,
+                        also: Vec::new(),
+                        toolbox: toolbox.clone(),
+                        server: server.clone(),
+                    });
+                }
+            }
             continue;
         }
         if let Some(&at) = planned.get(&identity) {
@@ -191,6 +221,7 @@ mod tests {
                 found("my server.v2", Host::Gemini, "x"),
                 found("dev", Host::Codex, "y"),
                 found("held", Host::Codex, "already"),
+                found("held-too", Host::Cursor, "already"),
             ],
             ..Harvest::default()
         };
@@ -214,8 +245,11 @@ mod tests {
             ]
         );
         assert_eq!(
-            plan.already,
-            [(5, "toolboxes.dev.mcpServers.h".to_string())]
+            plan.already
+                .iter()
+                .map(|h| (h.found, h.place(), h.also.len()))
+                .collect::<Vec<_>>(),
+            [(5, "toolboxes.dev.mcpServers.h".to_string(), 1)]
         );
         assert_eq!(
             plan.notes,

@@ -658,3 +658,83 @@ fn a_server_of_one_project_says_so() {
     );
     assert!(stdout.contains(&offered), "{stdout}");
 }
+
+#[test]
+fn a_slow_starter_is_waited_for() {
+    let sb = Sandbox::new("import-slow");
+    // Slower than the 10 s import gave every server, within the default
+    // startupTimeoutMs (a package runner on a cold cache).
+    let script = sb.root.join("slow.json");
+    fs::write(
+        &script,
+        json!({"initializeDelayMs": 11000, "instructions": "Answers slowly.",
+            "tools": [{"tool": {"name": "wait", "inputSchema": {"type": "object"}}}]})
+        .to_string(),
+    )
+    .unwrap();
+    let desktop = app_config(&sb.home, "Claude").join("claude_desktop_config.json");
+    let host =
+        json!({"mcpServers": {"slow": {"command": FAKE, "args": [script.to_str().unwrap()]}}});
+    fs::write(&desktop, host.to_string()).unwrap();
+    let out = sb.run(&["import", "--from", "claude-desktop"]);
+    let (stdout, stderr) = texts(&out);
+    assert_eq!(out.status.code(), Some(0), "{stdout}\n--- stderr\n{stderr}");
+    let described = "slow: The slow MCP server (mcp-fake-server). Answers slowly. Tools: wait.";
+    assert!(stdout.contains(described), "{stdout}\n--- stderr\n{stderr}");
+    assert!(
+        stderr.contains("Starting 1 server to list its tools"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn a_later_import_fills_in_a_description_written_without_tools() {
+    let sb = Sandbox::new("import-refill");
+    let from = ["--from", "claude-desktop"];
+    let out = sb.run(&[&["import", "--write", "--no-start"][..], &from].concat());
+    let (stdout, stderr) = texts(&out);
+    assert_eq!(out.status.code(), Some(0), "{stdout}\n--- stderr\n{stderr}");
+    let unlisted = "The memory MCP server (mcp-fake-server).";
+    assert_eq!(sb.config()["toolboxes"]["memory"]["description"], unlisted);
+    // The user's own words stay.
+    let text = fs::read_to_string(&sb.config).unwrap();
+    let edited = text.replacen(
+        "\"The filesystem MCP server (mcp-fake-server).\"",
+        "\"My files.\"",
+        1,
+    );
+    assert_ne!(edited, text, "{text}");
+    fs::write(&sb.config, edited).unwrap();
+    let out = sb.run(&[&["import", "--write"][..], &from].concat());
+    let (stdout, stderr) = texts(&out);
+    assert_eq!(out.status.code(), Some(0), "{stdout}\n--- stderr\n{stderr}");
+    let filled = "The memory MCP server (mcp-fake-server). Tools: remember, recall.";
+    let config = sb.config();
+    assert_eq!(
+        config["toolboxes"]["memory"]["description"], filled,
+        "{stdout}\n--- stderr\n{stderr}"
+    );
+    assert_eq!(
+        config["toolboxes"]["filesystem"]["description"],
+        "My files."
+    );
+    // The disabled one is not started, and not mentioned.
+    assert_eq!(
+        config["toolboxes"]["old"]["description"],
+        "The old MCP server (mcp-fake-server)."
+    );
+    for line in [
+        "Toolboxes an earlier import wrote before their servers could be listed (1):",
+        &format!("  memory: {filled}"),
+        "(1 description filled in; the previous version is ",
+    ] {
+        assert!(stdout.contains(line), "missing {line:?} in\n{stdout}");
+    }
+    assert_eq!(sb.toolbox_names(), ["filesystem", "memory", "old"]);
+    // Filled in once.
+    let written = fs::read(&sb.config).unwrap();
+    let out = sb.run(&[&["import", "--write"][..], &from].concat());
+    let (stdout, _) = texts(&out);
+    assert!(stdout.contains("Nothing new to import"), "{stdout}");
+    assert_eq!(fs::read(&sb.config).unwrap(), written);
+}
