@@ -2,14 +2,18 @@
 //! (every installed host's, or those `--from` names), maps their servers
 //! onto the workbench's keys, plans one toolbox per distinct server, starts
 //! the stdio ones once to describe them by their instructions and tools
-//! (not with `--no-start`), and prints the config it would write, secrets
-//! masked, with what it read, chose, skipped and could not carry over.
+//! (not with `--no-start`; also those whose toolbox an earlier import wrote
+//! unlisted, `refill`, to fill in their descriptions), and prints the
+//! config it would write, secrets masked, with what it read, chose, skipped
+//! and could not carry over.
 //! `--write` merges it into the config instead (atomically, the previous
 //! version kept as a backup) and loads the result as `check` would.
 //!
-//! Exit 0, or 1 when `--write` wrote a config that does not load (the
-//! report says why), 2 when a named file or the workbench's config cannot
-//! be read. A shutdown signal while servers start stops them and ends the
+//! Exit 0; 1 when `--write` wrote a config that does not load (the report
+//! says why), or when a host's file that is there could not be read (named
+//! on stderr; the other hosts' servers are imported); 2, writing nothing,
+//! when a file `--from` names (a host's, or the file itself) or the
+//! workbench's config cannot be read. A shutdown signal while servers start stops them and ends the
 //! run with the shell's code for it (`interrupt`), writing nothing.
 
 use super::interrupt::Interrupt;
@@ -21,10 +25,10 @@ use crate::hosts::describe::{self, Listing};
 use crate::hosts::found::{Harvest, Origin, Outcome};
 use crate::hosts::listing::{self, Job};
 use crate::hosts::paths::{Os, Places};
-use crate::hosts::{files, mask, merge, plan, read};
+use crate::hosts::{files, mask, merge, plan, read, refill};
 use crate::wire::outbox::Outbox;
 use std::io::{self, Write};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::SystemTime;
@@ -70,10 +74,21 @@ fn import(
         seen.push(source);
         match source {
             ImportFrom::Host(host) => read::hosts(&places, &[*host], &mut harvest),
-            ImportFrom::File(file) => {
-                read::named_file(&places, file, &mut harvest).map_err(usage)?
-            }
+            ImportFrom::File(file) => read::named_file(&places, file, &mut harvest),
         }
+    }
+    let unread = unread(&places, &harvest);
+    for line in &unread {
+        eprintln!("error: {line}");
+    }
+    if !from.is_empty() && !unread.is_empty() {
+        let (files, them) = match unread.len() {
+            1 => ("that file", "it"),
+            _ => ("those files", "them"),
+        };
+        return Err(usage(format!(
+            "nothing was imported and nothing was written: fix {files}, or leave {them} out of --from"
+        )));
     }
     let path = &config.path;
     let existing_text = match std::fs::read_to_string(path) {
@@ -98,11 +113,19 @@ fn import(
         })?),
     };
     let plan = plan::plan(&harvest, existing.as_ref().unwrap_or(&Node::Null));
+    let show = |folder: &PathBuf| places.show(folder);
+    // Only those import may start now: one that is not started (disabled,
+    // remote, --no-start) keeps its description without a word.
+    let mut refills = existing
+        .as_ref()
+        .map(|existing| refill::refills(&harvest, &plan, existing, &show))
+        .unwrap_or_default();
+    refills.retain(|refill| refill_skip(&harvest, &plan, refill, start).is_none());
     let folder = std::path::absolute(path)
         .ok()
         .and_then(|p| p.parent().map(Path::to_path_buf))
         .unwrap_or_default();
-    let listings = match describe_servers(&harvest, &plan, start, &folder) {
+    let (listings, relistings) = match describe_servers(&harvest, &plan, &refills, start, &folder) {
         Ok(listings) => listings,
         Err(code) => return Ok(code),
     };
@@ -113,13 +136,44 @@ fn import(
             &found.name,
             &found.mapped.entry,
             found.mapped.description.as_deref(),
+            &shown_all(&places, &planned.projects),
             listing.as_ref().ok(),
         );
         let toolbox = merge::toolbox(&text, &planned.toolbox, found.mapped.entry.node());
         toolboxes.push((planned.toolbox.clone(), toolbox));
     }
-    let merged = merge::merge(existing.as_ref(), toolboxes)
+    let mut merged = merge::merge(existing.as_ref(), toolboxes)
         .map_err(|e| usage(format!("{}: {e}", path.display())))?;
+    let mut described = Vec::new();
+    for (refill, listing) in refills.iter().zip(relistings) {
+        let held = &plan.already[refill.held];
+        let found = &harvest.found[held.found];
+        let text = listing.map(|listing| {
+            describe::description(
+                &found.name,
+                &found.mapped.entry,
+                found.mapped.description.as_deref(),
+                &shown_all(&places, &refill.projects),
+                Some(&listing),
+            )
+        });
+        let was = existing
+            .as_ref()
+            .and_then(|e| e.get("toolboxes"))
+            .and_then(|t| t.get(&held.toolbox))
+            .and_then(|t| t.get("description"))
+            .and_then(Node::as_str);
+        match text {
+            Ok(text) if Some(text.as_str()) == was => {}
+            Ok(text) => {
+                if merge::describe(&mut merged, &held.toolbox, &text) {
+                    described.push((held.toolbox.clone(), Ok(text)));
+                }
+            }
+            Err(why) => described.push((held.toolbox.clone(), Err(why))),
+        }
+    }
+    let filled = described.iter().filter(|(_, d)| d.is_ok()).count();
     let style = existing_text
         .as_deref()
         .map(files::style_of)
@@ -130,9 +184,10 @@ fn import(
         harvest: &harvest,
         plan: &plan,
         listings: &listings,
+        described: &described,
         merged: &merged,
     };
-    let printed = if plan.servers.is_empty() && !write {
+    let printed = if plan.servers.is_empty() && filled == 0 && !write {
         report.print(out).and_then(|()| {
             writeln!(out, "\nNothing to import; nothing was written.").map(|()| ExitCode::SUCCESS)
         })
@@ -142,7 +197,7 @@ fn import(
                 path,
                 existing_text.is_some(),
                 &text,
-                plan.servers.len(),
+                (plan.servers.len(), filled),
                 out,
             )
         })
@@ -165,58 +220,127 @@ fn import(
             .map(|()| ExitCode::SUCCESS)
         })
     };
-    printed.map_err(|e| (ExitCode::from(1), format!("cannot write the report: {e}")))
+    let code = printed.map_err(|e| (ExitCode::from(1), format!("cannot write the report: {e}")))?;
+    if !unread.is_empty() {
+        eprintln!(
+            "error: the servers of {} are not imported; the other hosts' are",
+            if unread.len() == 1 {
+                "that file"
+            } else {
+                "those files"
+            }
+        );
+        return Ok(ExitCode::from(1));
+    }
+    Ok(code)
 }
 
-/// Starts the servers of `plan` that may be started, and lists them; the
-/// shell's code when a shutdown signal came.
+/// Each host file that is there but could not be read or parsed, as a
+/// line naming it and why.
+fn unread(places: &Places, harvest: &Harvest) -> Vec<String> {
+    harvest
+        .files
+        .iter()
+        .filter_map(|file| match &file.outcome {
+            Outcome::Failed(why) => Some(format!(
+                "{} ({}) cannot be read: {why}",
+                places.show(&file.file),
+                file.host.name()
+            )),
+            _ => None,
+        })
+        .collect()
+}
+
+/// The listings of the servers of `plan` and of `refills`, each started
+/// if it may be; the shell's code when a shutdown signal came.
 fn describe_servers(
     harvest: &Harvest,
     plan: &plan::Plan,
+    refills: &[refill::Refill],
     start: bool,
     folder: &Path,
-) -> Result<Vec<Result<Listing, String>>, ExitCode> {
-    let jobs: Vec<Job<'_>> = plan
-        .servers
-        .iter()
-        .map(|planned| {
-            let found = &harvest.found[planned.found];
-            let entry = &found.mapped.entry;
-            let skip = if !start {
-                Some("not started (--no-start)".to_string())
-            } else if entry.disabled {
-                Some("not started: it is disabled".to_string())
-            } else if entry.is_remote() {
-                Some("not started: a remote server".to_string())
-            } else if found.origin.project_file {
-                Some("not started: it comes from the project's own file, whose commands are not run before you have read them".to_string())
-            } else {
-                None
-            };
-            Job {
-                name: &planned.toolbox,
-                entry,
-                skip,
-            }
-        })
-        .collect();
-    if jobs.iter().all(|j| j.skip.is_some()) {
-        return Ok(jobs
-            .into_iter()
+) -> Result<(Listings, Listings), ExitCode> {
+    let mut jobs: Vec<Job<'_>> = Vec::new();
+    for planned in &plan.servers {
+        let found = &harvest.found[planned.found];
+        let entry = &found.mapped.entry;
+        jobs.push(Job {
+            name: &planned.toolbox,
+            entry: entry.node(),
+            skip: skip(
+                start,
+                entry.disabled,
+                entry.is_remote(),
+                found.origin.project_file,
+            ),
+        });
+    }
+    for refill in refills {
+        jobs.push(Job {
+            name: &plan.already[refill.held].server,
+            entry: refill.entry.clone(),
+            skip: refill_skip(harvest, plan, refill, start),
+        });
+    }
+    let starting = jobs.iter().filter(|j| j.skip.is_none()).count();
+    let mut listings = if starting == 0 {
+        jobs.into_iter()
             .map(|j| Err(j.skip.unwrap_or_default()))
-            .collect());
-    }
-    let launcher = Arc::new(Launcher::new(
-        Arc::new(Outbox::new(Box::new(io::sink()))),
-        None,
-    ));
-    let interrupt = Interrupt::watch(&launcher);
-    let listings = listing::list(&jobs, folder, &launcher, &|| interrupt.came());
-    if let Some((_, code)) = interrupt.finish() {
-        return Err(code);
-    }
-    launcher.shutdown();
-    Ok(listings)
+            .collect()
+    } else {
+        eprintln!(
+            "Starting {starting} server{} to list {} tools ({} at a time, each within its \"startupTimeoutMs\", {} s at least; --no-start does not)...",
+            if starting == 1 { "" } else { "s" },
+            if starting == 1 { "its" } else { "their" },
+            listing::PARALLEL,
+            crate::config::DEFAULT_STARTUP_TIMEOUT.as_secs(),
+        );
+        let launcher = Arc::new(Launcher::new(
+            Arc::new(Outbox::new(Box::new(io::sink()))),
+            None,
+        ));
+        let interrupt = Interrupt::watch(&launcher);
+        let listings = listing::list(&jobs, folder, &launcher, &|| interrupt.came());
+        if let Some((_, code)) = interrupt.finish() {
+            return Err(code);
+        }
+        launcher.shutdown();
+        listings
+    };
+    let relistings = listings.split_off(plan.servers.len());
+    Ok((listings, relistings))
+}
+
+type Listings = Vec<Result<Listing, String>>;
+
+/// Why a toolbox to describe again is not started, if it is not.
+fn refill_skip(
+    harvest: &Harvest,
+    plan: &plan::Plan,
+    refill: &refill::Refill,
+    start: bool,
+) -> Option<String> {
+    let found = &harvest.found[plan.already[refill.held].found];
+    let disabled = refill.entry.get("disabled") == Some(&Node::Bool(true));
+    let remote = refill.entry.get("command").is_none();
+    skip(start, disabled, remote, found.origin.project_file)
+}
+
+/// Why a server is not started to list it, if it is not.
+fn skip(start: bool, disabled: bool, remote: bool, project_file: bool) -> Option<String> {
+    let why = if !start {
+        "not started (--no-start)"
+    } else if disabled {
+        "not started: it is disabled"
+    } else if remote {
+        "not started: a remote server"
+    } else if project_file {
+        "not started: it comes from the project's own file, whose commands are not run before you have read them"
+    } else {
+        return None;
+    };
+    Some(why.to_string())
 }
 
 /// Writes the config (after a backup of the one there) and loads it as
@@ -225,10 +349,10 @@ fn write_config(
     path: &Path,
     existed: bool,
     text: &str,
-    added: usize,
+    (added, filled): (usize, usize),
     out: &mut impl Write,
 ) -> io::Result<ExitCode> {
-    if added == 0 {
+    if added == 0 && filled == 0 {
         writeln!(
             out,
             "\nNothing new to import: {} is unchanged.",
@@ -268,13 +392,16 @@ fn write_config(
         )?;
         return Ok(ExitCode::from(1));
     }
-    let n = added;
-    write!(
-        out,
-        "\nWrote {} ({n} toolbox{} added",
-        path.display(),
-        if n == 1 { "" } else { "es" }
-    )?;
+    let mut changes = Vec::new();
+    if added > 0 {
+        let es = if added == 1 { "" } else { "es" };
+        changes.push(format!("{added} toolbox{es} added"));
+    }
+    if filled > 0 {
+        let s = if filled == 1 { "" } else { "s" };
+        changes.push(format!("{filled} description{s} filled in"));
+    }
+    write!(out, "\nWrote {} ({}", path.display(), changes.join(", "))?;
     match backup {
         Some(backup) => writeln!(out, "; the previous version is {}).", backup.display())?,
         None => writeln!(out, "; a new file).")?,
@@ -386,12 +513,20 @@ fn remote_servers(text: &str) -> Vec<String> {
     out
 }
 
+/// Each of `folders` as reports show it (the home folder written `~`).
+fn shown_all(places: &Places, folders: &[std::path::PathBuf]) -> Vec<String> {
+    folders.iter().map(|f| places.show(f)).collect()
+}
+
 /// What the run read, chose and left, for a person.
 struct Report<'a> {
     places: &'a Places,
     harvest: &'a Harvest,
     plan: &'a plan::Plan,
     listings: &'a [Result<Listing, String>],
+    /// The toolboxes an earlier import wrote unlisted: each one's new
+    /// description, or why it still has none.
+    described: &'a [(String, Result<String, String>)],
     merged: &'a Node,
 }
 
@@ -449,6 +584,14 @@ impl Report<'_> {
                     self.origin(also)
                 )?;
             }
+            if !planned.projects.is_empty() {
+                let projects = shown_all(self.places, &planned.projects).join(", ");
+                writeln!(
+                    out,
+                    "      enabled for {} only ({projects}): once imported, this toolbox is offered in every session, whatever the project",
+                    if planned.projects.len() == 1 { "one project" } else { "some projects" },
+                )?;
+            }
             if let Err(why) = listing {
                 writeln!(out, "      tools not listed: {why}")?;
             }
@@ -458,9 +601,24 @@ impl Report<'_> {
                 out,
                 "\nAlready in the workbench's config (not imported again):"
             )?;
-            for (index, place) in &self.plan.already {
-                let found = &harvest.found[*index];
-                writeln!(out, "  {} is {place}", self.origin(&found.origin))?;
+            for held in &self.plan.already {
+                let origin = &harvest.found[held.found].origin;
+                for origin in std::iter::once(origin).chain(&held.also) {
+                    writeln!(out, "  {} is {}", self.origin(origin), held.place())?;
+                }
+            }
+        }
+        if !self.described.is_empty() {
+            writeln!(
+                out,
+                "\nToolboxes an earlier import wrote before their servers could be listed ({}):",
+                self.described.len()
+            )?;
+            for (toolbox, described) in self.described {
+                match described {
+                    Ok(text) => writeln!(out, "  {toolbox}: {text}")?,
+                    Err(why) => writeln!(out, "  {toolbox}: still not listed: {why}")?,
+                }
             }
         }
         if !harvest.skipped.is_empty() {

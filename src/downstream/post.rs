@@ -151,13 +151,13 @@ pub(super) fn read_answer(
         Ok(_) => Err(format!(
             "{} answered with a message that is not the response to the request: {}",
             common.shown,
-            shown_body(&body)
+            shown_body(&content_type, &body)
         )),
         Err(()) => Err(format!(
             "{} answered with a body that is not MCP JSON{}: {}",
             common.shown,
             content_type_note(&content_type),
-            shown_body(&body)
+            shown_body(&content_type, &body)
         )),
     }
 }
@@ -224,9 +224,11 @@ pub(super) fn refusal(
 ) -> Option<String> {
     let status = exchange.status();
     let reason = exchange.head.reason.clone();
-    let is_json = exchange
+    let content_type = exchange
         .header("content-type")
-        .is_some_and(|t| t.to_ascii_lowercase().starts_with("application/json"));
+        .unwrap_or("")
+        .to_ascii_lowercase();
+    let is_json = content_type.starts_with("application/json");
     // Enough for a JSON-RPC error; a longer body is only shown in part.
     let body = exchange.body.read_to_end(1 << 20).unwrap_or_default();
     if is_json && expect.is_some() && peek::response_id(&body) == Ok(expect) {
@@ -251,7 +253,7 @@ pub(super) fn refusal(
         format!(
             "{} answered {status}{reason}{hint}: {}",
             common.shown,
-            shown_body(&body)
+            shown_body(&content_type, &body)
         )
     })
 }
@@ -264,9 +266,10 @@ fn content_type_note(content_type: &str) -> String {
     }
 }
 
-/// The first bytes of a body, on one line, fit to show.
-pub(super) fn shown_body(body: &[u8]) -> String {
-    crate::net::text::shown_bytes(body, SHOWN_BODY)
+/// The first bytes of a body, on one line, fit to show; an HTML page by
+/// its title (`net::page`).
+pub(super) fn shown_body(content_type: &str, body: &[u8]) -> String {
+    crate::net::page::shown_body(content_type, body, SHOWN_BODY)
 }
 
 #[cfg(test)]
@@ -276,13 +279,20 @@ mod tests {
     #[test]
     fn a_body_is_shown_on_one_line_and_cut() {
         assert_eq!(
-            shown_body(b"<h1>Bad\r\n  gateway</h1>\n"),
+            shown_body("text/plain", b"<h1>Bad\r\n  gateway</h1>\n"),
             "<h1>Bad gateway</h1>"
         );
+        assert_eq!(
+            shown_body("text/html", b"<h1>Bad\r\n  gateway</h1>\n"),
+            "an HTML page headed \"Bad gateway\""
+        );
         let long = vec![b'x'; 300];
-        let shown = shown_body(&long);
+        let shown = shown_body("", &long);
         assert_eq!(shown.len(), 204);
         assert!(shown.ends_with(" ..."));
-        assert_eq!(shown_body("é".repeat(250).as_bytes()).chars().count(), 204);
+        assert_eq!(
+            shown_body("", "é".repeat(250).as_bytes()).chars().count(),
+            204
+        );
     }
 }

@@ -431,10 +431,13 @@ fn a_session_id_with_control_bytes_is_refused() {
 }
 
 #[test]
-fn an_error_status_fails_that_call_alone_with_the_status_and_the_start_of_the_body() {
+fn an_error_status_fails_that_call_alone_with_the_status_and_what_the_body_says() {
     let server = mcp(|message, seen, reply| {
         if message["params"]["name"] == "slow" {
-            let body = format!("{}{}", "<html>upstream exploded", "x".repeat(400));
+            let body = format!(
+                "<!DOCTYPE html>\n<html><head><title>Upstream\n exploded</title></head><body>{}</body></html>",
+                "<p>x</p>".repeat(400)
+            );
             reply.send(500, &[("Content-Type", "text/html")], body.as_bytes());
         } else {
             echo(message, seen, reply);
@@ -454,8 +457,10 @@ fn an_error_status_fails_that_call_alone_with_the_status_and_the_start_of_the_bo
         "{text}"
     );
     assert!(
-        text.contains("(shown) answered 500 Internal Server Error: <html>upstream exploded"),
-        "{text}"
+        text.contains(
+            "(shown) answered 500 Internal Server Error: an HTML page titled \"Upstream exploded\""
+        ),
+        "the page's title, not its markup: {text}"
     );
     assert!(text.len() < 400, "the body is cut: {text}");
     case.call(2, "echo", None);
@@ -465,8 +470,8 @@ fn an_error_status_fails_that_call_alone_with_the_status_and_the_start_of_the_bo
 
 #[test]
 fn a_body_that_is_not_mcp_fails_the_call_saying_so() {
-    let server =
-        mcp(|_, _, reply| reply.send(200, &[("Content-Type", "text/html")], b"<html>login</html>"));
+    let page = b"<html><head><title>Sign in</title></head><body><form>login</form></body></html>";
+    let server = mcp(|_, _, reply| reply.send(200, &[("Content-Type", "text/html")], page));
     let case = Case::open(spec(
         "s",
         &server.url("/mcp"),
@@ -477,7 +482,7 @@ fn a_body_that_is_not_mcp_fails_the_call_saying_so() {
     case.call(1, "echo", None);
     let text = case.text(1);
     assert!(
-        text.contains("not MCP JSON (text/html): <html>login</html>"),
+        text.contains("not MCP JSON (text/html): an HTML page titled \"Sign in\""),
         "{text}"
     );
 }

@@ -1,8 +1,9 @@
 //! The description of an imported server's toolbox: what a model reads to
 //! choose it (docs/decisions.md, "Import: a toolbox per server"). Made of
 //! the server's name, the host's own description of it (Gemini CLI has
-//! one), the package it runs or the site it reaches, the first sentence of
-//! its `instructions` and its tool names, when it could be started and
+//! one), the package it runs or the site it reaches, the project folder a
+//! host enables it for when that is one project only, the first sentence
+//! of its `instructions` and its tool names, when it could be started and
 //! listed. Never an argument, a variable's value or a header: only names.
 //! No IO.
 
@@ -20,11 +21,14 @@ const TOOLS_SHOWN: usize = 8;
 /// An instruction sentence is cut to this many characters.
 const SENTENCE_MAX: usize = 200;
 
-/// The description of `name`'s toolbox.
+/// The description of `name`'s toolbox; `projects`: the folders (as
+/// shown) of the projects its hosts enable it for, none when a host enables
+/// it for every project.
 pub(crate) fn description(
     name: &str,
     entry: &Entry,
     own: Option<&str>,
+    projects: &[String],
     listing: Option<&Listing>,
 ) -> String {
     let what = match (
@@ -42,6 +46,14 @@ pub(crate) fn description(
         },
     };
     let mut parts = vec![what];
+    match projects {
+        [] => {}
+        [one] => parts.push(format!("For the project in {one} only.")),
+        [first @ .., last] => parts.push(format!(
+            "For the projects in {} and {last} only.",
+            first.join(", ")
+        )),
+    }
     if let Some(listing) = listing {
         if let Some(first) = listing
             .instructions
@@ -182,7 +194,7 @@ mod tests {
             ],
         );
         assert_eq!(
-            description("files", &fs, None, None),
+            description("files", &fs, None, &[], None),
             "The files MCP server (@modelcontextprotocol/server-filesystem)."
         );
         let listing = Listing {
@@ -190,17 +202,17 @@ mod tests {
             tools: (1..=10).map(|i| format!("t{i}")).collect(),
         };
         assert_eq!(
-            description("files", &fs, None, Some(&listing)),
+            description("files", &fs, None, &[], Some(&listing)),
             "The files MCP server (@modelcontextprotocol/server-filesystem). Reads and writes files. Tools: t1, t2, t3, t4, t5, t6, t7, t8, and 2 more."
         );
         let remote = Entry::remote("https://user:pw@mcp.linear.app:443/mcp?key=x".into(), false);
         assert_eq!(
-            description("linear", &remote, None, None),
+            description("linear", &remote, None, &[], None),
             "The linear MCP server at mcp.linear.app."
         );
         let hidden = Entry::remote("https://${HOST}/mcp".into(), false);
         assert_eq!(
-            description("x", &hidden, None, None),
+            description("x", &hidden, None, &[], None),
             "The x MCP server (remote)."
         );
         assert_eq!(
@@ -208,6 +220,7 @@ mod tests {
                 "g",
                 &stdio("node", &["server.js"]),
                 Some("Searches the web"),
+                &[],
                 None
             ),
             "g: Searches the web."
@@ -217,13 +230,24 @@ mod tests {
                 "p",
                 &stdio("/opt/bin/mcp-server-git", &["--token", "x"]),
                 None,
+                &[],
                 None
             ),
             "The p MCP server (mcp-server-git)."
         );
         assert_eq!(
-            description("d", &stdio("docker", &["run", "img"]), None, None),
+            description("d", &stdio("docker", &["run", "img"]), None, &[], None),
             "The d MCP server."
+        );
+        let projects = ["~/code/app".to_string()];
+        assert_eq!(
+            description("db", &stdio("db-server", &[]), None, &projects, Some(&listing)),
+            "The db MCP server (db-server). For the project in ~/code/app only. Reads and writes files. Tools: t1, t2, t3, t4, t5, t6, t7, t8, and 2 more."
+        );
+        let two = ["~/a".to_string(), "~/b".to_string(), "/c".to_string()];
+        assert_eq!(
+            description("db", &stdio("db-server", &[]), None, &two, None),
+            "The db MCP server (db-server). For the projects in ~/a, ~/b and /c only."
         );
         let long = "x".repeat(300);
         assert!(sentence(&long).ends_with('…'));

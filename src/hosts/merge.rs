@@ -1,8 +1,8 @@
 //! The workbench's config with the imported toolboxes added: every key and
-//! toolbox already there kept as it is, in its order, and the new toolboxes
-//! after them (their names are already free: `plan`). A config that is not
-//! an object, or whose `toolboxes` is not one, is refused rather than
-//! rewritten. No IO.
+//! toolbox already there kept as it is, in its order (but a description
+//! import fills in), and the new toolboxes after them (their names are
+//! already free: `plan`). A config that is not an object, or whose
+//! `toolboxes` is not one, is refused rather than rewritten. No IO.
 
 use crate::config::ordered_json::Node;
 
@@ -32,6 +32,29 @@ pub(crate) fn merge(
         None => root.push(("toolboxes".into(), Node::Object(toolboxes))),
     }
     Ok(Node::Object(root))
+}
+
+/// Sets the description of toolbox `name` of config `root` to `text`, in
+/// its place; whether there was such a toolbox.
+pub(crate) fn describe(root: &mut Node, name: &str, text: &str) -> bool {
+    let Node::Object(keys) = root else {
+        return false;
+    };
+    let toolbox = keys
+        .iter_mut()
+        .find(|(k, _)| k == "toolboxes")
+        .and_then(|(_, toolboxes)| match toolboxes {
+            Node::Object(toolboxes) => toolboxes.iter_mut().find(|(k, _)| k == name),
+            _ => None,
+        });
+    let Some((_, Node::Object(body))) = toolbox else {
+        return false;
+    };
+    match body.iter_mut().find(|(k, _)| k == "description") {
+        Some((_, value)) => *value = Node::String(text.to_string()),
+        None => body.insert(0, ("description".into(), Node::String(text.to_string()))),
+    }
+    true
 }
 
 /// A toolbox of one server: `{"description": ..., "mcpServers": {name: entry}}`.
@@ -64,6 +87,13 @@ mod tests {
         assert_eq!(
             serde_json::to_string(&merge(None, new.clone()).unwrap()).unwrap(),
             r#"{"toolboxes":{"a":{"description":"new","mcpServers":{"a":null}}}}"#
+        );
+        let mut described = merged.clone();
+        assert!(describe(&mut described, "z", "filled"));
+        assert!(!describe(&mut described, "nope", "x"));
+        assert_eq!(
+            serde_json::to_string(&described).unwrap(),
+            r#"{"mode":"proxy","toolboxes":{"z":{"description":"filled","mcpServers":{}},"a":{"description":"new","mcpServers":{"a":null}}},"pinTools":true}"#
         );
         let bad: Node = serde_json::from_str(r#"{"toolboxes":[]}"#).unwrap();
         assert!(merge(Some(&bad), new)

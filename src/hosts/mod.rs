@@ -5,10 +5,11 @@
 //! (`json_entry` for the JSON hosts, `codex` over a hand-written TOML
 //! subset, `toml`; `vars` for their variables; `jsonc` for comments), what
 //! was found (`found`, `read`), the plan of toolboxes (`plan`), their
-//! descriptions (`describe`, and `listing`, which starts the servers to list
-//! them), the masking of secrets for printing (`mask`), the merge into the
-//! workbench's config (`merge`), the edit of a host's file (`edit`), and
-//! backups and atomic writes in the owner's layout (`files`).
+//! descriptions (`describe`; `listing`, which starts the servers to list
+//! them; `refill`, which finds those an earlier import wrote unlisted), the
+//! masking of secrets for printing (`mask`), the merge into the workbench's
+//! config (`merge`), the edit of a host's file (`edit`), and backups and
+//! atomic writes in the owner's layout (`files`).
 //!
 //! Above the fleet (`listing` starts servers with its launcher), below the
 //! commands, which print.
@@ -28,6 +29,7 @@ pub(crate) mod merge;
 pub(crate) mod paths;
 pub(crate) mod plan;
 pub(crate) mod read;
+pub(crate) mod refill;
 pub(crate) mod toml;
 mod vars;
 

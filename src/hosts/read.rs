@@ -1,8 +1,9 @@
 //! Reads the hosts' files and maps every server entry in them: the JSON
 //! hosts' `mcpServers` (VS Code's `servers`, with its `inputs`), Claude
 //! Code's per-project lists in `~/.claude.json`, Codex's `[mcp_servers.*]`.
-//! A file that is missing is noted, one that does not parse is reported with
-//! its line and the rest goes on. A server in a project runs in that
+//! A file that is missing is noted (unless the user named it), one that
+//! cannot be read or does not parse is recorded with why (its line where
+//! there is one) and the rest goes on: the caller decides what it costs. A server in a project runs in that
 //! project's folder, as its host runs it. The workbench's own entry is left
 //! out (importing it would make it start itself).
 
@@ -25,23 +26,45 @@ pub(crate) fn hosts(places: &Places, hosts: &[Host], harvest: &mut Harvest) {
 }
 
 /// Reads one file named on the command line: its host is told by its name
-/// and shape (`guess`). The error when it cannot be read at all.
-pub(crate) fn named_file(
-    places: &Places,
-    file: &Path,
-    harvest: &mut Harvest,
-) -> Result<(), String> {
-    let text = std::fs::read_to_string(file)
-        .map_err(|e| format!("{}: cannot read it: {e}", file.display()))?;
-    let host = guess(file, &text);
-    let scope = match host {
-        Host::ClaudeCode if file.file_name().is_some_and(|n| n == ".mcp.json") => {
-            Scope::Project(file.parent().map(Path::to_path_buf).unwrap_or_default())
+/// and shape (`guess`). One that cannot be read, even a missing one, is
+/// recorded as failed: the user named it.
+pub(crate) fn named_file(places: &Places, file: &Path, harvest: &mut Harvest) {
+    let text = match std::fs::read_to_string(file) {
+        Ok(text) => text,
+        Err(e) => {
+            return harvest.files.push(FileRead {
+                host: guess(file, ""),
+                file: file.to_path_buf(),
+                outcome: Outcome::Failed(format!("cannot read it: {e}")),
+            })
         }
-        _ => Scope::User,
     };
+    let host = guess(file, &text);
+    let scope = named_scope(places, host, file);
     read_text(places, host, file, &scope, &text, false, harvest);
-    Ok(())
+}
+
+/// Whose file a named file is: a project's when it is one of the project
+/// files `import` reads in the working directory (`.mcp.json`,
+/// `.cursor/mcp.json` but the user's own, `.vscode/mcp.json`), of the
+/// project in the folder that holds it.
+fn named_scope(places: &Places, host: Host, file: &Path) -> Scope {
+    let file = std::path::absolute(file).unwrap_or_else(|_| file.to_path_buf());
+    let parent = file.parent();
+    let name = file.file_name().and_then(|n| n.to_str()).unwrap_or("");
+    let folder = parent.and_then(Path::file_name).and_then(|n| n.to_str());
+    let project = match (host, name, folder) {
+        (Host::ClaudeCode, ".mcp.json", _) => parent,
+        (Host::Cursor, "mcp.json", Some(".cursor")) if file != places.user_file(host) => {
+            parent.and_then(Path::parent)
+        }
+        (Host::VsCode, "mcp.json", Some(".vscode")) => parent.and_then(Path::parent),
+        _ => None,
+    };
+    match project {
+        Some(folder) => Scope::Project(folder.to_path_buf()),
+        None => Scope::User,
+    }
 }
 
 /// Which host wrote `file`: Codex for TOML, else by the file's name, else by

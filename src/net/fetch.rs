@@ -36,11 +36,12 @@ impl Response {
         (200..300).contains(&self.status)
     }
 
-    /// `HTTP NNN` and up to 200 characters of the body, for a message: what
-    /// a server said when it refused (never used on a body that may hold a
-    /// token).
+    /// `HTTP NNN` and up to 200 characters of the body (an HTML page by its
+    /// title: `page`), for a message: what a server said when it refused
+    /// (never used on a body that may hold a token).
     pub fn summary(&self) -> String {
-        let text = super::text::shown_bytes(&self.body, 200);
+        let content_type = self.header("content-type").unwrap_or("");
+        let text = super::page::shown_body(content_type, &self.body, 200);
         match text.is_empty() {
             true => format!("HTTP {}", self.status),
             false => format!("HTTP {}: {text}", self.status),

@@ -11,7 +11,8 @@
 //! connections), `client` (one exchange, its body read whole or as a
 //! stream), `redirect` (same-origin redirects), `fetch` (one whole request
 //! for the sign-in), `error` (why a request failed), `base64`, `text`
-//! (what may be shown of a text the network sent).
+//! (what may be shown of a text the network sent), `page` (what is shown of
+//! an error's body: an HTML page by its title).
 
 pub(crate) mod text;
 pub mod url;
@@ -34,6 +35,8 @@ pub(crate) mod error;
 mod fetch;
 #[cfg(feature = "remote")]
 pub mod http;
+#[cfg(feature = "remote")]
+pub(crate) mod page;
 #[cfg(feature = "remote")]
 pub(crate) mod pool;
 #[cfg(feature = "remote")]

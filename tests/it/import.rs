@@ -547,3 +547,194 @@ fn install_leaves_a_file_it_cannot_keep_alone() {
     assert!(stderr.contains("no backup of it to restore"), "{stderr}");
     assert_eq!(sb.tree(), before);
 }
+
+#[test]
+fn a_host_file_that_cannot_be_read_is_an_error() {
+    let sb = Sandbox::new("import-unreadable");
+    let cursor = sb.home.join(".cursor").join("mcp.json");
+    fs::write(
+        &cursor,
+        "{\n  \"mcpServers\": {\n    \"a\": {\"command\": \"x\"},\n",
+    )
+    .unwrap();
+    let shown = Path::new("~").join(".cursor").join("mcp.json");
+    let says = format!(
+        "error: {} (cursor) cannot be read: not valid JSON: line 4 column 0",
+        shown.display()
+    );
+    let before = sb.tree();
+    let named = cursor.to_str().unwrap();
+    // Named by its host or as a file: exit 2, nothing written.
+    for args in [
+        &["import", "--from", "cursor"][..],
+        &[
+            "import",
+            "--write",
+            "--from",
+            "claude-desktop",
+            "--from",
+            "cursor",
+        ],
+        &["import", "--write", "--from", named],
+    ] {
+        let out = sb.run(args);
+        let (stdout, stderr) = texts(&out);
+        assert_eq!(
+            out.status.code(),
+            Some(2),
+            "{args:?}: {stdout}\n--- stderr\n{stderr}"
+        );
+        assert!(stderr.contains(&says), "{args:?}: {stderr}");
+        assert!(
+            stderr.contains("nothing was imported and nothing was written"),
+            "{args:?}: {stderr}"
+        );
+        assert_eq!(sb.tree(), before, "{args:?}: files changed\n{stderr}");
+    }
+    // Not named: the other hosts are imported, and the exit says it.
+    let out = sb.run(&["import", "--no-start"]);
+    let (stdout, stderr) = texts(&out);
+    assert_eq!(out.status.code(), Some(1), "{stdout}\n--- stderr\n{stderr}");
+    assert!(stderr.contains(&says), "{stderr}");
+    assert!(stdout.contains("filesystem: "), "{stdout}");
+    let out = sb.run(&["import", "--write", "--no-start"]);
+    let (stdout, stderr) = texts(&out);
+    assert_eq!(out.status.code(), Some(1), "{stdout}\n--- stderr\n{stderr}");
+    assert!(stderr.contains(&says), "{stderr}");
+    assert!(
+        sb.config()["toolboxes"]["filesystem"].is_object(),
+        "{stdout}\n--- stderr\n{stderr}"
+    );
+}
+
+#[test]
+fn a_server_of_one_project_says_so() {
+    let sb = Sandbox::new("import-project");
+    let folder = sb.project.display().to_string();
+    let out = sb.run(&["import", "--from", "claude-code", "--from", "cursor"]);
+    let (stdout, stderr) = texts(&out);
+    assert_eq!(out.status.code(), Some(0), "{stdout}\n--- stderr\n{stderr}");
+    let offered = format!(
+        "enabled for one project only ({folder}): once imported, this toolbox is offered in every session"
+    );
+    // Claude Code's list for one project in ~/.claude.json, started.
+    let db = format!(
+        "db: The db MCP server (mcp-fake-server). For the project in {folder} only. Tools: remember, recall."
+    );
+    assert!(stdout.contains(&db), "missing {db:?} in\n{stdout}");
+    assert!(stdout.contains(&offered), "{stdout}");
+    // A project's own files in the working directory (as the system names
+    // it: macOS's /tmp is a link), not started.
+    for start in [
+        "  docs: The docs MCP server (mcp-fake-server). For the project in ",
+        "  local-tool: The local-tool MCP server. For the project in ",
+    ] {
+        let line = stdout.lines().find(|l| l.starts_with(start));
+        assert!(
+            line.is_some_and(|l| l.ends_with("project only.")),
+            "{start:?} in\n{stdout}"
+        );
+    }
+    let said = "): once imported, this toolbox is offered in every session, whatever the project";
+    assert_eq!(stdout.matches(said).count(), 3, "{stdout}");
+    // A user's own server says nothing of a project.
+    let github = stdout
+        .lines()
+        .find(|l| l.starts_with("  github: "))
+        .unwrap_or_default();
+    assert!(
+        github.ends_with("Tools: search_issues, create_issue, merge_pull_request."),
+        "{stdout}"
+    );
+    // A project's file named on the command line is the project's too.
+    let vscode = sb.project.join(".vscode").join("mcp.json");
+    let out = sb.run(&["import", "--no-start", "--from", vscode.to_str().unwrap()]);
+    let (stdout, stderr) = texts(&out);
+    assert!(
+        stdout.contains(&format!(
+            "playwright: The playwright MCP server (@playwright/mcp). For the project in {folder} only."
+        )),
+        "{stdout}\n--- stderr\n{stderr}"
+    );
+    assert!(stdout.contains(&offered), "{stdout}");
+}
+
+#[test]
+fn a_slow_starter_is_waited_for() {
+    let sb = Sandbox::new("import-slow");
+    // Slower than the 10 s import gave every server, within the default
+    // startupTimeoutMs (a package runner on a cold cache).
+    let script = sb.root.join("slow.json");
+    fs::write(
+        &script,
+        json!({"initializeDelayMs": 11000, "instructions": "Answers slowly.",
+            "tools": [{"tool": {"name": "wait", "inputSchema": {"type": "object"}}}]})
+        .to_string(),
+    )
+    .unwrap();
+    let desktop = app_config(&sb.home, "Claude").join("claude_desktop_config.json");
+    let host =
+        json!({"mcpServers": {"slow": {"command": FAKE, "args": [script.to_str().unwrap()]}}});
+    fs::write(&desktop, host.to_string()).unwrap();
+    let out = sb.run(&["import", "--from", "claude-desktop"]);
+    let (stdout, stderr) = texts(&out);
+    assert_eq!(out.status.code(), Some(0), "{stdout}\n--- stderr\n{stderr}");
+    let described = "slow: The slow MCP server (mcp-fake-server). Answers slowly. Tools: wait.";
+    assert!(stdout.contains(described), "{stdout}\n--- stderr\n{stderr}");
+    assert!(
+        stderr.contains("Starting 1 server to list its tools"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn a_later_import_fills_in_a_description_written_without_tools() {
+    let sb = Sandbox::new("import-refill");
+    let from = ["--from", "claude-desktop"];
+    let out = sb.run(&[&["import", "--write", "--no-start"][..], &from].concat());
+    let (stdout, stderr) = texts(&out);
+    assert_eq!(out.status.code(), Some(0), "{stdout}\n--- stderr\n{stderr}");
+    let unlisted = "The memory MCP server (mcp-fake-server).";
+    assert_eq!(sb.config()["toolboxes"]["memory"]["description"], unlisted);
+    // The user's own words stay.
+    let text = fs::read_to_string(&sb.config).unwrap();
+    let edited = text.replacen(
+        "\"The filesystem MCP server (mcp-fake-server).\"",
+        "\"My files.\"",
+        1,
+    );
+    assert_ne!(edited, text, "{text}");
+    fs::write(&sb.config, edited).unwrap();
+    let out = sb.run(&[&["import", "--write"][..], &from].concat());
+    let (stdout, stderr) = texts(&out);
+    assert_eq!(out.status.code(), Some(0), "{stdout}\n--- stderr\n{stderr}");
+    let filled = "The memory MCP server (mcp-fake-server). Tools: remember, recall.";
+    let config = sb.config();
+    assert_eq!(
+        config["toolboxes"]["memory"]["description"], filled,
+        "{stdout}\n--- stderr\n{stderr}"
+    );
+    assert_eq!(
+        config["toolboxes"]["filesystem"]["description"],
+        "My files."
+    );
+    // The disabled one is not started, and not mentioned.
+    assert_eq!(
+        config["toolboxes"]["old"]["description"],
+        "The old MCP server (mcp-fake-server)."
+    );
+    for line in [
+        "Toolboxes an earlier import wrote before their servers could be listed (1):",
+        &format!("  memory: {filled}"),
+        "(1 description filled in; the previous version is ",
+    ] {
+        assert!(stdout.contains(line), "missing {line:?} in\n{stdout}");
+    }
+    assert_eq!(sb.toolbox_names(), ["filesystem", "memory", "old"]);
+    // Filled in once.
+    let written = fs::read(&sb.config).unwrap();
+    let out = sb.run(&[&["import", "--write"][..], &from].concat());
+    let (stdout, _) = texts(&out);
+    assert!(stdout.contains("Nothing new to import"), "{stdout}");
+    assert_eq!(fs::read(&sb.config).unwrap(), written);
+}
