@@ -4,17 +4,19 @@
 //! updated and keeps the host's other settings for it), and with
 //! `--replace`, the servers the workbench's config now holds taken out (the
 //! same identity as the import's: same command, arguments and environment,
-//! or same URL). A JSON file keeps every other key, their order and its
-//! layout; Codex's TOML keeps every other line as it was: the
-//! `[mcp_servers.workbench]` table is updated where it is, or appended.
-//! A file that does not parse, or that could not be rewritten without
-//! losing something (comments in JSON), is refused. No IO.
+//! or same URL). The change is made in the text (`json_splice`; Codex's
+//! TOML line by line): only the entries added, updated or taken out change,
+//! every other byte stays, comments and trailing commas of JSONC too; the
+//! edited text is read back and must say what the edit meant. Codex's
+//! `[mcp_servers.workbench]` table is updated where it is, or appended. A
+//! file that does not parse is refused. No IO.
 
 use super::entry::Identity;
-use super::files::{json_text, style_of};
+use super::files::{json_text, Style};
 use super::found::child_path;
 use super::host::Host;
 use super::json_entry;
+use super::json_splice::{self, Value};
 use super::paths::Places;
 use super::toml::{self, Emit};
 use super::vars::Context;
@@ -91,40 +93,29 @@ fn edit_json(
     held: Option<&HashSet<Identity>>,
     places: &Places,
 ) -> Result<Edited, String> {
-    let (mut root, style) = match text {
-        // No file yet, or an empty one: the host's list is all there will be.
-        None => (Vec::new(), Default::default()),
-        Some(text) if text.trim().is_empty() => (Vec::new(), Default::default()),
-        Some(text) => {
-            let (json, commented) = jsonc::strip(text);
-            if commented {
-                let entry = serde_json::to_string(&json_entry_of(host, launch)).unwrap_or_default();
-                return Err(format!(
-                    "it has comments or trailing commas, which rewriting it would lose; add the workbench to its \"{key}\" by hand: \"{ENTRY}\": {entry}"
-                ));
-            }
-            match serde_json::from_str::<Node>(&json) {
-                Ok(Node::Object(entries)) => (entries, style_of(text)),
-                Ok(other) => return Err(format!("it is {}, not a JSON object", other.kind())),
-                Err(e) => {
-                    return Err(format!(
-                        "it is not valid JSON (line {} column {})",
-                        e.line(),
-                        e.column()
-                    ))
-                }
-            }
-        }
+    // No file yet, or an empty one: the host's list is all there will be.
+    let text = text.filter(|t| !t.trim().is_empty());
+    let mut root = match text {
+        None => Vec::new(),
+        Some(text) => match read_json(text)? {
+            Node::Object(entries) => entries,
+            other => return Err(format!("it is {}, not a JSON object", other.kind())),
+        },
     };
     let mut removed = Vec::new();
     let mut kept = Vec::new();
-    let mut take_out = |list: &mut Vec<(String, Node)>, path: &str, project: Option<&Path>| {
+    // Where each server taken out sits: its list's path and its name.
+    let mut cuts: Vec<(Vec<String>, String)> = Vec::new();
+    let mut take_out = |list: &mut Vec<(String, Node)>, at: &[String], project: Option<&Path>| {
         let cx = Context {
             home: &places.home,
             project,
             inputs: &[],
             separator: std::path::MAIN_SEPARATOR,
         };
+        let shown = at
+            .iter()
+            .fold(String::new(), |path, part| child_path(&path, part));
         list.retain(|(name, node)| {
             if name == ENTRY {
                 return true;
@@ -133,11 +124,12 @@ fn edit_json(
                 .ok()
                 .map(|m| m.entry.identity());
             let gone = held.is_some_and(|held| identity.is_some_and(|i| held.contains(&i)));
-            let at = child_path(path, name);
+            let path = child_path(&shown, name);
             if gone {
-                removed.push(at);
+                removed.push(path);
+                cuts.push((at.to_vec(), name.clone()));
             } else {
-                kept.push(at);
+                kept.push(path);
             }
             !gone
         });
@@ -149,27 +141,27 @@ fn edit_json(
                     if let Some((_, Node::Object(list))) =
                         settings.iter_mut().find(|(k, _)| k == "mcpServers")
                     {
-                        let path = child_path(&child_path("projects", folder), "mcpServers");
-                        take_out(list, &path, Some(&PathBuf::from(&*folder)));
+                        let at = ["projects".to_string(), folder.clone(), "mcpServers".into()];
+                        take_out(list, &at, Some(&PathBuf::from(&*folder)));
                     }
                 }
             }
         }
     }
-    let list = match root.iter_mut().find(|(k, _)| k == key) {
-        Some((_, Node::Object(list))) => list,
+    let had_list = match root.iter().find(|(k, _)| k == key) {
+        Some((_, Node::Object(_))) => true,
         Some((_, other)) => {
             return Err(format!("its \"{key}\" is {}, not an object", other.kind()))
         }
-        None => {
-            root.push((key.to_string(), Node::Object(Vec::new())));
-            match root.last_mut() {
-                Some((_, Node::Object(list))) => list,
-                _ => return Err("internal error: the server list vanished".into()),
-            }
-        }
+        None => false,
     };
-    take_out(list, key, None);
+    if !had_list {
+        root.push((key.to_string(), Node::Object(Vec::new())));
+    }
+    let Some((_, Node::Object(list))) = root.iter_mut().find(|(k, _)| k == key) else {
+        return Err("internal error: the server list vanished".into());
+    };
+    take_out(list, &[key.to_string()], None);
     let entry = json_entry_of(host, launch);
     let replaced_entry = match list.iter_mut().find(|(k, _)| k == ENTRY) {
         Some((_, old)) => {
@@ -181,12 +173,60 @@ fn edit_json(
             false
         }
     };
+    let new_entry = list
+        .iter()
+        .find(|(k, _)| k == ENTRY)
+        .map(|(_, node)| node.clone())
+        .unwrap_or(Node::Null);
+    let expected = Node::Object(root);
+    let Some(text) = text else {
+        return Ok(Edited {
+            text: json_text(&expected, &Style::default()),
+            removed,
+            kept,
+            replaced_entry,
+        });
+    };
+    // The same change made in the text, every other byte kept.
+    let mut out = text.to_string();
+    for (at, name) in &cuts {
+        let at: Vec<&str> = at.iter().map(String::as_str).collect();
+        out = json_splice::remove(&out, &at, name).map_err(internal)?;
+    }
+    out = if !had_list {
+        let list = Node::Object(vec![(ENTRY.to_string(), new_entry)]);
+        json_splice::append(&out, &[], key, Value::Node(&list))
+    } else if replaced_entry {
+        json_splice::set(&out, &[key], ENTRY, Value::Node(&new_entry))
+    } else {
+        json_splice::append(&out, &[key], ENTRY, Value::Node(&new_entry))
+    }
+    .map_err(internal)?;
+    if read_json(&out).ok().as_ref() != Some(&expected) {
+        return Err(internal("the edited text does not read as the edit".into()));
+    }
     Ok(Edited {
-        text: json_text(&Node::Object(root), &style),
+        text: out,
         removed,
         kept,
         replaced_entry,
     })
+}
+
+/// A host's JSON text (comments and trailing commas allowed) as a tree.
+pub(crate) fn read_json(text: &str) -> Result<Node, String> {
+    let (json, _) = jsonc::strip(text);
+    serde_json::from_str::<Node>(&json).map_err(|e| {
+        format!(
+            "it is not valid JSON (line {} column {})",
+            e.line(),
+            e.column()
+        )
+    })
+}
+
+fn internal(why: String) -> String {
+    format!("internal error: {why}; nothing was written")
 }
 
 /// The keys that say how a host starts a server: an entry of the
@@ -317,13 +357,18 @@ fn edit_toml(
     }
     let mut out: String = lines.into_iter().flatten().collect();
     if appended {
-        if !out.is_empty() && !out.ends_with('\n') {
+        // A file without a final newline keeps going without one.
+        let unended = !out.is_empty() && !out.ends_with('\n');
+        if unended {
             out.push_str(newline);
         }
         if !out.is_empty() && !out.ends_with(&format!("{newline}{newline}")) {
             out.push_str(newline);
         }
         out.push_str(&table);
+        if unended {
+            out.truncate(out.len() - newline.len());
+        }
     }
     let check = toml::parse(&out).map_err(|e| {
         format!("internal error: the edited file would not read ({e}); nothing was written")
@@ -388,7 +433,7 @@ mod tests {
         .unwrap();
         assert_eq!(
             edited.text,
-            "{\n    \"zeta\": 1,\n    \"mcpServers\": {\n        \"b\": {\n            \"command\": \"stays\"\n        },\n        \"workbench\": {\n            \"command\": \"/opt/wb/mcp-workbench\",\n            \"args\": [\n                \"--config\",\n                \"/home/u/wb.json\"\n            ]\n        }\n    },\n    \"alpha\": true\n}"
+            "{\n    \"zeta\": 1,\n    \"mcpServers\": {\n        \"b\": {\"command\": \"stays\"},\n        \"workbench\": {\n            \"command\": \"/opt/wb/mcp-workbench\",\n            \"args\": [\n                \"--config\",\n                \"/home/u/wb.json\"\n            ]\n        }\n    },\n    \"alpha\": true\n}"
         );
         assert_eq!(edited.removed, ["mcpServers.a"]);
         assert_eq!(edited.kept, ["mcpServers.b"]);
@@ -447,11 +492,55 @@ mod tests {
             err("{\"mcpServers\": {"),
             "it is not valid JSON (line 1 column 16)"
         );
-        assert!(err("{\n// mine\n\"mcpServers\": {}}").starts_with("it has comments"));
         assert_eq!(err("[]"), "it is an array, not a JSON object");
         assert_eq!(
             err("{\"mcpServers\": []}"),
             "its \"mcpServers\" is an array, not an object"
+        );
+    }
+
+    #[test]
+    fn every_byte_outside_the_edit_stays() {
+        // Claude Code's file as it writes it, with CRLF and no final newline.
+        let text = "{\r\n  \"numStartups\": 3,\r\n  \"history\": [{\"display\": \"hi\", \"pastedContents\": {}}],\r\n  \"mcpServers\": {\r\n    \"gone\": {\"command\": \"moved\", \"args\": []},\r\n    \"npx\": {\"type\": \"stdio\", \"command\": \"npx\", \"args\": [\"-y\", \"pkg\"], \"env\": {}}\r\n  },\r\n  \"projects\": {\"/p\": {\"allowedTools\": [], \"mcpServers\": {}}},\r\n  \"zeta\": 1\r\n}";
+        let edited = edit(
+            Host::ClaudeCode,
+            Some(text),
+            &launch(),
+            Some(&held(&["moved"])),
+            &places(),
+        )
+        .unwrap();
+        assert_eq!(
+            edited.text,
+            "{\r\n  \"numStartups\": 3,\r\n  \"history\": [{\"display\": \"hi\", \"pastedContents\": {}}],\r\n  \"mcpServers\": {\r\n    \"npx\": {\"type\": \"stdio\", \"command\": \"npx\", \"args\": [\"-y\", \"pkg\"], \"env\": {}},\r\n    \"workbench\": {\r\n      \"type\": \"stdio\",\r\n      \"command\": \"/opt/wb/mcp-workbench\",\r\n      \"args\": [\r\n        \"--config\",\r\n        \"/home/u/wb.json\"\r\n      ],\r\n      \"env\": {}\r\n    }\r\n  },\r\n  \"projects\": {\"/p\": {\"allowedTools\": [], \"mcpServers\": {}}},\r\n  \"zeta\": 1\r\n}"
+        );
+        // No server list yet: added at the top level, the same way.
+        let bare = "{\n\t\"theme\": \"dark\",\n\t\"list\": [1, 2]\n}\n";
+        let added = edit(Host::Cursor, Some(bare), &launch(), None, &places()).unwrap();
+        assert_eq!(
+            added.text,
+            "{\n\t\"theme\": \"dark\",\n\t\"list\": [1, 2],\n\t\"mcpServers\": {\n\t\t\"workbench\": {\n\t\t\t\"command\": \"/opt/wb/mcp-workbench\",\n\t\t\t\"args\": [\n\t\t\t\t\"--config\",\n\t\t\t\t\"/home/u/wb.json\"\n\t\t\t]\n\t\t}\n\t}\n}\n"
+        );
+        // JSONC (VS Code): comments and trailing commas stay.
+        let vscode = "{\n  // my servers\n  \"servers\": {\n    \"a\": {\"command\": \"x\"}, // a\n  },\n}\n";
+        let commented = edit(Host::VsCode, Some(vscode), &launch(), None, &places()).unwrap();
+        assert!(
+            commented.text.starts_with("{\n  // my servers\n  \"servers\": {\n    \"a\": {\"command\": \"x\"}, // a\n    \"workbench\": {\n"),
+            "{}",
+            commented.text
+        );
+        assert!(
+            commented.text.ends_with("]\n    },\n  },\n}\n"),
+            "{}",
+            commented.text
+        );
+        // Codex: CRLF and no final newline stay.
+        let toml = "model = \"o3\"\r\n\r\n[mcp_servers.a]\r\ncommand = \"x\"";
+        let codex = edit(Host::Codex, Some(toml), &launch(), None, &places()).unwrap();
+        assert_eq!(
+            codex.text,
+            "model = \"o3\"\r\n\r\n[mcp_servers.a]\r\ncommand = \"x\"\r\n\r\n[mcp_servers.workbench]\r\ncommand = \"/opt/wb/mcp-workbench\"\r\nargs = [\"--config\", \"/home/u/wb.json\"]"
         );
     }
 

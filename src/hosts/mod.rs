@@ -21,6 +21,8 @@ pub(crate) mod files;
 pub(crate) mod found;
 mod host;
 mod json_entry;
+mod json_spans;
+mod json_splice;
 mod jsonc;
 pub(crate) mod listing;
 pub(crate) mod mask;
