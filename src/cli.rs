@@ -49,7 +49,7 @@ Usage:
       add the workbench (this binary, with --config and the config's absolute
       path) to HOST's own config, with a timestamped backup beside it; --replace
       also takes out of HOST the servers the workbench's config now holds;
-      --undo puts the latest backup back
+      --undo reverses the install, keeping what HOST wrote since
   mcp-workbench --help | --version
 
 The config path is --config, else $WORKBENCH_CONFIG, else ./workbench-config.json.
@@ -142,7 +142,7 @@ pub enum Command {
         host: Host,
         /// `--replace`: also take out the servers the config now holds.
         replace: bool,
-        /// `--undo`: put the latest backup back.
+        /// `--undo`: reverse the install.
         undo: bool,
     },
     Help,

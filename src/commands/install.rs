@@ -3,19 +3,22 @@
 //! `--config` and the config's absolute path, keeping the rest of the file
 //! (`hosts::edit`), after a timestamped backup beside it. `--replace` also
 //! takes out of the host the servers the workbench's config holds now.
-//! `--undo` puts the latest backup back (and uses it up, so a second undo
-//! goes one install further back). Says when the host seems to run, since
-//! it reads its config when it starts.
+//! `--undo` reverses the install on the file as it is now (`hosts::undo`:
+//! the entry out, the servers `--replace` took out back from the latest
+//! backup, whatever the host wrote since kept) and leaves the backup for a
+//! person. Says when the host seems to run, since it reads its config when
+//! it starts.
 //!
 //! Exit 0; 1 when the host's file cannot be read, parsed or written (then
-//! nothing is written); 2 when `--replace` cannot read the workbench config.
+//! nothing is written), or when `--undo` left something it could not
+//! reverse (named); 2 when `--replace` cannot read the workbench config.
 
 use crate::cli::ConfigPath;
 use crate::config::ordered_json::Node;
 use crate::hosts::edit::{self, Launch};
 use crate::hosts::entry::{identity_of, Identity};
 use crate::hosts::paths::{Os, Places};
-use crate::hosts::{files, Host};
+use crate::hosts::{files, undo, Host};
 use std::collections::HashSet;
 use std::io::{self, Write};
 use std::path::Path;
@@ -57,36 +60,15 @@ fn install(
         writeln!(out, "{text}").map_err(|e| fail(format!("cannot write the report: {e}")))
     };
     if undo {
-        let backup = files::latest_backup(&file)
-            .map_err(|e| fail(format!("{shown}: cannot look for its backups: {e}")))?
-            .ok_or_else(|| {
-                fail(format!(
-                    "{shown}: no backup of it to restore (install keeps them beside it)"
-                ))
-            })?;
-        std::fs::rename(&backup, &file)
-            .map_err(|e| fail(format!("{shown}: cannot restore {}: {e}", backup.display())))?;
-        say(
-            out,
-            format!(
-                "Restored {shown} from {} (the backup was used up).",
-                backup.display()
-            ),
-        )?;
-        return say(out, restart_hint(host));
+        return undo_install(config, host, &places, out);
     }
     let held = if replace {
         Some(held_servers(&config.path).map_err(|e| (ExitCode::from(2), e))?)
     } else {
         None
     };
-    let program = std::env::current_exe()
-        .map_err(|e| fail(format!("cannot tell where this binary is: {e}")))?;
+    let launch = launch(config).map_err(fail)?;
     let config_path = absolute(&config.path);
-    let launch = Launch {
-        program: program.to_string_lossy().into_owned(),
-        config: config_path.to_string_lossy().into_owned(),
-    };
     let text = match std::fs::read_to_string(&file) {
         Ok(text) => Some(text),
         Err(e) if e.kind() == io::ErrorKind::NotFound => {
@@ -139,7 +121,7 @@ fn install(
         Some(backup) => say(
             out,
             format!(
-                "Backup: {} (mcp-workbench install {} --undo puts it back)",
+                "Backup: {} (mcp-workbench install {} --undo reverses the install)",
                 backup.display(),
                 host.name()
             ),
@@ -174,6 +156,106 @@ fn install(
         say(out, format!("Note: {} does not exist yet: write it (mcp-workbench import --write) before {} starts the workbench.", config_path.display(), host.title()))?;
     }
     say(out, restart_hint(host))
+}
+
+/// `install --undo`: the install reversed on the host's file as it is now
+/// (`hosts::undo`); the backup stays.
+fn undo_install(
+    config: &ConfigPath,
+    host: Host,
+    places: &Places,
+    out: &mut impl Write,
+) -> Result<(), Failed> {
+    let fail = |message: String| (ExitCode::from(1), message);
+    let say = |out: &mut dyn Write, text: String| {
+        writeln!(out, "{text}").map_err(|e| fail(format!("cannot write the report: {e}")))
+    };
+    let file = places.user_file(host);
+    let shown = places.show(&file);
+    let backup = files::latest_backup(&file)
+        .map_err(|e| fail(format!("{shown}: cannot look for its backups: {e}")))?
+        .ok_or_else(|| {
+            fail(format!(
+                "{shown}: no backup of it to restore from (install keeps one beside it)"
+            ))
+        })?;
+    let before = std::fs::read_to_string(&backup)
+        .map_err(|e| fail(format!("{}: cannot read it: {e}", backup.display())))?;
+    let text = std::fs::read_to_string(&file)
+        .map_err(|e| fail(format!("{shown}: cannot read it: {e}")))?;
+    let held = held_servers(&config.path);
+    let launch = launch(config).map_err(fail)?;
+    let undone = undo::undo(host, &text, &before, &launch, held.as_ref().ok(), places)
+        .map_err(|why| fail(format!("{shown}: {why}; nothing was written")))?;
+    if undone.text != text {
+        crate::sys::write_atomically_keeping_mode(&file, undone.text.as_bytes())
+            .map_err(|e| fail(format!("{shown}: cannot write it: {e}; it is unchanged")))?;
+    }
+    let list = host.list_key().unwrap_or("mcp_servers");
+    let entry_path = format!("{list}.{}", edit::ENTRY);
+    match undone.entry {
+        undo::Entry::Removed => say(
+            out,
+            format!("Took the workbench out of {}'s config {shown}.", host.title()),
+        )?,
+        undo::Entry::Restored => say(
+            out,
+            format!("Put back the \"workbench\" entry {shown} had before the install."),
+        )?,
+        undo::Entry::Missing => say(out, format!("{shown} has no \"workbench\" entry."))?,
+        undo::Entry::Changed => say(
+            out,
+            format!(
+                "Left {entry_path} as it is: it is not what install wrote (edited since, or it runs another config than {})",
+                launch.config
+            ),
+        )?,
+    }
+    if let Err(why) = &held {
+        say(
+            out,
+            format!("Note: {why}; every server of the backup that {shown} lacks now is put back."),
+        )?;
+    }
+    if !undone.put_back.is_empty() {
+        say(
+            out,
+            format!(
+                "Put back {} from the backup: {}",
+                servers(undone.put_back.len()),
+                undone.put_back.join(", ")
+            ),
+        )?;
+    }
+    for (path, why) in &undone.left {
+        say(out, format!("Left {path} as it is: {why}"))?;
+    }
+    say(
+        out,
+        format!(
+            "The backup stays: {} (to go back to {shown} as it was then, copy it over by hand).",
+            backup.display()
+        ),
+    )?;
+    if undone.text != text {
+        say(out, restart_hint(host))?;
+    }
+    if undone.entry == undo::Entry::Changed || !undone.left.is_empty() {
+        return Err(fail(
+            "not everything could be undone: what was left is named above".into(),
+        ));
+    }
+    Ok(())
+}
+
+/// What runs the workbench: this binary and the config, absolute.
+fn launch(config: &ConfigPath) -> Result<Launch, String> {
+    let program =
+        std::env::current_exe().map_err(|e| format!("cannot tell where this binary is: {e}"))?;
+    Ok(Launch {
+        program: program.to_string_lossy().into_owned(),
+        config: absolute(&config.path).to_string_lossy().into_owned(),
+    })
 }
 
 /// "1 server", "2 servers".

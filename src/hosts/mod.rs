@@ -7,8 +7,10 @@
 //! was found (`found`, `read`), the plan of toolboxes (`plan`), their
 //! descriptions (`describe`, and `listing`, which starts the servers to list
 //! them), the masking of secrets for printing (`mask`), the merge into the
-//! workbench's config (`merge`), the edit of a host's file (`edit`), and
-//! backups and atomic writes in the owner's layout (`files`).
+//! workbench's config (`merge`), the edit of a host's file in its text
+//! (`edit`, `json_spans`, `json_splice`) and its reverse (`undo`,
+//! `undo_toml`), and backups and atomic writes in the owner's layout
+//! (`files`).
 //!
 //! Above the fleet (`listing` starts servers with its launcher), below the
 //! commands, which print.
@@ -31,6 +33,8 @@ pub(crate) mod paths;
 pub(crate) mod plan;
 pub(crate) mod read;
 pub(crate) mod toml;
+pub(crate) mod undo;
+mod undo_toml;
 mod vars;
 
 pub use host::Host;

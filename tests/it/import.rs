@@ -486,22 +486,84 @@ fn install_replace_and_undo_round_trip() {
             Some(0),
             "{host}: {stdout}\n--- stderr\n{stderr}"
         );
+        // Nothing written in between: the file as it was, byte for byte.
         assert_eq!(
             fs::read(&file).unwrap(),
             original,
             "{host}: not restored byte for byte"
         );
+        assert!(stdout.contains("The backup stays: "), "{host}: {stdout}");
     }
-    // Nothing left beside the host files but what was there.
-    let leftovers: Vec<PathBuf> = sb
+    // One backup beside each host file, for a person to restore by hand.
+    let backups = sb
         .tree()
         .into_keys()
         .filter(|p| {
             p.to_string_lossy().contains(".workbench-backup-")
                 && !p.starts_with(sb.config.parent().unwrap())
         })
-        .collect();
-    assert_eq!(leftovers, Vec::<PathBuf>::new());
+        .count();
+    assert_eq!(backups, installable(&sb).len());
+}
+
+#[test]
+fn undo_keeps_what_the_host_wrote_since_the_install() {
+    let sb = Sandbox::new("install-undo-since");
+    let out = sb.run(&["import", "--write", "--no-start", "--from", "claude-code"]);
+    assert!(sb.config.exists(), "{:?}", texts(&out));
+    let file = sb.home.join(".claude.json");
+    let out = sb.run(&["install", "claude-code", "--replace"]);
+    assert_eq!(out.status.code(), Some(0), "{:?}", texts(&out));
+    // Claude Code rewrites its file on every run.
+    let text = fs::read_to_string(&file).unwrap();
+    assert!(!text.contains("\"github\""), "{text}");
+    let since = text
+        .replace("\"numStartups\": 42", "\"numStartups\": 43")
+        .replace(
+            "\"autoUpdates\": true,",
+            "\"autoUpdates\": true,\n  \"tipsHistory\": {\"new-user-warmup\": 1},",
+        );
+    fs::write(&file, &since).unwrap();
+    let out = sb.run(&["install", "claude-code", "--undo"]);
+    let (stdout, stderr) = texts(&out);
+    assert_eq!(out.status.code(), Some(0), "{stdout}\n--- stderr\n{stderr}");
+    let text = fs::read_to_string(&file).unwrap();
+    let node: Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(node["numStartups"], 43, "{text}");
+    assert_eq!(node["tipsHistory"]["new-user-warmup"], 1, "{text}");
+    assert!(node["mcpServers"]["github"].is_object(), "{text}");
+    assert!(node["mcpServers"].get("workbench").is_none(), "{text}");
+    assert!(stdout.contains("Put back "), "{stdout}");
+    // An entry edited since is left, and named; so is a server of the same
+    // name added since.
+    let out = sb.run(&["install", "claude-code", "--replace"]);
+    assert_eq!(out.status.code(), Some(0), "{:?}", texts(&out));
+    let edited = fs::read_to_string(&file)
+        .unwrap()
+        .replace("\"--config\",", "\"--verbose\", \"--config\",")
+        .replacen(
+            "\"mcpServers\": {",
+            "\"mcpServers\": {\n    \"github\": {\"command\": \"mine\"},",
+            1,
+        );
+    fs::write(&file, &edited).unwrap();
+    let out = sb.run(&["install", "claude-code", "--undo"]);
+    let (stdout, stderr) = texts(&out);
+    assert_eq!(out.status.code(), Some(1), "{stdout}\n--- stderr\n{stderr}");
+    assert!(
+        stdout.contains("Left mcpServers.workbench as it is"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("Left mcpServers.github as it is: a server of that name was added since"),
+        "{stdout}"
+    );
+    // The rest is reversed.
+    let text = fs::read_to_string(&file).unwrap();
+    let node: Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(node["mcpServers"]["github"]["command"], "mine", "{text}");
+    assert_eq!(node["mcpServers"]["workbench"]["args"][0], "--verbose");
+    assert!(node["mcpServers"]["sentry"].is_object(), "{text}");
 }
 
 #[test]
