@@ -18,9 +18,9 @@ use crate::config::ordered_json::Node;
 use crate::hosts::edit::{self, Launch};
 use crate::hosts::entry::{identity_of, Identity};
 use crate::hosts::paths::{Os, Places};
-use crate::hosts::{files, undo, Host};
+use crate::hosts::{files, rewrite, undo, Host};
 use std::collections::HashSet;
-use std::io::{self, Write};
+use std::io::Write;
 use std::path::Path;
 use std::process::ExitCode;
 use std::time::SystemTime;
@@ -69,40 +69,32 @@ fn install(
     };
     let launch = launch(config).map_err(fail)?;
     let config_path = absolute(&config.path);
-    let text = match std::fs::read_to_string(&file) {
-        Ok(text) => Some(text),
-        Err(e) if e.kind() == io::ErrorKind::NotFound => {
-            let folder = file.parent().unwrap_or(Path::new("."));
-            if !folder.is_dir() {
-                return Err(fail(format!(
-                    "{} does not seem to be installed: {} does not exist (start it once, then install again)",
-                    host.title(),
-                    places.show(folder)
-                )));
-            }
-            None
+    let target = rewrite::resolved(&file)
+        .map_err(|e| fail(format!("{shown}: cannot follow its link: {e}")))?;
+    if !target.exists() {
+        let folder = target.parent().unwrap_or(Path::new("."));
+        if !folder.is_dir() {
+            return Err(fail(format!(
+                "{} does not seem to be installed: {} does not exist (start it once, then install again)",
+                host.title(),
+                places.show(folder)
+            )));
         }
-        Err(e) => return Err(fail(format!("{shown}: cannot read it: {e}"))),
+    }
+    let mut make = |text: Option<&str>| {
+        edit::edit(host, text, &launch, held.as_ref(), &places).map(|e| (e.text.clone(), e))
     };
-    let edited = edit::edit(host, text.as_deref(), &launch, held.as_ref(), &places)
-        .map_err(|why| fail(format!("{shown}: {why}; nothing was written")))?;
-    if text.as_deref() == Some(edited.text.as_str()) {
+    let done = rewrite::rewrite(&file, true, SystemTime::now(), &mut make)
+        .map_err(|why| fail(format!("{shown}: {why}")))?;
+    let edited = done.outcome;
+    if done.unchanged {
         say(
             out,
             format!("{shown} has the workbench already; nothing changed."),
         )?;
         return Ok(());
     }
-    let backup = match text {
-        Some(_) => Some(files::backup(&file, SystemTime::now()).map_err(|e| {
-            fail(format!(
-                "{shown}: cannot back it up: {e}; nothing was written"
-            ))
-        })?),
-        None => None,
-    };
-    crate::sys::write_atomically_keeping_mode(&file, edited.text.as_bytes())
-        .map_err(|e| fail(format!("{shown}: cannot write it: {e}; it is unchanged")))?;
+    let backup = done.backup;
     let verb = if edited.replaced_entry {
         "Updated"
     } else {
@@ -117,6 +109,15 @@ fn install(
             launch.config
         ),
     )?;
+    if done.target != file {
+        say(
+            out,
+            format!(
+                "{shown} is a link: {} was edited, the link stays.",
+                places.show(&done.target)
+            ),
+        )?;
+    }
     match backup {
         Some(backup) => say(
             out,
@@ -181,16 +182,16 @@ fn undo_install(
         })?;
     let before = std::fs::read_to_string(&backup)
         .map_err(|e| fail(format!("{}: cannot read it: {e}", backup.display())))?;
-    let text = std::fs::read_to_string(&file)
-        .map_err(|e| fail(format!("{shown}: cannot read it: {e}")))?;
     let held = held_servers(&config.path);
     let launch = launch(config).map_err(fail)?;
-    let undone = undo::undo(host, &text, &before, &launch, held.as_ref().ok(), places)
-        .map_err(|why| fail(format!("{shown}: {why}; nothing was written")))?;
-    if undone.text != text {
-        crate::sys::write_atomically_keeping_mode(&file, undone.text.as_bytes())
-            .map_err(|e| fail(format!("{shown}: cannot write it: {e}; it is unchanged")))?;
-    }
+    let mut reverse = |text: Option<&str>| {
+        let text = text.ok_or("it does not exist")?;
+        undo::undo(host, text, &before, &launch, held.as_ref().ok(), places)
+            .map(|u| (u.text.clone(), u))
+    };
+    let done = rewrite::rewrite(&file, false, SystemTime::now(), &mut reverse)
+        .map_err(|why| fail(format!("{shown}: {why}")))?;
+    let undone = done.outcome;
     let list = host.list_key().unwrap_or("mcp_servers");
     let entry_path = format!("{list}.{}", edit::ENTRY);
     match undone.entry {
@@ -237,7 +238,7 @@ fn undo_install(
             backup.display()
         ),
     )?;
-    if undone.text != text {
+    if !done.unchanged {
         say(out, restart_hint(host))?;
     }
     if undone.entry == undo::Entry::Changed || !undone.left.is_empty() {

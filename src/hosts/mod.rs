@@ -9,8 +9,9 @@
 //! them), the masking of secrets for printing (`mask`), the merge into the
 //! workbench's config (`merge`), the edit of a host's file in its text
 //! (`edit`, `json_spans`, `json_splice`) and its reverse (`undo`,
-//! `undo_toml`), and backups and atomic writes in the owner's layout
-//! (`files`).
+//! `undo_toml`), its write where a link points without overwriting what
+//! the host wrote meanwhile (`rewrite`), and backups and atomic writes in
+//! the owner's layout (`files`).
 //!
 //! Above the fleet (`listing` starts servers with its launcher), below the
 //! commands, which print.
@@ -32,6 +33,7 @@ pub(crate) mod merge;
 pub(crate) mod paths;
 pub(crate) mod plan;
 pub(crate) mod read;
+pub(crate) mod rewrite;
 pub(crate) mod toml;
 pub(crate) mod undo;
 mod undo_toml;

@@ -506,6 +506,37 @@ fn install_replace_and_undo_round_trip() {
     assert_eq!(backups, installable(&sb).len());
 }
 
+#[cfg(unix)]
+#[test]
+fn a_linked_host_file_is_edited_where_it_points() {
+    let sb = Sandbox::new("install-link");
+    let out = sb.run(&["import", "--write", "--no-start", "--from", "claude-code"]);
+    assert!(sb.config.exists(), "{:?}", texts(&out));
+    // Dotfiles: ~/.claude.json links to a file elsewhere.
+    let link = sb.home.join(".claude.json");
+    let real = sb.root.join("dotfiles").join("claude.json");
+    fs::create_dir_all(real.parent().unwrap()).unwrap();
+    fs::rename(&link, &real).unwrap();
+    std::os::unix::fs::symlink(&real, &link).unwrap();
+    let original = fs::read(&real).unwrap();
+    let is_link = |p: &Path| fs::symlink_metadata(p).unwrap().file_type().is_symlink();
+    let out = sb.run(&["install", "claude-code", "--replace"]);
+    let (stdout, stderr) = texts(&out);
+    assert_eq!(out.status.code(), Some(0), "{stdout}\n--- stderr\n{stderr}");
+    assert!(is_link(&link), "the link was replaced by a file");
+    assert!(fs::read_to_string(&real).unwrap().contains("\"workbench\""));
+    assert!(stdout.contains("is a link: "), "{stdout}");
+    // The backup sits beside the link.
+    assert!(
+        stdout.contains(&format!("Backup: {}", sb.home.display())),
+        "{stdout}"
+    );
+    let out = sb.run(&["install", "claude-code", "--undo"]);
+    assert_eq!(out.status.code(), Some(0), "{:?}", texts(&out));
+    assert!(is_link(&link), "undo replaced the link by a file");
+    assert_eq!(fs::read(&real).unwrap(), original);
+}
+
 #[test]
 fn undo_keeps_what_the_host_wrote_since_the_install() {
     let sb = Sandbox::new("install-undo-since");
