@@ -2,7 +2,9 @@
 //! `workbench` to the host's user-level config that runs this binary with
 //! `--config` and the config's absolute path, keeping the rest of the file
 //! (`hosts::edit`), after a timestamped backup beside it. `--replace` also
-//! takes out of the host the servers the workbench's config holds now.
+//! takes out of the host the user-level servers the workbench's config holds
+//! now (`--include-projects`: the per-project ones too); without it, the
+//! output names the servers the host would start twice.
 //! `--undo` reverses the install on the file as it is now (`hosts::undo`:
 //! the entry out, the servers `--replace` took out back from the latest
 //! backup, whatever the host wrote since kept) and leaves the backup for a
@@ -11,11 +13,12 @@
 //!
 //! Exit 0; 1 when the host's file cannot be read, parsed or written (then
 //! nothing is written), or when `--undo` left something it could not
-//! reverse (named); 2 when `--replace` cannot read the workbench config.
+//! reverse (named); 2 when there is no workbench config at the path (the
+//! host would start a workbench without servers) or it cannot be read.
 
 use crate::cli::ConfigPath;
 use crate::config::ordered_json::Node;
-use crate::hosts::edit::{self, Launch};
+use crate::hosts::edit::{self, Launch, Take};
 use crate::hosts::entry::{identity_of, Identity};
 use crate::hosts::paths::{Os, Places};
 use crate::hosts::{files, rewrite, undo, Host};
@@ -29,11 +32,11 @@ use std::time::SystemTime;
 pub(super) fn run(
     config: &ConfigPath,
     host: Host,
-    replace: bool,
+    take: Take,
     undo: bool,
     out: &mut impl Write,
 ) -> ExitCode {
-    match install(config, host, replace, undo, out) {
+    match install(config, host, take, undo, out) {
         Ok(()) => ExitCode::SUCCESS,
         Err((code, message)) => {
             eprintln!("error: {message}");
@@ -47,7 +50,7 @@ type Failed = (ExitCode, String);
 fn install(
     config: &ConfigPath,
     host: Host,
-    replace: bool,
+    take: Take,
     undo: bool,
     out: &mut impl Write,
 ) -> Result<(), Failed> {
@@ -62,13 +65,18 @@ fn install(
     if undo {
         return undo_install(config, host, &places, out);
     }
-    let held = if replace {
-        Some(held_servers(&config.path).map_err(|e| (ExitCode::from(2), e))?)
-    } else {
-        None
-    };
+    // The host would start a workbench without servers: nothing is written.
+    if !config.path.exists() {
+        return Err((
+            ExitCode::from(2),
+            format!(
+                "no workbench config at {}: run `mcp-workbench import --write` first (it writes your hosts' servers there), then install again; nothing was written",
+                config.path.display()
+            ),
+        ));
+    }
+    let held = held_servers(&config.path).map_err(|e| (ExitCode::from(2), e))?;
     let launch = launch(config).map_err(fail)?;
-    let config_path = absolute(&config.path);
     let target = rewrite::resolved(&file)
         .map_err(|e| fail(format!("{shown}: cannot follow its link: {e}")))?;
     if !target.exists() {
@@ -82,7 +90,7 @@ fn install(
         }
     }
     let mut make = |text: Option<&str>| {
-        edit::edit(host, text, &launch, held.as_ref(), &places).map(|e| (e.text.clone(), e))
+        edit::edit(host, text, &launch, &held, take, &places).map(|e| (e.text.clone(), e))
     };
     let done = rewrite::rewrite(&file, true, SystemTime::now(), &mut make)
         .map_err(|why| fail(format!("{shown}: {why}")))?;
@@ -142,7 +150,30 @@ fn install(
             ),
         )?;
     }
-    if replace && !edited.kept.is_empty() {
+    if !edited.doubled.is_empty() {
+        say(
+            out,
+            format!(
+                "{} still starts {} the workbench's config also holds, so each runs twice: {} (install {} --replace takes them out of {})",
+                host.title(),
+                servers(edited.doubled.len()),
+                edited.doubled.join(", "),
+                host.name(),
+                host.title()
+            ),
+        )?;
+    }
+    if !edited.doubled_in_projects.is_empty() {
+        say(
+            out,
+            format!(
+                "Left {} per project that the workbench's config also holds (--include-projects takes them out too): {}",
+                servers(edited.doubled_in_projects.len()),
+                edited.doubled_in_projects.join(", ")
+            ),
+        )?;
+    }
+    if take.replace && !edited.kept.is_empty() {
         say(
             out,
             format!(
@@ -152,9 +183,6 @@ fn install(
                 edited.kept.join(", ")
             ),
         )?;
-    }
-    if !config_path.exists() {
-        say(out, format!("Note: {} does not exist yet: write it (mcp-workbench import --write) before {} starts the workbench.", config_path.display(), host.title()))?;
     }
     say(out, restart_hint(host))
 }
@@ -289,13 +317,13 @@ fn absolute(path: &Path) -> std::path::PathBuf {
 fn held_servers(path: &Path) -> Result<HashSet<Identity>, String> {
     let text = std::fs::read_to_string(path).map_err(|e| {
         format!(
-            "--replace takes out of the host what {} holds, but it cannot be read: {e}",
+            "install points the host at {}, but it cannot be read: {e}",
             path.display()
         )
     })?;
     let root: Node = serde_json::from_str(&text).map_err(|e| {
         format!(
-            "--replace takes out of the host what {} holds, but it is not valid JSON (line {} column {})",
+            "install points the host at {}, but it is not valid JSON (line {} column {})",
             path.display(),
             e.line(),
             e.column()

@@ -40,6 +40,15 @@ impl Launch {
     }
 }
 
+/// What `install` takes out of the host: with `replace`, the user-level
+/// servers the workbench's config holds; with `projects` too, the
+/// per-project ones (Claude Code's `projects.<folder>.mcpServers`).
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct Take {
+    pub replace: bool,
+    pub projects: bool,
+}
+
 /// The new text and what changed.
 #[derive(Debug)]
 pub(crate) struct Edited {
@@ -48,22 +57,29 @@ pub(crate) struct Edited {
     pub removed: Vec<String>,
     /// The servers left in the host: the workbench does not hold them.
     pub kept: Vec<String>,
+    /// The user-level servers left that the workbench's config holds too
+    /// (without `--replace`): the host starts them, and the workbench.
+    pub doubled: Vec<String>,
+    /// The same, per project (without `--include-projects`).
+    pub doubled_in_projects: Vec<String>,
     /// There was a `workbench` entry already, now replaced.
     pub replaced_entry: bool,
 }
 
 /// `text` (`None`: no file yet) of `host`'s user-level file with the
-/// workbench added; with `held` (`--replace`), without those servers.
+/// workbench added; what `take` says, of the servers `held` (the identities
+/// of the workbench config's servers), taken out.
 pub(crate) fn edit(
     host: Host,
     text: Option<&str>,
     launch: &Launch,
-    held: Option<&HashSet<Identity>>,
+    held: &HashSet<Identity>,
+    take: Take,
     places: &Places,
 ) -> Result<Edited, String> {
     match host.list_key() {
-        Some(key) => edit_json(host, key, text, launch, held, places),
-        None => edit_toml(text.unwrap_or(""), launch, held),
+        Some(key) => edit_json(host, key, text, launch, held, take, places),
+        None => edit_toml(text.unwrap_or(""), launch, held, take),
     }
 }
 
@@ -90,7 +106,8 @@ fn edit_json(
     key: &str,
     text: Option<&str>,
     launch: &Launch,
-    held: Option<&HashSet<Identity>>,
+    held: &HashSet<Identity>,
+    take: Take,
     places: &Places,
 ) -> Result<Edited, String> {
     // No file yet, or an empty one: the host's list is all there will be.
@@ -102,11 +119,12 @@ fn edit_json(
             other => return Err(format!("it is {}, not a JSON object", other.kind())),
         },
     };
-    let mut removed = Vec::new();
-    let mut kept = Vec::new();
+    let (mut removed, mut kept) = (Vec::new(), Vec::new());
+    let (mut doubled, mut doubled_in_projects) = (Vec::new(), Vec::new());
     // Where each server taken out sits: its list's path and its name.
     let mut cuts: Vec<(Vec<String>, String)> = Vec::new();
     let mut take_out = |list: &mut Vec<(String, Node)>, at: &[String], project: Option<&Path>| {
+        let remove = take.replace && (project.is_none() || take.projects);
         let cx = Context {
             home: &places.home,
             project,
@@ -123,15 +141,18 @@ fn edit_json(
             let identity = json_entry::map(host, node, &cx)
                 .ok()
                 .map(|m| m.entry.identity());
-            let gone = held.is_some_and(|held| identity.is_some_and(|i| held.contains(&i)));
+            let holds = identity.is_some_and(|i| held.contains(&i));
             let path = child_path(&shown, name);
-            if gone {
-                removed.push(path);
-                cuts.push((at.to_vec(), name.clone()));
-            } else {
-                kept.push(path);
+            match (holds, remove) {
+                (true, true) => {
+                    removed.push(path);
+                    cuts.push((at.to_vec(), name.clone()));
+                }
+                (true, false) if project.is_some() => doubled_in_projects.push(path),
+                (true, false) => doubled.push(path),
+                (false, _) => kept.push(path),
             }
-            !gone
+            !(holds && remove)
         });
     };
     if host == Host::ClaudeCode {
@@ -184,6 +205,8 @@ fn edit_json(
             text: json_text(&expected, &Style::default()),
             removed,
             kept,
+            doubled,
+            doubled_in_projects,
             replaced_entry,
         });
     };
@@ -209,6 +232,8 @@ fn edit_json(
         text: out,
         removed,
         kept,
+        doubled,
+        doubled_in_projects,
         replaced_entry,
     })
 }
@@ -266,7 +291,8 @@ fn update(old: &mut Node, new: Node) {
 fn edit_toml(
     text: &str,
     launch: &Launch,
-    held: Option<&HashSet<Identity>>,
+    held: &HashSet<Identity>,
+    take: Take,
 ) -> Result<Edited, String> {
     let doc =
         toml::parse(text).map_err(|e| format!("it is not TOML the workbench can edit: {e}"))?;
@@ -284,7 +310,7 @@ fn edit_toml(
         None => Vec::new(),
     };
     let mut drop_names = Vec::new();
-    let (mut removed, mut kept) = (Vec::new(), Vec::new());
+    let (mut removed, mut kept, mut doubled) = (Vec::new(), Vec::new(), Vec::new());
     for (name, value) in &servers {
         if name == ENTRY {
             continue;
@@ -294,11 +320,13 @@ fn edit_toml(
             _ => None,
         };
         let at = child_path("mcp_servers", name);
-        if held.is_some_and(|held| identity.is_some_and(|i| held.contains(&i))) {
-            drop_names.push(name.clone());
-            removed.push(at);
-        } else {
-            kept.push(at);
+        match (identity.is_some_and(|i| held.contains(&i)), take.replace) {
+            (true, true) => {
+                drop_names.push(name.clone());
+                removed.push(at);
+            }
+            (true, false) => doubled.push(at),
+            (false, _) => kept.push(at),
         }
     }
     let newline = if text.contains("\r\n") { "\r\n" } else { "\n" };
@@ -387,6 +415,8 @@ fn edit_toml(
         text: out,
         removed,
         kept,
+        doubled,
+        doubled_in_projects: Vec::new(),
         replaced_entry,
     })
 }
@@ -409,6 +439,11 @@ mod tests {
         }
     }
 
+    const REPLACE: Take = Take {
+        replace: true,
+        projects: true,
+    };
+
     fn held(commands: &[&str]) -> HashSet<Identity> {
         commands
             .iter()
@@ -427,7 +462,8 @@ mod tests {
             Host::ClaudeDesktop,
             Some(text),
             &launch(),
-            Some(&held(&["moved"])),
+            &held(&["moved"]),
+            REPLACE,
             &places(),
         )
         .unwrap();
@@ -442,7 +478,8 @@ mod tests {
             Host::ClaudeDesktop,
             Some(&edited.text),
             &launch(),
-            None,
+            &HashSet::new(),
+            Take::default(),
             &places(),
         )
         .unwrap();
@@ -450,7 +487,15 @@ mod tests {
         assert_eq!(again.text, edited.text);
         // An entry of the user's own keeps its settings, loses its URL.
         let mine = r#"{"mcpServers":{"workbench":{"url":"http://x","env":{"A":"1"},"command":"old","timeout":5}}}"#;
-        let updated = edit(Host::Gemini, Some(mine), &launch(), None, &places()).unwrap();
+        let updated = edit(
+            Host::Gemini,
+            Some(mine),
+            &launch(),
+            &HashSet::new(),
+            Take::default(),
+            &places(),
+        )
+        .unwrap();
         let node: Node = serde_json::from_str(&updated.text).unwrap();
         assert_eq!(
             serde_json::to_string(node.get("mcpServers").unwrap()).unwrap(),
@@ -460,7 +505,15 @@ mod tests {
 
     #[test]
     fn each_json_host_writes_its_own_shape() {
-        let vs = edit(Host::VsCode, None, &launch(), None, &places()).unwrap();
+        let vs = edit(
+            Host::VsCode,
+            None,
+            &launch(),
+            &HashSet::new(),
+            Take::default(),
+            &places(),
+        )
+        .unwrap();
         assert!(
             vs.text.starts_with(
                 "{\n  \"servers\": {\n    \"workbench\": {\n      \"type\": \"stdio\","
@@ -472,11 +525,33 @@ mod tests {
             Host::ClaudeCode,
             Some(r#"{"projects":{"/p":{"mcpServers":{"x":{"command":"moved"}}}},"mcpServers":{}}"#),
             &launch(),
-            Some(&held(&["moved"])),
+            &held(&["moved"]),
+            REPLACE,
             &places(),
         )
         .unwrap();
         assert_eq!(cc.removed, [r#"projects["/p"].mcpServers.x"#]);
+        // Without --include-projects, a project's entry stays, and is said.
+        let user_level = Take {
+            replace: true,
+            projects: false,
+        };
+        let kept = edit(
+            Host::ClaudeCode,
+            Some(r#"{"projects":{"/p":{"mcpServers":{"x":{"command":"moved"}}}}}"#),
+            &launch(),
+            &held(&["moved"]),
+            user_level,
+            &places(),
+        )
+        .unwrap();
+        assert!(kept.removed.is_empty());
+        assert_eq!(kept.doubled_in_projects, [r#"projects["/p"].mcpServers.x"#]);
+        assert!(
+            kept.text.contains(r#"{"x":{"command":"moved"}}"#),
+            "{}",
+            kept.text
+        );
         let node: Node = serde_json::from_str(&cc.text).unwrap();
         assert_eq!(
             serde_json::to_string(node.get("mcpServers").unwrap()).unwrap(),
@@ -486,8 +561,17 @@ mod tests {
 
     #[test]
     fn json_that_cannot_be_kept_is_refused() {
-        let err =
-            |text: &str| edit(Host::Cursor, Some(text), &launch(), None, &places()).unwrap_err();
+        let err = |text: &str| {
+            edit(
+                Host::Cursor,
+                Some(text),
+                &launch(),
+                &HashSet::new(),
+                Take::default(),
+                &places(),
+            )
+            .unwrap_err()
+        };
         assert_eq!(
             err("{\"mcpServers\": {"),
             "it is not valid JSON (line 1 column 16)"
@@ -507,7 +591,8 @@ mod tests {
             Host::ClaudeCode,
             Some(text),
             &launch(),
-            Some(&held(&["moved"])),
+            &held(&["moved"]),
+            REPLACE,
             &places(),
         )
         .unwrap();
@@ -517,14 +602,30 @@ mod tests {
         );
         // No server list yet: added at the top level, the same way.
         let bare = "{\n\t\"theme\": \"dark\",\n\t\"list\": [1, 2]\n}\n";
-        let added = edit(Host::Cursor, Some(bare), &launch(), None, &places()).unwrap();
+        let added = edit(
+            Host::Cursor,
+            Some(bare),
+            &launch(),
+            &HashSet::new(),
+            Take::default(),
+            &places(),
+        )
+        .unwrap();
         assert_eq!(
             added.text,
             "{\n\t\"theme\": \"dark\",\n\t\"list\": [1, 2],\n\t\"mcpServers\": {\n\t\t\"workbench\": {\n\t\t\t\"command\": \"/opt/wb/mcp-workbench\",\n\t\t\t\"args\": [\n\t\t\t\t\"--config\",\n\t\t\t\t\"/home/u/wb.json\"\n\t\t\t]\n\t\t}\n\t}\n}\n"
         );
         // JSONC (VS Code): comments and trailing commas stay.
         let vscode = "{\n  // my servers\n  \"servers\": {\n    \"a\": {\"command\": \"x\"}, // a\n  },\n}\n";
-        let commented = edit(Host::VsCode, Some(vscode), &launch(), None, &places()).unwrap();
+        let commented = edit(
+            Host::VsCode,
+            Some(vscode),
+            &launch(),
+            &HashSet::new(),
+            Take::default(),
+            &places(),
+        )
+        .unwrap();
         assert!(
             commented.text.starts_with("{\n  // my servers\n  \"servers\": {\n    \"a\": {\"command\": \"x\"}, // a\n    \"workbench\": {\n"),
             "{}",
@@ -537,7 +638,15 @@ mod tests {
         );
         // Codex: CRLF and no final newline stay.
         let toml = "model = \"o3\"\r\n\r\n[mcp_servers.a]\r\ncommand = \"x\"";
-        let codex = edit(Host::Codex, Some(toml), &launch(), None, &places()).unwrap();
+        let codex = edit(
+            Host::Codex,
+            Some(toml),
+            &launch(),
+            &HashSet::new(),
+            Take::default(),
+            &places(),
+        )
+        .unwrap();
         assert_eq!(
             codex.text,
             "model = \"o3\"\r\n\r\n[mcp_servers.a]\r\ncommand = \"x\"\r\n\r\n[mcp_servers.workbench]\r\ncommand = \"/opt/wb/mcp-workbench\"\r\nargs = [\"--config\", \"/home/u/wb.json\"]"
@@ -551,7 +660,8 @@ mod tests {
             Host::Codex,
             Some(text),
             &launch(),
-            Some(&held(&["moved"])),
+            &held(&["moved"]),
+            REPLACE,
             &places(),
         );
         // The env table makes `a` another server than the held one: kept.
@@ -571,7 +681,8 @@ mod tests {
             Host::Codex,
             Some(&edited.text),
             &launch(),
-            Some(&held_a),
+            &held_a,
+            REPLACE,
             &places(),
         )
         .unwrap();
@@ -583,13 +694,29 @@ mod tests {
         );
         // The workbench's own table keeps what the user added to it.
         let tuned = "[mcp_servers.workbench] # mine\ncommand = \"/old/mcp-workbench\"\nargs = [\n  \"--config\",\n  \"/old.json\",\n]\nstartup_timeout_sec = 5\n\n[mcp_servers.workbench.tools.open_toolbox]\noutput_token_limit = 20000\n";
-        let updated = edit(Host::Codex, Some(tuned), &launch(), None, &places()).unwrap();
+        let updated = edit(
+            Host::Codex,
+            Some(tuned),
+            &launch(),
+            &HashSet::new(),
+            Take::default(),
+            &places(),
+        )
+        .unwrap();
         assert!(updated.replaced_entry);
         assert_eq!(
             updated.text,
             "[mcp_servers.workbench]\ncommand = \"/opt/wb/mcp-workbench\"\nargs = [\"--config\", \"/home/u/wb.json\"]\nstartup_timeout_sec = 5\n\n[mcp_servers.workbench.tools.open_toolbox]\noutput_token_limit = 20000\n"
         );
-        let new = edit(Host::Codex, None, &launch(), None, &places()).unwrap();
+        let new = edit(
+            Host::Codex,
+            None,
+            &launch(),
+            &HashSet::new(),
+            Take::default(),
+            &places(),
+        )
+        .unwrap();
         assert!(
             new.text.starts_with("[mcp_servers.workbench]\n"),
             "{}",
@@ -599,7 +726,8 @@ mod tests {
             Host::Codex,
             Some("a = 1\n[[x]]\n"),
             &launch(),
-            None,
+            &HashSet::new(),
+            Take::default(),
             &places(),
         )
         .unwrap_err();
@@ -608,7 +736,8 @@ mod tests {
             Host::Codex,
             Some("mcp_servers = { a = { command = \"x\" } }\n"),
             &launch(),
-            None,
+            &HashSet::new(),
+            Take::default(),
             &places(),
         )
         .unwrap_err();

@@ -11,7 +11,7 @@
 //! file back byte for byte. JSON here (`json_splice`); Codex's TOML in
 //! `undo_toml`. No IO.
 
-use super::edit::{self, read_json, Launch, ENTRY};
+use super::edit::{self, read_json, Launch, Take, ENTRY};
 use super::entry::Identity;
 use super::found::child_path;
 use super::host::Host;
@@ -61,8 +61,15 @@ pub(crate) fn undo(
     places: &Places,
 ) -> Result<Undone, String> {
     // What the install writes from the backup: the entry it left.
-    let installed = edit::edit(host, Some(backup), launch, None, places)
-        .map_err(|e| format!("its backup cannot be read: {e}"))?;
+    let installed = edit::edit(
+        host,
+        Some(backup),
+        launch,
+        &HashSet::new(),
+        Take::default(),
+        places,
+    )
+    .map_err(|e| format!("its backup cannot be read: {e}"))?;
     match host.list_key() {
         Some(key) => undo_json(host, key, text, backup, &installed.text, held, places),
         None => undo_toml::undo(text, backup, &installed.text, held),
@@ -266,7 +273,11 @@ mod tests {
             Host::ClaudeCode,
             Some(BEFORE),
             &launch(),
-            Some(&held),
+            &held,
+            Take {
+                replace: true,
+                projects: false,
+            },
             &places(),
         )
         .unwrap()

@@ -506,6 +506,63 @@ fn install_replace_and_undo_round_trip() {
     assert_eq!(backups, installable(&sb).len());
 }
 
+#[test]
+fn install_without_a_workbench_config_writes_nothing() {
+    let sb = Sandbox::new("install-no-config");
+    let before = sb.tree();
+    let out = sb.run(&["install", "cursor"]);
+    let (stdout, stderr) = texts(&out);
+    assert_eq!(out.status.code(), Some(2), "{stdout}\n--- stderr\n{stderr}");
+    assert!(
+        stderr.contains("run `mcp-workbench import --write` first"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains(&sb.config.display().to_string()),
+        "{stderr}"
+    );
+    assert_eq!(sb.tree(), before);
+}
+
+#[test]
+fn install_says_what_runs_twice_and_replace_leaves_projects() {
+    let sb = Sandbox::new("install-twice");
+    let out = sb.run(&["import", "--write", "--no-start", "--from", "claude-code"]);
+    assert!(sb.config.exists(), "{:?}", texts(&out));
+    let file = sb.home.join(".claude.json");
+    let project = escaped(&sb.project);
+    // Without --replace: the host starts github and the workbench does too.
+    let out = sb.run(&["install", "claude-code"]);
+    let (stdout, stderr) = texts(&out);
+    assert_eq!(out.status.code(), Some(0), "{stdout}\n--- stderr\n{stderr}");
+    assert!(
+        stdout.contains("Claude Code still starts 2 servers the workbench's config also holds, so each runs twice: mcpServers.github, mcpServers.sentry (install claude-code --replace takes them out of Claude Code)"),
+        "{stdout}"
+    );
+    // --replace: the user-level ones go, the per-project one stays, said.
+    let out = sb.run(&["install", "claude-code", "--replace"]);
+    let (stdout, stderr) = texts(&out);
+    assert_eq!(out.status.code(), Some(0), "{stdout}\n--- stderr\n{stderr}");
+    let node: Value = serde_json::from_str(&fs::read_to_string(&file).unwrap()).unwrap();
+    assert!(node["mcpServers"].get("github").is_none());
+    assert!(
+        node["projects"][&project]["mcpServers"]["db"].is_object(),
+        "{node}"
+    );
+    assert!(
+        stdout.contains("--include-projects takes them out too"),
+        "{stdout}"
+    );
+    // --include-projects: that one too.
+    let out = sb.run(&["install", "claude-code", "--replace", "--include-projects"]);
+    assert_eq!(out.status.code(), Some(0), "{:?}", texts(&out));
+    let node: Value = serde_json::from_str(&fs::read_to_string(&file).unwrap()).unwrap();
+    assert!(
+        node["projects"][&project]["mcpServers"].get("db").is_none(),
+        "{node}"
+    );
+}
+
 #[cfg(unix)]
 #[test]
 fn a_linked_host_file_is_edited_where_it_points() {
@@ -600,6 +657,7 @@ fn undo_keeps_what_the_host_wrote_since_the_install() {
 #[test]
 fn install_leaves_a_file_it_cannot_keep_alone() {
     let sb = Sandbox::new("install-refuses");
+    fs::write(&sb.config, "{\"toolboxes\": {}}").unwrap();
     let cursor = sb.home.join(".cursor").join("mcp.json");
     fs::write(
         &cursor,
