@@ -45,11 +45,12 @@ Usage:
       --write merges it into the config (the old one kept as a backup) and checks
       the result; --no-start describes the toolboxes without starting the
       servers to list their tools
-  mcp-workbench install HOST [--config PATH] [--replace] [--undo]
+  mcp-workbench install HOST [--config PATH] [--replace [--include-projects]] [--undo]
       add the workbench (this binary, with --config and the config's absolute
       path) to HOST's own config, with a timestamped backup beside it; --replace
-      also takes out of HOST the servers the workbench's config now holds;
-      --undo puts the latest backup back
+      also takes out of HOST the servers the workbench's config now holds
+      (per-project ones too with --include-projects);
+      --undo reverses the install, keeping what HOST wrote since
   mcp-workbench --help | --version
 
 The config path is --config, else $WORKBENCH_CONFIG, else ./workbench-config.json.
@@ -142,8 +143,10 @@ pub enum Command {
         host: Host,
         /// `--replace`: also take out the servers the config now holds.
         replace: bool,
-        /// `--undo`: put the latest backup back.
+        /// `--undo`: reverse the install.
         undo: bool,
+        /// `--include-projects`: `--replace` takes per-project entries out too.
+        include_projects: bool,
     },
     Help,
     Version,
@@ -179,6 +182,7 @@ const FLAGS: &[&str] = &[
     "--write",
     "--no-start",
     "--replace",
+    "--include-projects",
     "--undo",
     "--help",
     "--version",
@@ -198,6 +202,7 @@ pub fn parse(
     let mut no_browser = false;
     let mut from = Vec::new();
     let (mut write, mut no_start, mut replace, mut undo) = (false, false, false, false);
+    let mut include_projects = false;
     let mut config: Option<PathBuf> = None;
     let mut trace: Option<PathBuf> = None;
     let mut args = args.into_iter();
@@ -245,6 +250,7 @@ pub fn parse(
             ("--no-start", None) => set_flag(&mut no_start, "--no-start")?,
             ("--replace", None) => set_flag(&mut replace, "--replace")?,
             ("--undo", None) => set_flag(&mut undo, "--undo")?,
+            ("--include-projects", None) => set_flag(&mut include_projects, "--include-projects")?,
             ("--from", _) => {
                 let value = match inline {
                     Some(value) => OsString::from(value),
@@ -300,13 +306,20 @@ pub fn parse(
             return Err(format!("{flag} applies to import"));
         }
     }
-    for (given, flag) in [(replace, "--replace"), (undo, "--undo")] {
+    for (given, flag) in [
+        (replace, "--replace"),
+        (undo, "--undo"),
+        (include_projects, "--include-projects"),
+    ] {
         if given && word != Some("install") {
             return Err(format!("{flag} applies to install"));
         }
     }
     if replace && undo {
         return Err("--replace and --undo cannot be combined".to_string());
+    }
+    if include_projects && !replace {
+        return Err("--include-projects applies to install --replace".to_string());
     }
     let config = match config {
         Some(path) => ConfigPath {
@@ -355,6 +368,7 @@ pub fn parse(
             host: install_host(&pins)?,
             replace,
             undo,
+            include_projects,
         }),
         (Some("fleet"), None) => Ok(Command::Fleet { config }),
         (Some("index"), None) => Ok(Command::Index { config }),
@@ -751,7 +765,29 @@ mod tests {
                 host: Host::Codex,
                 replace: true,
                 undo: false,
+                include_projects: false,
             })
+        );
+        assert_eq!(
+            parse_str(&[
+                "install",
+                "claude-code",
+                "--replace",
+                "--include-projects",
+                "--config",
+                "c.json"
+            ]),
+            Ok(Command::Install {
+                config: flag("c.json"),
+                host: Host::ClaudeCode,
+                replace: true,
+                undo: false,
+                include_projects: true,
+            })
+        );
+        assert_eq!(
+            parse_str(&["install", "claude-code", "--include-projects"]),
+            Err("--include-projects applies to install --replace".to_string())
         );
         assert_eq!(
             parse_str(&["--undo", "install", "vscode", "--config", "c.json"]),
@@ -760,6 +796,7 @@ mod tests {
                 host: Host::VsCode,
                 replace: false,
                 undo: true,
+                include_projects: false,
             })
         );
         let err = |args: &[&str]| parse_str(args).unwrap_err();

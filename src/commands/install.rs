@@ -2,22 +2,28 @@
 //! `workbench` to the host's user-level config that runs this binary with
 //! `--config` and the config's absolute path, keeping the rest of the file
 //! (`hosts::edit`), after a timestamped backup beside it. `--replace` also
-//! takes out of the host the servers the workbench's config holds now.
-//! `--undo` puts the latest backup back (and uses it up, so a second undo
-//! goes one install further back). Says when the host seems to run, since
-//! it reads its config when it starts.
+//! takes out of the host the user-level servers the workbench's config holds
+//! now (`--include-projects`: the per-project ones too); without it, the
+//! output names the servers the host would start twice.
+//! `--undo` reverses the install on the file as it is now (`hosts::undo`:
+//! the entry out, the servers `--replace` took out back from the latest
+//! backup, whatever the host wrote since kept) and leaves the backup for a
+//! person. Says when the host seems to run, since it reads its config when
+//! it starts.
 //!
 //! Exit 0; 1 when the host's file cannot be read, parsed or written (then
-//! nothing is written); 2 when `--replace` cannot read the workbench config.
+//! nothing is written), or when `--undo` left something it could not
+//! reverse (named); 2 when there is no workbench config at the path (the
+//! host would start a workbench without servers) or it cannot be read.
 
 use crate::cli::ConfigPath;
 use crate::config::ordered_json::Node;
-use crate::hosts::edit::{self, Launch};
+use crate::hosts::edit::{self, Launch, Take};
 use crate::hosts::entry::{identity_of, Identity};
 use crate::hosts::paths::{Os, Places};
-use crate::hosts::{files, Host};
+use crate::hosts::{files, rewrite, undo, Host};
 use std::collections::HashSet;
-use std::io::{self, Write};
+use std::io::Write;
 use std::path::Path;
 use std::process::ExitCode;
 use std::time::SystemTime;
@@ -26,11 +32,11 @@ use std::time::SystemTime;
 pub(super) fn run(
     config: &ConfigPath,
     host: Host,
-    replace: bool,
+    take: Take,
     undo: bool,
     out: &mut impl Write,
 ) -> ExitCode {
-    match install(config, host, replace, undo, out) {
+    match install(config, host, take, undo, out) {
         Ok(()) => ExitCode::SUCCESS,
         Err((code, message)) => {
             eprintln!("error: {message}");
@@ -44,7 +50,7 @@ type Failed = (ExitCode, String);
 fn install(
     config: &ConfigPath,
     host: Host,
-    replace: bool,
+    take: Take,
     undo: bool,
     out: &mut impl Write,
 ) -> Result<(), Failed> {
@@ -57,70 +63,46 @@ fn install(
         writeln!(out, "{text}").map_err(|e| fail(format!("cannot write the report: {e}")))
     };
     if undo {
-        let backup = files::latest_backup(&file)
-            .map_err(|e| fail(format!("{shown}: cannot look for its backups: {e}")))?
-            .ok_or_else(|| {
-                fail(format!(
-                    "{shown}: no backup of it to restore (install keeps them beside it)"
-                ))
-            })?;
-        std::fs::rename(&backup, &file)
-            .map_err(|e| fail(format!("{shown}: cannot restore {}: {e}", backup.display())))?;
-        say(
-            out,
-            format!(
-                "Restored {shown} from {} (the backup was used up).",
-                backup.display()
-            ),
-        )?;
-        return say(out, restart_hint(host));
+        return undo_install(config, host, &places, out);
     }
-    let held = if replace {
-        Some(held_servers(&config.path).map_err(|e| (ExitCode::from(2), e))?)
-    } else {
-        None
-    };
-    let program = std::env::current_exe()
-        .map_err(|e| fail(format!("cannot tell where this binary is: {e}")))?;
-    let config_path = absolute(&config.path);
-    let launch = Launch {
-        program: program.to_string_lossy().into_owned(),
-        config: config_path.to_string_lossy().into_owned(),
-    };
-    let text = match std::fs::read_to_string(&file) {
-        Ok(text) => Some(text),
-        Err(e) if e.kind() == io::ErrorKind::NotFound => {
-            let folder = file.parent().unwrap_or(Path::new("."));
-            if !folder.is_dir() {
-                return Err(fail(format!(
-                    "{} does not seem to be installed: {} does not exist (start it once, then install again)",
-                    host.title(),
-                    places.show(folder)
-                )));
-            }
-            None
+    // The host would start a workbench without servers: nothing is written.
+    if !config.path.exists() {
+        return Err((
+            ExitCode::from(2),
+            format!(
+                "no workbench config at {}: run `mcp-workbench import --write` first (it writes your hosts' servers there), then install again; nothing was written",
+                config.path.display()
+            ),
+        ));
+    }
+    let held = held_servers(&config.path).map_err(|e| (ExitCode::from(2), e))?;
+    let launch = launch(config).map_err(fail)?;
+    let target = rewrite::resolved(&file)
+        .map_err(|e| fail(format!("{shown}: cannot follow its link: {e}")))?;
+    if !target.exists() {
+        let folder = target.parent().unwrap_or(Path::new("."));
+        if !folder.is_dir() {
+            return Err(fail(format!(
+                "{} does not seem to be installed: {} does not exist (start it once, then install again)",
+                host.title(),
+                places.show(folder)
+            )));
         }
-        Err(e) => return Err(fail(format!("{shown}: cannot read it: {e}"))),
+    }
+    let mut make = |text: Option<&str>| {
+        edit::edit(host, text, &launch, &held, take, &places).map(|e| (e.text.clone(), e))
     };
-    let edited = edit::edit(host, text.as_deref(), &launch, held.as_ref(), &places)
-        .map_err(|why| fail(format!("{shown}: {why}; nothing was written")))?;
-    if text.as_deref() == Some(edited.text.as_str()) {
+    let done = rewrite::rewrite(&file, true, SystemTime::now(), &mut make)
+        .map_err(|why| fail(format!("{shown}: {why}")))?;
+    let edited = done.outcome;
+    if done.unchanged {
         say(
             out,
             format!("{shown} has the workbench already; nothing changed."),
         )?;
         return Ok(());
     }
-    let backup = match text {
-        Some(_) => Some(files::backup(&file, SystemTime::now()).map_err(|e| {
-            fail(format!(
-                "{shown}: cannot back it up: {e}; nothing was written"
-            ))
-        })?),
-        None => None,
-    };
-    crate::sys::write_atomically_keeping_mode(&file, edited.text.as_bytes())
-        .map_err(|e| fail(format!("{shown}: cannot write it: {e}; it is unchanged")))?;
+    let backup = done.backup;
     let verb = if edited.replaced_entry {
         "Updated"
     } else {
@@ -135,11 +117,20 @@ fn install(
             launch.config
         ),
     )?;
+    if done.target != file {
+        say(
+            out,
+            format!(
+                "{shown} is a link: {} was edited, the link stays.",
+                places.show(&done.target)
+            ),
+        )?;
+    }
     match backup {
         Some(backup) => say(
             out,
             format!(
-                "Backup: {} (mcp-workbench install {} --undo puts it back)",
+                "Backup: {} (mcp-workbench install {} --undo reverses the install)",
                 backup.display(),
                 host.name()
             ),
@@ -159,7 +150,30 @@ fn install(
             ),
         )?;
     }
-    if replace && !edited.kept.is_empty() {
+    if !edited.doubled.is_empty() {
+        say(
+            out,
+            format!(
+                "{} still starts {} the workbench's config also holds, so each runs twice: {} (install {} --replace takes them out of {})",
+                host.title(),
+                servers(edited.doubled.len()),
+                edited.doubled.join(", "),
+                host.name(),
+                host.title()
+            ),
+        )?;
+    }
+    if !edited.doubled_in_projects.is_empty() {
+        say(
+            out,
+            format!(
+                "Left {} per project that the workbench's config also holds (--include-projects takes them out too): {}",
+                servers(edited.doubled_in_projects.len()),
+                edited.doubled_in_projects.join(", ")
+            ),
+        )?;
+    }
+    if take.replace && !edited.kept.is_empty() {
         say(
             out,
             format!(
@@ -170,10 +184,107 @@ fn install(
             ),
         )?;
     }
-    if !config_path.exists() {
-        say(out, format!("Note: {} does not exist yet: write it (mcp-workbench import --write) before {} starts the workbench.", config_path.display(), host.title()))?;
-    }
     say(out, restart_hint(host))
+}
+
+/// `install --undo`: the install reversed on the host's file as it is now
+/// (`hosts::undo`); the backup stays.
+fn undo_install(
+    config: &ConfigPath,
+    host: Host,
+    places: &Places,
+    out: &mut impl Write,
+) -> Result<(), Failed> {
+    let fail = |message: String| (ExitCode::from(1), message);
+    let say = |out: &mut dyn Write, text: String| {
+        writeln!(out, "{text}").map_err(|e| fail(format!("cannot write the report: {e}")))
+    };
+    let file = places.user_file(host);
+    let shown = places.show(&file);
+    let backup = files::latest_backup(&file)
+        .map_err(|e| fail(format!("{shown}: cannot look for its backups: {e}")))?
+        .ok_or_else(|| {
+            fail(format!(
+                "{shown}: no backup of it to restore from (install keeps one beside it)"
+            ))
+        })?;
+    let before = std::fs::read_to_string(&backup)
+        .map_err(|e| fail(format!("{}: cannot read it: {e}", backup.display())))?;
+    let held = held_servers(&config.path);
+    let launch = launch(config).map_err(fail)?;
+    let mut reverse = |text: Option<&str>| {
+        let text = text.ok_or("it does not exist")?;
+        undo::undo(host, text, &before, &launch, held.as_ref().ok(), places)
+            .map(|u| (u.text.clone(), u))
+    };
+    let done = rewrite::rewrite(&file, false, SystemTime::now(), &mut reverse)
+        .map_err(|why| fail(format!("{shown}: {why}")))?;
+    let undone = done.outcome;
+    let list = host.list_key().unwrap_or("mcp_servers");
+    let entry_path = format!("{list}.{}", edit::ENTRY);
+    match undone.entry {
+        undo::Entry::Removed => say(
+            out,
+            format!("Took the workbench out of {}'s config {shown}.", host.title()),
+        )?,
+        undo::Entry::Restored => say(
+            out,
+            format!("Put back the \"workbench\" entry {shown} had before the install."),
+        )?,
+        undo::Entry::Missing => say(out, format!("{shown} has no \"workbench\" entry."))?,
+        undo::Entry::Changed => say(
+            out,
+            format!(
+                "Left {entry_path} as it is: it is not what install wrote (edited since, or it runs another config than {})",
+                launch.config
+            ),
+        )?,
+    }
+    if let Err(why) = &held {
+        say(
+            out,
+            format!("Note: {why}; every server of the backup that {shown} lacks now is put back."),
+        )?;
+    }
+    if !undone.put_back.is_empty() {
+        say(
+            out,
+            format!(
+                "Put back {} from the backup: {}",
+                servers(undone.put_back.len()),
+                undone.put_back.join(", ")
+            ),
+        )?;
+    }
+    for (path, why) in &undone.left {
+        say(out, format!("Left {path} as it is: {why}"))?;
+    }
+    say(
+        out,
+        format!(
+            "The backup stays: {} (to go back to {shown} as it was then, copy it over by hand).",
+            backup.display()
+        ),
+    )?;
+    if !done.unchanged {
+        say(out, restart_hint(host))?;
+    }
+    if undone.entry == undo::Entry::Changed || !undone.left.is_empty() {
+        return Err(fail(
+            "not everything could be undone: what was left is named above".into(),
+        ));
+    }
+    Ok(())
+}
+
+/// What runs the workbench: this binary and the config, absolute.
+fn launch(config: &ConfigPath) -> Result<Launch, String> {
+    let program =
+        std::env::current_exe().map_err(|e| format!("cannot tell where this binary is: {e}"))?;
+    Ok(Launch {
+        program: program.to_string_lossy().into_owned(),
+        config: absolute(&config.path).to_string_lossy().into_owned(),
+    })
 }
 
 /// "1 server", "2 servers".
@@ -206,13 +317,13 @@ fn absolute(path: &Path) -> std::path::PathBuf {
 fn held_servers(path: &Path) -> Result<HashSet<Identity>, String> {
     let text = std::fs::read_to_string(path).map_err(|e| {
         format!(
-            "--replace takes out of the host what {} holds, but it cannot be read: {e}",
+            "install points the host at {}, but it cannot be read: {e}",
             path.display()
         )
     })?;
     let root: Node = serde_json::from_str(&text).map_err(|e| {
         format!(
-            "--replace takes out of the host what {} holds, but it is not valid JSON (line {} column {})",
+            "install points the host at {}, but it is not valid JSON (line {} column {})",
             path.display(),
             e.line(),
             e.column()

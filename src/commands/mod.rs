@@ -179,7 +179,17 @@ pub fn run(command: Command, console: Console) -> ExitCode {
             host,
             replace,
             undo,
-        } => Ok(install::run(&config, host, replace, undo, &mut out)),
+            include_projects,
+        } => Ok(install::run(
+            &config,
+            host,
+            crate::hosts::edit::Take {
+                replace,
+                projects: include_projects,
+            },
+            undo,
+            &mut out,
+        )),
         Command::Serve { config, trace } => prepare::run(&config, needs, &mut out)
             .map(|ready| serve::run(&config.path, ready, trace, stdin, stdout)),
     };

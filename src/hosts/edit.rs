@@ -4,17 +4,19 @@
 //! updated and keeps the host's other settings for it), and with
 //! `--replace`, the servers the workbench's config now holds taken out (the
 //! same identity as the import's: same command, arguments and environment,
-//! or same URL). A JSON file keeps every other key, their order and its
-//! layout; Codex's TOML keeps every other line as it was: the
-//! `[mcp_servers.workbench]` table is updated where it is, or appended.
-//! A file that does not parse, or that could not be rewritten without
-//! losing something (comments in JSON), is refused. No IO.
+//! or same URL). The change is made in the text (`json_splice`; Codex's
+//! TOML line by line): only the entries added, updated or taken out change,
+//! every other byte stays, comments and trailing commas of JSONC too; the
+//! edited text is read back and must say what the edit meant. Codex's
+//! `[mcp_servers.workbench]` table is updated where it is, or appended. A
+//! file that does not parse is refused. No IO.
 
 use super::entry::Identity;
-use super::files::{json_text, style_of};
+use super::files::{json_text, Style};
 use super::found::child_path;
 use super::host::Host;
 use super::json_entry;
+use super::json_splice::{self, Value};
 use super::paths::Places;
 use super::toml::{self, Emit};
 use super::vars::Context;
@@ -38,6 +40,15 @@ impl Launch {
     }
 }
 
+/// What `install` takes out of the host: with `replace`, the user-level
+/// servers the workbench's config holds; with `projects` too, the
+/// per-project ones (Claude Code's `projects.<folder>.mcpServers`).
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct Take {
+    pub replace: bool,
+    pub projects: bool,
+}
+
 /// The new text and what changed.
 #[derive(Debug)]
 pub(crate) struct Edited {
@@ -46,22 +57,29 @@ pub(crate) struct Edited {
     pub removed: Vec<String>,
     /// The servers left in the host: the workbench does not hold them.
     pub kept: Vec<String>,
+    /// The user-level servers left that the workbench's config holds too
+    /// (without `--replace`): the host starts them, and the workbench.
+    pub doubled: Vec<String>,
+    /// The same, per project (without `--include-projects`).
+    pub doubled_in_projects: Vec<String>,
     /// There was a `workbench` entry already, now replaced.
     pub replaced_entry: bool,
 }
 
 /// `text` (`None`: no file yet) of `host`'s user-level file with the
-/// workbench added; with `held` (`--replace`), without those servers.
+/// workbench added; what `take` says, of the servers `held` (the identities
+/// of the workbench config's servers), taken out.
 pub(crate) fn edit(
     host: Host,
     text: Option<&str>,
     launch: &Launch,
-    held: Option<&HashSet<Identity>>,
+    held: &HashSet<Identity>,
+    take: Take,
     places: &Places,
 ) -> Result<Edited, String> {
     match host.list_key() {
-        Some(key) => edit_json(host, key, text, launch, held, places),
-        None => edit_toml(text.unwrap_or(""), launch, held),
+        Some(key) => edit_json(host, key, text, launch, held, take, places),
+        None => edit_toml(text.unwrap_or(""), launch, held, take),
     }
 }
 
@@ -88,43 +106,34 @@ fn edit_json(
     key: &str,
     text: Option<&str>,
     launch: &Launch,
-    held: Option<&HashSet<Identity>>,
+    held: &HashSet<Identity>,
+    take: Take,
     places: &Places,
 ) -> Result<Edited, String> {
-    let (mut root, style) = match text {
-        // No file yet, or an empty one: the host's list is all there will be.
-        None => (Vec::new(), Default::default()),
-        Some(text) if text.trim().is_empty() => (Vec::new(), Default::default()),
-        Some(text) => {
-            let (json, commented) = jsonc::strip(text);
-            if commented {
-                let entry = serde_json::to_string(&json_entry_of(host, launch)).unwrap_or_default();
-                return Err(format!(
-                    "it has comments or trailing commas, which rewriting it would lose; add the workbench to its \"{key}\" by hand: \"{ENTRY}\": {entry}"
-                ));
-            }
-            match serde_json::from_str::<Node>(&json) {
-                Ok(Node::Object(entries)) => (entries, style_of(text)),
-                Ok(other) => return Err(format!("it is {}, not a JSON object", other.kind())),
-                Err(e) => {
-                    return Err(format!(
-                        "it is not valid JSON (line {} column {})",
-                        e.line(),
-                        e.column()
-                    ))
-                }
-            }
-        }
+    // No file yet, or an empty one: the host's list is all there will be.
+    let text = text.filter(|t| !t.trim().is_empty());
+    let mut root = match text {
+        None => Vec::new(),
+        Some(text) => match read_json(text)? {
+            Node::Object(entries) => entries,
+            other => return Err(format!("it is {}, not a JSON object", other.kind())),
+        },
     };
-    let mut removed = Vec::new();
-    let mut kept = Vec::new();
-    let mut take_out = |list: &mut Vec<(String, Node)>, path: &str, project: Option<&Path>| {
+    let (mut removed, mut kept) = (Vec::new(), Vec::new());
+    let (mut doubled, mut doubled_in_projects) = (Vec::new(), Vec::new());
+    // Where each server taken out sits: its list's path and its name.
+    let mut cuts: Vec<(Vec<String>, String)> = Vec::new();
+    let mut take_out = |list: &mut Vec<(String, Node)>, at: &[String], project: Option<&Path>| {
+        let remove = take.replace && (project.is_none() || take.projects);
         let cx = Context {
             home: &places.home,
             project,
             inputs: &[],
             separator: std::path::MAIN_SEPARATOR,
         };
+        let shown = at
+            .iter()
+            .fold(String::new(), |path, part| child_path(&path, part));
         list.retain(|(name, node)| {
             if name == ENTRY {
                 return true;
@@ -132,14 +141,18 @@ fn edit_json(
             let identity = json_entry::map(host, node, &cx)
                 .ok()
                 .map(|m| m.entry.identity());
-            let gone = held.is_some_and(|held| identity.is_some_and(|i| held.contains(&i)));
-            let at = child_path(path, name);
-            if gone {
-                removed.push(at);
-            } else {
-                kept.push(at);
+            let holds = identity.is_some_and(|i| held.contains(&i));
+            let path = child_path(&shown, name);
+            match (holds, remove) {
+                (true, true) => {
+                    removed.push(path);
+                    cuts.push((at.to_vec(), name.clone()));
+                }
+                (true, false) if project.is_some() => doubled_in_projects.push(path),
+                (true, false) => doubled.push(path),
+                (false, _) => kept.push(path),
             }
-            !gone
+            !(holds && remove)
         });
     };
     if host == Host::ClaudeCode {
@@ -149,27 +162,27 @@ fn edit_json(
                     if let Some((_, Node::Object(list))) =
                         settings.iter_mut().find(|(k, _)| k == "mcpServers")
                     {
-                        let path = child_path(&child_path("projects", folder), "mcpServers");
-                        take_out(list, &path, Some(&PathBuf::from(&*folder)));
+                        let at = ["projects".to_string(), folder.clone(), "mcpServers".into()];
+                        take_out(list, &at, Some(&PathBuf::from(&*folder)));
                     }
                 }
             }
         }
     }
-    let list = match root.iter_mut().find(|(k, _)| k == key) {
-        Some((_, Node::Object(list))) => list,
+    let had_list = match root.iter().find(|(k, _)| k == key) {
+        Some((_, Node::Object(_))) => true,
         Some((_, other)) => {
             return Err(format!("its \"{key}\" is {}, not an object", other.kind()))
         }
-        None => {
-            root.push((key.to_string(), Node::Object(Vec::new())));
-            match root.last_mut() {
-                Some((_, Node::Object(list))) => list,
-                _ => return Err("internal error: the server list vanished".into()),
-            }
-        }
+        None => false,
     };
-    take_out(list, key, None);
+    if !had_list {
+        root.push((key.to_string(), Node::Object(Vec::new())));
+    }
+    let Some((_, Node::Object(list))) = root.iter_mut().find(|(k, _)| k == key) else {
+        return Err("internal error: the server list vanished".into());
+    };
+    take_out(list, &[key.to_string()], None);
     let entry = json_entry_of(host, launch);
     let replaced_entry = match list.iter_mut().find(|(k, _)| k == ENTRY) {
         Some((_, old)) => {
@@ -181,12 +194,64 @@ fn edit_json(
             false
         }
     };
+    let new_entry = list
+        .iter()
+        .find(|(k, _)| k == ENTRY)
+        .map(|(_, node)| node.clone())
+        .unwrap_or(Node::Null);
+    let expected = Node::Object(root);
+    let Some(text) = text else {
+        return Ok(Edited {
+            text: json_text(&expected, &Style::default()),
+            removed,
+            kept,
+            doubled,
+            doubled_in_projects,
+            replaced_entry,
+        });
+    };
+    // The same change made in the text, every other byte kept.
+    let mut out = text.to_string();
+    for (at, name) in &cuts {
+        let at: Vec<&str> = at.iter().map(String::as_str).collect();
+        out = json_splice::remove(&out, &at, name).map_err(internal)?;
+    }
+    out = if !had_list {
+        let list = Node::Object(vec![(ENTRY.to_string(), new_entry)]);
+        json_splice::append(&out, &[], key, Value::Node(&list))
+    } else if replaced_entry {
+        json_splice::set(&out, &[key], ENTRY, Value::Node(&new_entry))
+    } else {
+        json_splice::append(&out, &[key], ENTRY, Value::Node(&new_entry))
+    }
+    .map_err(internal)?;
+    if read_json(&out).ok().as_ref() != Some(&expected) {
+        return Err(internal("the edited text does not read as the edit".into()));
+    }
     Ok(Edited {
-        text: json_text(&Node::Object(root), &style),
+        text: out,
         removed,
         kept,
+        doubled,
+        doubled_in_projects,
         replaced_entry,
     })
+}
+
+/// A host's JSON text (comments and trailing commas allowed) as a tree.
+pub(crate) fn read_json(text: &str) -> Result<Node, String> {
+    let (json, _) = jsonc::strip(text);
+    serde_json::from_str::<Node>(&json).map_err(|e| {
+        format!(
+            "it is not valid JSON (line {} column {})",
+            e.line(),
+            e.column()
+        )
+    })
+}
+
+fn internal(why: String) -> String {
+    format!("internal error: {why}; nothing was written")
 }
 
 /// The keys that say how a host starts a server: an entry of the
@@ -226,7 +291,8 @@ fn update(old: &mut Node, new: Node) {
 fn edit_toml(
     text: &str,
     launch: &Launch,
-    held: Option<&HashSet<Identity>>,
+    held: &HashSet<Identity>,
+    take: Take,
 ) -> Result<Edited, String> {
     let doc =
         toml::parse(text).map_err(|e| format!("it is not TOML the workbench can edit: {e}"))?;
@@ -244,7 +310,7 @@ fn edit_toml(
         None => Vec::new(),
     };
     let mut drop_names = Vec::new();
-    let (mut removed, mut kept) = (Vec::new(), Vec::new());
+    let (mut removed, mut kept, mut doubled) = (Vec::new(), Vec::new(), Vec::new());
     for (name, value) in &servers {
         if name == ENTRY {
             continue;
@@ -254,11 +320,13 @@ fn edit_toml(
             _ => None,
         };
         let at = child_path("mcp_servers", name);
-        if held.is_some_and(|held| identity.is_some_and(|i| held.contains(&i))) {
-            drop_names.push(name.clone());
-            removed.push(at);
-        } else {
-            kept.push(at);
+        match (identity.is_some_and(|i| held.contains(&i)), take.replace) {
+            (true, true) => {
+                drop_names.push(name.clone());
+                removed.push(at);
+            }
+            (true, false) => doubled.push(at),
+            (false, _) => kept.push(at),
         }
     }
     let newline = if text.contains("\r\n") { "\r\n" } else { "\n" };
@@ -317,13 +385,18 @@ fn edit_toml(
     }
     let mut out: String = lines.into_iter().flatten().collect();
     if appended {
-        if !out.is_empty() && !out.ends_with('\n') {
+        // A file without a final newline keeps going without one.
+        let unended = !out.is_empty() && !out.ends_with('\n');
+        if unended {
             out.push_str(newline);
         }
         if !out.is_empty() && !out.ends_with(&format!("{newline}{newline}")) {
             out.push_str(newline);
         }
         out.push_str(&table);
+        if unended {
+            out.truncate(out.len() - newline.len());
+        }
     }
     let check = toml::parse(&out).map_err(|e| {
         format!("internal error: the edited file would not read ({e}); nothing was written")
@@ -342,6 +415,8 @@ fn edit_toml(
         text: out,
         removed,
         kept,
+        doubled,
+        doubled_in_projects: Vec::new(),
         replaced_entry,
     })
 }
@@ -364,6 +439,11 @@ mod tests {
         }
     }
 
+    const REPLACE: Take = Take {
+        replace: true,
+        projects: true,
+    };
+
     fn held(commands: &[&str]) -> HashSet<Identity> {
         commands
             .iter()
@@ -382,13 +462,14 @@ mod tests {
             Host::ClaudeDesktop,
             Some(text),
             &launch(),
-            Some(&held(&["moved"])),
+            &held(&["moved"]),
+            REPLACE,
             &places(),
         )
         .unwrap();
         assert_eq!(
             edited.text,
-            "{\n    \"zeta\": 1,\n    \"mcpServers\": {\n        \"b\": {\n            \"command\": \"stays\"\n        },\n        \"workbench\": {\n            \"command\": \"/opt/wb/mcp-workbench\",\n            \"args\": [\n                \"--config\",\n                \"/home/u/wb.json\"\n            ]\n        }\n    },\n    \"alpha\": true\n}"
+            "{\n    \"zeta\": 1,\n    \"mcpServers\": {\n        \"b\": {\"command\": \"stays\"},\n        \"workbench\": {\n            \"command\": \"/opt/wb/mcp-workbench\",\n            \"args\": [\n                \"--config\",\n                \"/home/u/wb.json\"\n            ]\n        }\n    },\n    \"alpha\": true\n}"
         );
         assert_eq!(edited.removed, ["mcpServers.a"]);
         assert_eq!(edited.kept, ["mcpServers.b"]);
@@ -397,7 +478,8 @@ mod tests {
             Host::ClaudeDesktop,
             Some(&edited.text),
             &launch(),
-            None,
+            &HashSet::new(),
+            Take::default(),
             &places(),
         )
         .unwrap();
@@ -405,7 +487,15 @@ mod tests {
         assert_eq!(again.text, edited.text);
         // An entry of the user's own keeps its settings, loses its URL.
         let mine = r#"{"mcpServers":{"workbench":{"url":"http://x","env":{"A":"1"},"command":"old","timeout":5}}}"#;
-        let updated = edit(Host::Gemini, Some(mine), &launch(), None, &places()).unwrap();
+        let updated = edit(
+            Host::Gemini,
+            Some(mine),
+            &launch(),
+            &HashSet::new(),
+            Take::default(),
+            &places(),
+        )
+        .unwrap();
         let node: Node = serde_json::from_str(&updated.text).unwrap();
         assert_eq!(
             serde_json::to_string(node.get("mcpServers").unwrap()).unwrap(),
@@ -415,7 +505,15 @@ mod tests {
 
     #[test]
     fn each_json_host_writes_its_own_shape() {
-        let vs = edit(Host::VsCode, None, &launch(), None, &places()).unwrap();
+        let vs = edit(
+            Host::VsCode,
+            None,
+            &launch(),
+            &HashSet::new(),
+            Take::default(),
+            &places(),
+        )
+        .unwrap();
         assert!(
             vs.text.starts_with(
                 "{\n  \"servers\": {\n    \"workbench\": {\n      \"type\": \"stdio\","
@@ -427,11 +525,33 @@ mod tests {
             Host::ClaudeCode,
             Some(r#"{"projects":{"/p":{"mcpServers":{"x":{"command":"moved"}}}},"mcpServers":{}}"#),
             &launch(),
-            Some(&held(&["moved"])),
+            &held(&["moved"]),
+            REPLACE,
             &places(),
         )
         .unwrap();
         assert_eq!(cc.removed, [r#"projects["/p"].mcpServers.x"#]);
+        // Without --include-projects, a project's entry stays, and is said.
+        let user_level = Take {
+            replace: true,
+            projects: false,
+        };
+        let kept = edit(
+            Host::ClaudeCode,
+            Some(r#"{"projects":{"/p":{"mcpServers":{"x":{"command":"moved"}}}}}"#),
+            &launch(),
+            &held(&["moved"]),
+            user_level,
+            &places(),
+        )
+        .unwrap();
+        assert!(kept.removed.is_empty());
+        assert_eq!(kept.doubled_in_projects, [r#"projects["/p"].mcpServers.x"#]);
+        assert!(
+            kept.text.contains(r#"{"x":{"command":"moved"}}"#),
+            "{}",
+            kept.text
+        );
         let node: Node = serde_json::from_str(&cc.text).unwrap();
         assert_eq!(
             serde_json::to_string(node.get("mcpServers").unwrap()).unwrap(),
@@ -441,17 +561,95 @@ mod tests {
 
     #[test]
     fn json_that_cannot_be_kept_is_refused() {
-        let err =
-            |text: &str| edit(Host::Cursor, Some(text), &launch(), None, &places()).unwrap_err();
+        let err = |text: &str| {
+            edit(
+                Host::Cursor,
+                Some(text),
+                &launch(),
+                &HashSet::new(),
+                Take::default(),
+                &places(),
+            )
+            .unwrap_err()
+        };
         assert_eq!(
             err("{\"mcpServers\": {"),
             "it is not valid JSON (line 1 column 16)"
         );
-        assert!(err("{\n// mine\n\"mcpServers\": {}}").starts_with("it has comments"));
         assert_eq!(err("[]"), "it is an array, not a JSON object");
         assert_eq!(
             err("{\"mcpServers\": []}"),
             "its \"mcpServers\" is an array, not an object"
+        );
+    }
+
+    #[test]
+    fn every_byte_outside_the_edit_stays() {
+        // Claude Code's file as it writes it, with CRLF and no final newline.
+        let text = "{\r\n  \"numStartups\": 3,\r\n  \"history\": [{\"display\": \"hi\", \"pastedContents\": {}}],\r\n  \"mcpServers\": {\r\n    \"gone\": {\"command\": \"moved\", \"args\": []},\r\n    \"npx\": {\"type\": \"stdio\", \"command\": \"npx\", \"args\": [\"-y\", \"pkg\"], \"env\": {}}\r\n  },\r\n  \"projects\": {\"/p\": {\"allowedTools\": [], \"mcpServers\": {}}},\r\n  \"zeta\": 1\r\n}";
+        let edited = edit(
+            Host::ClaudeCode,
+            Some(text),
+            &launch(),
+            &held(&["moved"]),
+            REPLACE,
+            &places(),
+        )
+        .unwrap();
+        assert_eq!(
+            edited.text,
+            "{\r\n  \"numStartups\": 3,\r\n  \"history\": [{\"display\": \"hi\", \"pastedContents\": {}}],\r\n  \"mcpServers\": {\r\n    \"npx\": {\"type\": \"stdio\", \"command\": \"npx\", \"args\": [\"-y\", \"pkg\"], \"env\": {}},\r\n    \"workbench\": {\r\n      \"type\": \"stdio\",\r\n      \"command\": \"/opt/wb/mcp-workbench\",\r\n      \"args\": [\r\n        \"--config\",\r\n        \"/home/u/wb.json\"\r\n      ],\r\n      \"env\": {}\r\n    }\r\n  },\r\n  \"projects\": {\"/p\": {\"allowedTools\": [], \"mcpServers\": {}}},\r\n  \"zeta\": 1\r\n}"
+        );
+        // No server list yet: added at the top level, the same way.
+        let bare = "{\n\t\"theme\": \"dark\",\n\t\"list\": [1, 2]\n}\n";
+        let added = edit(
+            Host::Cursor,
+            Some(bare),
+            &launch(),
+            &HashSet::new(),
+            Take::default(),
+            &places(),
+        )
+        .unwrap();
+        assert_eq!(
+            added.text,
+            "{\n\t\"theme\": \"dark\",\n\t\"list\": [1, 2],\n\t\"mcpServers\": {\n\t\t\"workbench\": {\n\t\t\t\"command\": \"/opt/wb/mcp-workbench\",\n\t\t\t\"args\": [\n\t\t\t\t\"--config\",\n\t\t\t\t\"/home/u/wb.json\"\n\t\t\t]\n\t\t}\n\t}\n}\n"
+        );
+        // JSONC (VS Code): comments and trailing commas stay.
+        let vscode = "{\n  // my servers\n  \"servers\": {\n    \"a\": {\"command\": \"x\"}, // a\n  },\n}\n";
+        let commented = edit(
+            Host::VsCode,
+            Some(vscode),
+            &launch(),
+            &HashSet::new(),
+            Take::default(),
+            &places(),
+        )
+        .unwrap();
+        assert!(
+            commented.text.starts_with("{\n  // my servers\n  \"servers\": {\n    \"a\": {\"command\": \"x\"}, // a\n    \"workbench\": {\n"),
+            "{}",
+            commented.text
+        );
+        assert!(
+            commented.text.ends_with("]\n    },\n  },\n}\n"),
+            "{}",
+            commented.text
+        );
+        // Codex: CRLF and no final newline stay.
+        let toml = "model = \"o3\"\r\n\r\n[mcp_servers.a]\r\ncommand = \"x\"";
+        let codex = edit(
+            Host::Codex,
+            Some(toml),
+            &launch(),
+            &HashSet::new(),
+            Take::default(),
+            &places(),
+        )
+        .unwrap();
+        assert_eq!(
+            codex.text,
+            "model = \"o3\"\r\n\r\n[mcp_servers.a]\r\ncommand = \"x\"\r\n\r\n[mcp_servers.workbench]\r\ncommand = \"/opt/wb/mcp-workbench\"\r\nargs = [\"--config\", \"/home/u/wb.json\"]"
         );
     }
 
@@ -462,7 +660,8 @@ mod tests {
             Host::Codex,
             Some(text),
             &launch(),
-            Some(&held(&["moved"])),
+            &held(&["moved"]),
+            REPLACE,
             &places(),
         );
         // The env table makes `a` another server than the held one: kept.
@@ -482,7 +681,8 @@ mod tests {
             Host::Codex,
             Some(&edited.text),
             &launch(),
-            Some(&held_a),
+            &held_a,
+            REPLACE,
             &places(),
         )
         .unwrap();
@@ -494,13 +694,29 @@ mod tests {
         );
         // The workbench's own table keeps what the user added to it.
         let tuned = "[mcp_servers.workbench] # mine\ncommand = \"/old/mcp-workbench\"\nargs = [\n  \"--config\",\n  \"/old.json\",\n]\nstartup_timeout_sec = 5\n\n[mcp_servers.workbench.tools.open_toolbox]\noutput_token_limit = 20000\n";
-        let updated = edit(Host::Codex, Some(tuned), &launch(), None, &places()).unwrap();
+        let updated = edit(
+            Host::Codex,
+            Some(tuned),
+            &launch(),
+            &HashSet::new(),
+            Take::default(),
+            &places(),
+        )
+        .unwrap();
         assert!(updated.replaced_entry);
         assert_eq!(
             updated.text,
             "[mcp_servers.workbench]\ncommand = \"/opt/wb/mcp-workbench\"\nargs = [\"--config\", \"/home/u/wb.json\"]\nstartup_timeout_sec = 5\n\n[mcp_servers.workbench.tools.open_toolbox]\noutput_token_limit = 20000\n"
         );
-        let new = edit(Host::Codex, None, &launch(), None, &places()).unwrap();
+        let new = edit(
+            Host::Codex,
+            None,
+            &launch(),
+            &HashSet::new(),
+            Take::default(),
+            &places(),
+        )
+        .unwrap();
         assert!(
             new.text.starts_with("[mcp_servers.workbench]\n"),
             "{}",
@@ -510,7 +726,8 @@ mod tests {
             Host::Codex,
             Some("a = 1\n[[x]]\n"),
             &launch(),
-            None,
+            &HashSet::new(),
+            Take::default(),
             &places(),
         )
         .unwrap_err();
@@ -519,7 +736,8 @@ mod tests {
             Host::Codex,
             Some("mcp_servers = { a = { command = \"x\" } }\n"),
             &launch(),
-            None,
+            &HashSet::new(),
+            Take::default(),
             &places(),
         )
         .unwrap_err();

@@ -2,8 +2,9 @@
 //! there: a JSON file's indentation, line ends and final newline read from
 //! the file and written again (written atomically, keeping the old file's
 //! permissions, by `sys::write_atomically_keeping_mode`); timestamped
-//! backups beside the file (`<file>.workbench-backup-<UTC time>`), and the
-//! latest of them found again for `--undo`.
+//! backups beside the file as the host names it, a link rather than where
+//! it points (`<file>.workbench-backup-<UTC time>`, with the file's
+//! permissions), and the latest of them found again for `--undo`.
 
 use crate::config::ordered_json::Node;
 use serde::Serialize;
@@ -71,15 +72,28 @@ const BACKUP: &str = ".workbench-backup-";
 /// Copies `file` to a new backup beside it, named with the UTC time `now`;
 /// its path.
 pub(crate) fn backup(file: &Path, now: SystemTime) -> io::Result<PathBuf> {
+    let path = backup_path(file, now);
+    fs::copy(file, &path)?;
+    Ok(path)
+}
+
+/// The path of a new backup of `file` at the UTC time `now`, beside it.
+pub(crate) fn backup_path(file: &Path, now: SystemTime) -> PathBuf {
     let base = format!("{}{BACKUP}{}", file_name(file), utc_stamp(now));
     let mut path = file.with_file_name(&base);
     let mut n = 2;
-    while path.exists() {
+    while fs::symlink_metadata(&path).is_ok() {
         path = file.with_file_name(format!("{base}-{n}"));
         n += 1;
     }
-    fs::copy(file, &path)?;
-    Ok(path)
+    path
+}
+
+/// Writes `bytes` (a file's text as it was read) to the backup `place`,
+/// with the permissions of `like`, the file it backs up.
+pub(crate) fn write_backup(place: &Path, like: &Path, bytes: &[u8]) -> io::Result<()> {
+    fs::write(place, bytes)?;
+    fs::set_permissions(place, fs::metadata(like)?.permissions())
 }
 
 /// The newest backup of `file`, if there is one.

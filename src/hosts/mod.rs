@@ -8,8 +8,11 @@
 //! descriptions (`describe`; `listing`, which starts the servers to list
 //! them; `refill`, which finds those an earlier import wrote unlisted), the
 //! masking of secrets for printing (`mask`), the merge into the workbench's
-//! config (`merge`), the edit of a host's file (`edit`), and backups and
-//! atomic writes in the owner's layout (`files`).
+//! config (`merge`), the edit of a host's file in its text (`edit`,
+//! `json_spans`, `json_splice`) and its reverse (`undo`, `undo_toml`), its
+//! write where a link points without overwriting what the host wrote
+//! meanwhile (`rewrite`), and backups and atomic writes in the owner's
+//! layout (`files`).
 //!
 //! Above the fleet (`listing` starts servers with its launcher), below the
 //! commands, which print.
@@ -22,6 +25,8 @@ pub(crate) mod files;
 pub(crate) mod found;
 mod host;
 mod json_entry;
+mod json_spans;
+mod json_splice;
 mod jsonc;
 pub(crate) mod listing;
 pub(crate) mod mask;
@@ -30,7 +35,10 @@ pub(crate) mod paths;
 pub(crate) mod plan;
 pub(crate) mod read;
 pub(crate) mod refill;
+pub(crate) mod rewrite;
 pub(crate) mod toml;
+pub(crate) mod undo;
+mod undo_toml;
 mod vars;
 
 pub use host::Host;

@@ -181,17 +181,33 @@ pub(crate) fn private_file(path: &Path) -> io::Result<File> {
 /// Writes `bytes` to `path` atomically: a private file next to it, synced,
 /// then renamed over it. A crash leaves the old file or the new one.
 pub(crate) fn write_atomically(path: &Path, bytes: &[u8]) -> io::Result<()> {
-    replace(path, bytes, false)
+    replace(path, bytes, false, &mut || Ok(true)).map(|_| ())
 }
 
 /// As `write_atomically`, but the new file keeps the permissions of the one
 /// it replaces (a file of the user's that others may read, such as a host's
 /// config); a new file is still the user's alone.
 pub(crate) fn write_atomically_keeping_mode(path: &Path, bytes: &[u8]) -> io::Result<()> {
-    replace(path, bytes, true)
+    replace(path, bytes, true, &mut || Ok(true)).map(|_| ())
 }
 
-fn replace(path: &Path, bytes: &[u8], keep_mode: bool) -> io::Result<()> {
+/// As `write_atomically_keeping_mode`, but `still` is asked once the new
+/// file is written, just before the rename: when it says no (the file was
+/// changed meanwhile), nothing is replaced and the answer is `false`.
+pub(crate) fn write_atomically_unless(
+    path: &Path,
+    bytes: &[u8],
+    still: &mut dyn FnMut() -> io::Result<bool>,
+) -> io::Result<bool> {
+    replace(path, bytes, true, still)
+}
+
+fn replace(
+    path: &Path,
+    bytes: &[u8],
+    keep_mode: bool,
+    still: &mut dyn FnMut() -> io::Result<bool>,
+) -> io::Result<bool> {
     let name = path
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
@@ -206,8 +222,11 @@ fn replace(path: &Path, bytes: &[u8], keep_mode: bool) -> io::Result<()> {
             _ => Ok(()),
         }
     });
-    let renamed = written.and_then(|()| std::fs::rename(&temp, path));
-    if renamed.is_err() {
+    let renamed = written.and_then(|()| match still()? {
+        true => std::fs::rename(&temp, path).map(|()| true),
+        false => Ok(false),
+    });
+    if !matches!(renamed, Ok(true)) {
         let _ = std::fs::remove_file(&temp);
     }
     renamed

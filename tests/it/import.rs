@@ -430,8 +430,8 @@ fn installable(sb: &Sandbox) -> Vec<(&'static str, PathBuf, &'static str)> {
 #[test]
 fn install_replace_and_undo_round_trip() {
     let sb = Sandbox::new("install-round-trip");
-    // VS Code's sample has comments, which install refuses to lose
-    // (`install_leaves_a_file_it_cannot_keep_alone`): here, one without.
+    // VS Code's sample has comments, which install keeps; this test reads
+    // the result as plain JSON: here, one without.
     let vscode = app_config(&sb.home, "Code").join("User").join("mcp.json");
     let plain: String = fs::read_to_string(&vscode)
         .unwrap()
@@ -486,27 +486,178 @@ fn install_replace_and_undo_round_trip() {
             Some(0),
             "{host}: {stdout}\n--- stderr\n{stderr}"
         );
+        // Nothing written in between: the file as it was, byte for byte.
         assert_eq!(
             fs::read(&file).unwrap(),
             original,
             "{host}: not restored byte for byte"
         );
+        assert!(stdout.contains("The backup stays: "), "{host}: {stdout}");
     }
-    // Nothing left beside the host files but what was there.
-    let leftovers: Vec<PathBuf> = sb
+    // One backup beside each host file, for a person to restore by hand.
+    let backups = sb
         .tree()
         .into_keys()
         .filter(|p| {
             p.to_string_lossy().contains(".workbench-backup-")
                 && !p.starts_with(sb.config.parent().unwrap())
         })
-        .collect();
-    assert_eq!(leftovers, Vec::<PathBuf>::new());
+        .count();
+    assert_eq!(backups, installable(&sb).len());
+}
+
+#[test]
+fn install_without_a_workbench_config_writes_nothing() {
+    let sb = Sandbox::new("install-no-config");
+    let before = sb.tree();
+    let out = sb.run(&["install", "cursor"]);
+    let (stdout, stderr) = texts(&out);
+    assert_eq!(out.status.code(), Some(2), "{stdout}\n--- stderr\n{stderr}");
+    assert!(
+        stderr.contains("run `mcp-workbench import --write` first"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains(&sb.config.display().to_string()),
+        "{stderr}"
+    );
+    assert_eq!(sb.tree(), before);
+}
+
+#[test]
+fn install_says_what_runs_twice_and_replace_leaves_projects() {
+    let sb = Sandbox::new("install-twice");
+    let out = sb.run(&["import", "--write", "--no-start", "--from", "claude-code"]);
+    assert!(sb.config.exists(), "{:?}", texts(&out));
+    let file = sb.home.join(".claude.json");
+    let project = escaped(&sb.project);
+    // Without --replace: the host starts github and the workbench does too.
+    let out = sb.run(&["install", "claude-code"]);
+    let (stdout, stderr) = texts(&out);
+    assert_eq!(out.status.code(), Some(0), "{stdout}\n--- stderr\n{stderr}");
+    assert!(
+        stdout.contains("Claude Code still starts 2 servers the workbench's config also holds, so each runs twice: mcpServers.github, mcpServers.sentry (install claude-code --replace takes them out of Claude Code)"),
+        "{stdout}"
+    );
+    // --replace: the user-level ones go, the per-project one stays, said.
+    let out = sb.run(&["install", "claude-code", "--replace"]);
+    let (stdout, stderr) = texts(&out);
+    assert_eq!(out.status.code(), Some(0), "{stdout}\n--- stderr\n{stderr}");
+    let node: Value = serde_json::from_str(&fs::read_to_string(&file).unwrap()).unwrap();
+    assert!(node["mcpServers"].get("github").is_none());
+    assert!(
+        node["projects"][&project]["mcpServers"]["db"].is_object(),
+        "{node}"
+    );
+    assert!(
+        stdout.contains("--include-projects takes them out too"),
+        "{stdout}"
+    );
+    // --include-projects: that one too.
+    let out = sb.run(&["install", "claude-code", "--replace", "--include-projects"]);
+    assert_eq!(out.status.code(), Some(0), "{:?}", texts(&out));
+    let node: Value = serde_json::from_str(&fs::read_to_string(&file).unwrap()).unwrap();
+    assert!(
+        node["projects"][&project]["mcpServers"].get("db").is_none(),
+        "{node}"
+    );
+}
+
+#[cfg(unix)]
+#[test]
+fn a_linked_host_file_is_edited_where_it_points() {
+    let sb = Sandbox::new("install-link");
+    let out = sb.run(&["import", "--write", "--no-start", "--from", "claude-code"]);
+    assert!(sb.config.exists(), "{:?}", texts(&out));
+    // Dotfiles: ~/.claude.json links to a file elsewhere.
+    let link = sb.home.join(".claude.json");
+    let real = sb.root.join("dotfiles").join("claude.json");
+    fs::create_dir_all(real.parent().unwrap()).unwrap();
+    fs::rename(&link, &real).unwrap();
+    std::os::unix::fs::symlink(&real, &link).unwrap();
+    let original = fs::read(&real).unwrap();
+    let is_link = |p: &Path| fs::symlink_metadata(p).unwrap().file_type().is_symlink();
+    let out = sb.run(&["install", "claude-code", "--replace"]);
+    let (stdout, stderr) = texts(&out);
+    assert_eq!(out.status.code(), Some(0), "{stdout}\n--- stderr\n{stderr}");
+    assert!(is_link(&link), "the link was replaced by a file");
+    assert!(fs::read_to_string(&real).unwrap().contains("\"workbench\""));
+    assert!(stdout.contains("is a link: "), "{stdout}");
+    // The backup sits beside the link.
+    assert!(
+        stdout.contains(&format!("Backup: {}", sb.home.display())),
+        "{stdout}"
+    );
+    let out = sb.run(&["install", "claude-code", "--undo"]);
+    assert_eq!(out.status.code(), Some(0), "{:?}", texts(&out));
+    assert!(is_link(&link), "undo replaced the link by a file");
+    assert_eq!(fs::read(&real).unwrap(), original);
+}
+
+#[test]
+fn undo_keeps_what_the_host_wrote_since_the_install() {
+    let sb = Sandbox::new("install-undo-since");
+    let out = sb.run(&["import", "--write", "--no-start", "--from", "claude-code"]);
+    assert!(sb.config.exists(), "{:?}", texts(&out));
+    let file = sb.home.join(".claude.json");
+    let out = sb.run(&["install", "claude-code", "--replace"]);
+    assert_eq!(out.status.code(), Some(0), "{:?}", texts(&out));
+    // Claude Code rewrites its file on every run.
+    let text = fs::read_to_string(&file).unwrap();
+    assert!(!text.contains("\"github\""), "{text}");
+    let since = text
+        .replace("\"numStartups\": 42", "\"numStartups\": 43")
+        .replace(
+            "\"autoUpdates\": true,",
+            "\"autoUpdates\": true,\n  \"tipsHistory\": {\"new-user-warmup\": 1},",
+        );
+    fs::write(&file, &since).unwrap();
+    let out = sb.run(&["install", "claude-code", "--undo"]);
+    let (stdout, stderr) = texts(&out);
+    assert_eq!(out.status.code(), Some(0), "{stdout}\n--- stderr\n{stderr}");
+    let text = fs::read_to_string(&file).unwrap();
+    let node: Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(node["numStartups"], 43, "{text}");
+    assert_eq!(node["tipsHistory"]["new-user-warmup"], 1, "{text}");
+    assert!(node["mcpServers"]["github"].is_object(), "{text}");
+    assert!(node["mcpServers"].get("workbench").is_none(), "{text}");
+    assert!(stdout.contains("Put back "), "{stdout}");
+    // An entry edited since is left, and named; so is a server of the same
+    // name added since.
+    let out = sb.run(&["install", "claude-code", "--replace"]);
+    assert_eq!(out.status.code(), Some(0), "{:?}", texts(&out));
+    let edited = fs::read_to_string(&file)
+        .unwrap()
+        .replace("\"--config\",", "\"--verbose\", \"--config\",")
+        .replacen(
+            "\"mcpServers\": {",
+            "\"mcpServers\": {\n    \"github\": {\"command\": \"mine\"},",
+            1,
+        );
+    fs::write(&file, &edited).unwrap();
+    let out = sb.run(&["install", "claude-code", "--undo"]);
+    let (stdout, stderr) = texts(&out);
+    assert_eq!(out.status.code(), Some(1), "{stdout}\n--- stderr\n{stderr}");
+    assert!(
+        stdout.contains("Left mcpServers.workbench as it is"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("Left mcpServers.github as it is: a server of that name was added since"),
+        "{stdout}"
+    );
+    // The rest is reversed.
+    let text = fs::read_to_string(&file).unwrap();
+    let node: Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(node["mcpServers"]["github"]["command"], "mine", "{text}");
+    assert_eq!(node["mcpServers"]["workbench"]["args"][0], "--verbose");
+    assert!(node["mcpServers"]["sentry"].is_object(), "{text}");
 }
 
 #[test]
 fn install_leaves_a_file_it_cannot_keep_alone() {
     let sb = Sandbox::new("install-refuses");
+    fs::write(&sb.config, "{\"toolboxes\": {}}").unwrap();
     let cursor = sb.home.join(".cursor").join("mcp.json");
     fs::write(
         &cursor,
@@ -524,10 +675,6 @@ fn install_leaves_a_file_it_cannot_keep_alone() {
         (
             "codex",
             "line 3: arrays of tables ([[...]]) are not supported here",
-        ),
-        (
-            "vscode",
-            "it has comments or trailing commas, which rewriting it would lose",
         ),
     ] {
         let out = sb.run(&["install", host]);
