@@ -19,6 +19,7 @@
 
 use super::interrupt::local_servers;
 use crate::catalog::Catalog;
+use crate::cli::ConfigPath;
 use crate::config::{Config, ConfigError, Loaded, Mode, Problem, RemoteConfig, ServerConfig};
 use crate::fleet::launch::{self, Launcher};
 use crate::fleet::visible::visible;
@@ -26,7 +27,6 @@ use crate::tools;
 use crate::tools::naming;
 use serde::Serialize;
 use std::io::{self, Write};
-use std::path::Path;
 use std::process::ExitCode;
 
 /// Some hosts refuse or truncate tool lists longer than this.
@@ -34,6 +34,12 @@ const TOOLS_PER_TOOLBOX_LIMIT: usize = 40;
 
 #[derive(Serialize)]
 struct Report {
+    /// The config file's absolute path.
+    config: String,
+    /// Where that path came from, unless `--config` named it: the text
+    /// report's first line says it (`cli::ConfigPath::origin`).
+    #[serde(skip)]
+    origin: Option<&'static str>,
     toolboxes: Vec<ToolboxReport>,
     total: Totals,
     /// What the host's `tools/list` costs: the workbench's meta-tools, versus
@@ -146,11 +152,18 @@ pub(super) fn print_config_error(error: &ConfigError, out: &mut dyn Write) {
     }
 }
 
-/// Starts every server of `loaded` (config file `path`) and prints the
+/// Starts every server of `loaded` (config file `config`) and prints the
 /// report; the config's warnings (unknown keys and the like) lead its
 /// warnings, and what the config's shared fleet is doing, if it shares one,
-/// is in it.
-pub(super) fn run(loaded: Loaded, json: bool, path: &Path, out: &mut impl Write) -> ExitCode {
+/// is in it. The text report opens with the config's path when `--config`
+/// did not name it.
+pub(super) fn run(
+    loaded: Loaded,
+    json: bool,
+    config_path: &ConfigPath,
+    out: &mut impl Write,
+) -> ExitCode {
+    let path = config_path.path.as_path();
     let Loaded {
         config,
         warnings: config_warnings,
@@ -171,6 +184,11 @@ pub(super) fn run(loaded: Loaded, json: bool, path: &Path, out: &mut impl Write)
         .warnings
         .splice(0..0, config_warnings.iter().map(Problem::to_string));
     report.shared_fleet = shared_fleet;
+    report.config = std::path::absolute(path)
+        .unwrap_or_else(|_| path.to_path_buf())
+        .display()
+        .to_string();
+    report.origin = config_path.origin();
     let printed = if json {
         serde_json::to_writer_pretty(&mut *out, &report)
             .map_err(io::Error::from)
@@ -315,6 +333,8 @@ fn examine(config: &Config, launcher: &Launcher, catalog: &Catalog) -> Report {
         total.add_bytes(toolbox.total.tools, toolbox.total.bytes);
     }
     Report {
+        config: String::new(),
+        origin: None,
         toolboxes,
         total,
         host_tools_list: HostToolsList {
@@ -363,6 +383,9 @@ fn meta_tools_cost(config: &Config) -> Totals {
 }
 
 fn print_text(out: &mut impl Write, report: &Report) -> io::Result<()> {
+    if let Some(origin) = report.origin {
+        writeln!(out, "config: {} ({origin})\n", report.config)?;
+    }
     let mut rows: Vec<[String; 8]> = vec![[
         "TOOLBOX", "SERVER", "STATUS", "ERA", "START", "IDLE", "TOOLS", "TOKENS",
     ]

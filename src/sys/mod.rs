@@ -78,7 +78,8 @@ pub(crate) use windows_watch::{Stdin, Waker, Watch};
 #[cfg(feature = "remote")]
 pub(crate) use browser::open_browser;
 pub(crate) use dirs::{
-    private_dir, private_file, user_dir, write_atomically, write_atomically_keeping_mode, UserDir,
+    private_dir, private_file, user_config, user_dir, write_atomically,
+    write_atomically_keeping_mode, Os, UserDir,
 };
 #[cfg(feature = "remote")]
 pub(crate) use file_lock::FileLock;
