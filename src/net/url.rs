@@ -104,7 +104,8 @@ impl Url {
             self.hidden.push((secret, shown));
         }
         // The longest first, so that no secret is shown half replaced.
-        self.hidden.sort_by_key(|(secret, _)| std::cmp::Reverse(secret.len()));
+        self.hidden
+            .sort_by_key(|(secret, _)| std::cmp::Reverse(secret.len()));
         self.hidden.dedup();
         self
     }
