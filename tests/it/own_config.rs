@@ -2,7 +2,8 @@
 //! no `--config`, no `WORKBENCH_CONFIG` and no `./workbench-config.json`,
 //! every command uses the user's own config, whatever folder it is run from;
 //! `import --write` creates it (with its folder), and `check`, serving and a
-//! missing file's error name it and say why it was chosen.
+//! missing file's error name it and say why it was chosen. The README's
+//! move-in, pasted as it stands, works on a machine with Claude Code.
 
 use crate::harness::{leftover_processes, scratch, system_path, Workbench, FAKE, INITIALIZE};
 use serde_json::json;
@@ -198,5 +199,80 @@ fn a_missing_own_config_names_every_path_tried_and_how_to_create_it() {
         said(&out)
     );
     assert!(!own.exists(), "check creates nothing");
+    let _ = fs::remove_dir_all(&user.root);
+}
+
+/// The commands of the README's first screen that move a user in, in order
+/// (from "Already using MCP servers?" to the next heading: the lines of its
+/// `sh` block, or its `mcp-workbench ...` code spans), as arguments.
+fn readme_move_in() -> Vec<Vec<String>> {
+    let readme =
+        fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md")).unwrap();
+    let (_, after) = readme
+        .split_once("Already using MCP servers?")
+        .expect("the README's first screen offers the move-in");
+    let screen = after.split("\n## ").next().unwrap_or_default();
+    let commands: Vec<&str> = match screen.split_once("```sh\n") {
+        Some((_, block)) => block
+            .split("```")
+            .next()
+            .unwrap_or_default()
+            .lines()
+            .collect(),
+        None => screen.split('`').skip(1).step_by(2).collect(),
+    };
+    commands
+        .into_iter()
+        .map(|line| line.split('#').next().unwrap_or_default().trim())
+        .filter_map(|line| line.strip_prefix("mcp-workbench "))
+        .map(|line| line.split_whitespace().map(String::from).collect())
+        .collect()
+}
+
+#[test]
+fn the_readmes_move_in_works_when_pasted() {
+    let user = User::new("readme-move-in");
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/hosts/scripts/tools.json");
+    let claude = json!({"numStartups": 3, "mcpServers": {
+        "memory": {"command": FAKE, "args": [script, "memory"]}}});
+    let claude_file = user.home.join(".claude.json");
+    fs::write(&claude_file, serde_json::to_string_pretty(&claude).unwrap()).unwrap();
+    let commands = readme_move_in();
+    assert!(
+        !commands.is_empty(),
+        "no commands on the README's first screen"
+    );
+    for args in &commands {
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let out = user.run("here", &args);
+        assert_eq!(out.status.code(), Some(0), "{args:?}: {}", said(&out));
+        if args == ["import"] {
+            assert!(!user.own_config().exists(), "the preview writes nothing");
+        }
+        if args.contains(&"--replace") {
+            let host: serde_json::Value =
+                serde_json::from_str(&fs::read_to_string(&claude_file).unwrap()).unwrap();
+            assert!(host["mcpServers"]["workbench"].is_object(), "{host:#}");
+            assert!(host["mcpServers"].get("memory").is_none(), "{host:#}");
+        }
+    }
+    // A preview first, then the write, then the install.
+    let words = |i: usize| commands.get(i).map(|c| c.join(" "));
+    assert_eq!(words(0).as_deref(), Some("import"), "{commands:?}");
+    assert_eq!(words(1).as_deref(), Some("import --write"), "{commands:?}");
+    assert_eq!(
+        words(2).as_deref(),
+        Some("install claude-code --replace"),
+        "{commands:?}"
+    );
+    // The last step reverses the install: the host has its server back.
+    if commands
+        .last()
+        .is_some_and(|c| c.contains(&"--undo".to_string()))
+    {
+        let host: serde_json::Value =
+            serde_json::from_str(&fs::read_to_string(&claude_file).unwrap()).unwrap();
+        assert_eq!(host["mcpServers"], claude["mcpServers"], "{host:#}");
+    }
     let _ = fs::remove_dir_all(&user.root);
 }
