@@ -5,7 +5,7 @@
 //! start-up time, idle timeout,
 //! tool count after filters, for a remote server its transport, url as
 //! written and sign-in state, and the approximate context cost of its tool
-//! schemas (bytes / 4).
+//! schemas (bytes / 4, `tools::cost`, as the demo counts them).
 //! Totals per toolbox and for the config; warnings for filters that name no
 //! tool, unset variables, shortened dynamic-mode names and toolboxes over 40
 //! tools, after the config's own warnings (unknown keys). Then what the
@@ -24,7 +24,7 @@ use crate::config::{Config, ConfigError, Loaded, Mode, Problem, RemoteConfig, Se
 use crate::fleet::launch::{self, Launcher};
 use crate::fleet::visible::visible;
 use crate::tools;
-use crate::tools::naming;
+use crate::tools::{cost, naming};
 use serde::Serialize;
 use std::io::{self, Write};
 use std::process::ExitCode;
@@ -120,12 +120,12 @@ impl Totals {
         self.add_bytes(server.tools.unwrap_or(0), server.bytes);
     }
 
-    /// Tokens are the bytes of everything counted so far / 4, as a host's
-    /// whole tools/list would be counted.
+    /// Tokens are of the bytes of everything counted so far, as a host's
+    /// whole tools/list would be counted (`tools::cost`).
     fn add_bytes(&mut self, tools: usize, bytes: usize) {
         self.tools += tools;
         self.bytes += bytes;
-        self.tokens = self.bytes / 4;
+        self.tokens = cost::tokens(self.bytes);
     }
 }
 
@@ -277,8 +277,8 @@ fn examine(config: &Config, launcher: &Launcher, catalog: &Catalog) -> Report {
                     row.protocol_version = Some(started.era.version().to_string());
                     row.startup_ms = Some(started.startup.as_millis());
                     row.tools = Some(tools.len());
-                    row.bytes = tools.iter().map(|t| t.raw.get().len()).sum::<usize>();
-                    row.tokens = Some(row.bytes / 4);
+                    row.bytes = tools.iter().map(|t| cost::raw_tool_bytes(&t.raw)).sum();
+                    row.tokens = Some(cost::tokens(row.bytes));
                     for filter in unknown {
                         warnings.push(format!("{}.toolFilters names {filter}", server.json_path));
                     }
@@ -363,22 +363,14 @@ fn sign_in_state(_toolbox: &str, _server: &ServerConfig, _remote: &RemoteConfig)
 }
 
 /// The workbench's own `tools/list` entries (the meta-tools, with
-/// `outputSchema`), counted like the servers' tools, less the host hints
-/// (`_meta`, docs/reference.md §12): the host reads them, and they are not
-/// part of what the model's context holds.
+/// `outputSchema`), counted like the servers' tools (`tools::cost`: the
+/// host hints in `_meta` are not counted).
 fn meta_tools_cost(config: &Config) -> Totals {
     let toolboxes: Vec<_> = config.toolboxes.iter().collect();
-    let mut list = tools::tools_list(&toolboxes, true);
-    let tools = list["tools"]
-        .as_array_mut()
-        .map_or(&mut [][..], Vec::as_mut_slice);
-    for tool in tools.iter_mut() {
-        if let Some(tool) = tool.as_object_mut() {
-            tool.remove("_meta");
-        }
-    }
+    let list = tools::tools_list(&toolboxes, true);
+    let tools = list["tools"].as_array().map_or(&[][..], Vec::as_slice);
     let mut totals = Totals::default();
-    totals.add_bytes(tools.len(), tools.iter().map(|t| t.to_string().len()).sum());
+    totals.add_bytes(tools.len(), tools.iter().map(cost::tool_bytes).sum());
     totals
 }
 
