@@ -11,7 +11,8 @@
 //! Run it from the repository's root. It starts the `mcp-workbench` next to
 //! its own folder (`$MCP_WORKBENCH` overrides that) with
 //! `--config testdata/example/workbench-config.json` (or the config given as
-//! its argument). Token counts are bytes / 4, as `mcp-workbench check` counts.
+//! its argument). Token counts are `mcp-workbench check`'s, by the same
+//! function (`mcp_workbench::tools::cost`).
 
 // A test tool, and a crate of its own: it spawns processes and writes stdout
 // as it likes (clippy.toml), and `pub` in it means crate-wide.
@@ -65,22 +66,9 @@ impl Host {
     }
 }
 
-/// Bytes / 4 of tool definitions, without the workbench's own
-/// `toolbox_name` and `source_server` (a host listing a server directly
-/// would not see them).
+/// What tool definitions `values` cost a model's context, as `check` counts it.
 fn tokens(values: &[Value]) -> usize {
-    let bytes: usize = values
-        .iter()
-        .map(|v| {
-            let mut v = v.clone();
-            if let Some(tool) = v.as_object_mut() {
-                tool.remove("toolbox_name");
-                tool.remove("source_server");
-            }
-            v.to_string().len()
-        })
-        .sum();
-    bytes / 4
+    mcp_workbench::tools::cost::tools_tokens(values)
 }
 
 fn run() -> Result<(), String> {

@@ -1,12 +1,16 @@
 //! Hand-written command-line parsing (docs/reference.md, "Command line").
 //! Flags and the `check` word may come in any order; each may be given once.
-//! No IO: the environment (`WORKBENCH_CONFIG`, the home folder) is read through a
-//! lookup the caller passes.
+//! Picks the config file (`--config`, `$WORKBENCH_CONFIG`,
+//! `./workbench-config.json` where it exists, else the user's own,
+//! `sys::user_config`) and says where it came from (`ConfigSource`).
+//! No IO: the environment (`WORKBENCH_CONFIG`, the home folder) and whether
+//! `./workbench-config.json` exists come through lookups the caller passes.
 
 use crate::config::suggest;
 use crate::hosts::Host;
+use crate::sys::{self, Os};
 use std::ffi::OsString;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 pub const USAGE: &str = "\
 mcp-workbench: one stdio MCP server that groups MCP servers into toolboxes
@@ -53,7 +57,10 @@ Usage:
       --undo reverses the install, keeping what HOST wrote since
   mcp-workbench --help | --version
 
-The config path is --config, else $WORKBENCH_CONFIG, else ./workbench-config.json.
+The config path is --config, else $WORKBENCH_CONFIG, else ./workbench-config.json
+where it exists, else your own config: $XDG_CONFIG_HOME/mcp-workbench/config.json
+(~/.config/...; macOS: ~/Library/Application Support/mcp-workbench/config.json;
+Windows: %APPDATA%\\mcp-workbench\\config.json), which import --write creates.
 Relative paths in the config are taken from the config file's folder; a path
 that starts with ~/ is taken from your home folder ($HOME; %USERPROFILE% on Windows).
 Logs go to stderr; set RUST_LOG (error, warn, info, debug) to choose how much.
@@ -65,23 +72,71 @@ Exit codes: 0 clean shutdown, 1 runtime failure, 2 usage or config error.
 pub const USAGE_LINE: &str =
     "usage: mcp-workbench [--config PATH] [--trace FILE] (serve MCP over stdio) | mcp-workbench check|index|status|pins|learned|login|logout|import|install [--config PATH] [OPTIONS]";
 
-/// The default config file, in the working directory.
+/// The config file of the working directory, used where it exists.
 pub const DEFAULT_CONFIG: &str = "workbench-config.json";
 
-/// Where the config path came from: messages about a missing file say so.
+/// Where the config path came from: messages about a missing file, the
+/// start-up log line and `check` say so.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ConfigSource {
     Flag,
     /// `$WORKBENCH_CONFIG`.
     Environment,
-    /// Neither was given: `./workbench-config.json`.
-    Default,
+    /// Neither was given, and `./workbench-config.json` exists.
+    WorkingDir,
+    /// Neither was given, and there is no `./workbench-config.json`: the
+    /// user's own config (`sys::user_config`).
+    User,
 }
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct ConfigPath {
     pub path: PathBuf,
     pub source: ConfigSource,
+}
+
+impl ConfigPath {
+    /// Where the path came from, for a person who did not name it (`None`
+    /// for `--config`): the start-up log line and `check`'s first line.
+    pub fn origin(&self) -> Option<&'static str> {
+        match self.source {
+            ConfigSource::Flag => None,
+            ConfigSource::Environment => Some("the path in WORKBENCH_CONFIG"),
+            ConfigSource::WorkingDir => Some(
+                "./workbench-config.json of the working directory, which comes before your own config",
+            ),
+            ConfigSource::User => Some(
+                "your own config: neither --config, WORKBENCH_CONFIG nor ./workbench-config.json names another",
+            ),
+        }
+    }
+}
+
+/// The config when neither `--config` nor `$WORKBENCH_CONFIG` names one:
+/// `./workbench-config.json` where it `exists`, else the user's own on `os`;
+/// the error, when the user's folder is unknown, says what was tried.
+fn unnamed_config(
+    os: Os,
+    env: &dyn Fn(&str) -> Option<OsString>,
+    exists: &dyn Fn(&Path) -> bool,
+) -> Result<ConfigPath, String> {
+    let here = PathBuf::from(DEFAULT_CONFIG);
+    if exists(&here) {
+        return Ok(ConfigPath {
+            path: here,
+            source: ConfigSource::WorkingDir,
+        });
+    }
+    match sys::user_config(os, env) {
+        Ok(path) => Ok(ConfigPath {
+            path,
+            source: ConfigSource::User,
+        }),
+        Err(why) => Err(format!(
+            "no config: neither --config nor WORKBENCH_CONFIG was given, there is no \
+             ./{DEFAULT_CONFIG}, and your own config cannot be found ({why}); pass --config PATH"
+        )),
+    }
 }
 
 #[derive(Debug, PartialEq)]
@@ -189,10 +244,12 @@ const FLAGS: &[&str] = &[
 ];
 
 /// Parses the arguments after the program name; `env` looks up environment
-/// variables. The error is one line that names the offending argument.
+/// variables, `exists` whether a file (`./workbench-config.json`) exists.
+/// The error is one line that names the offending argument.
 pub fn parse(
     args: impl IntoIterator<Item = OsString>,
     env: &dyn Fn(&str) -> Option<OsString>,
+    exists: &dyn Fn(&Path) -> bool,
 ) -> Result<Command, String> {
     let mut word: Option<&'static str> = None;
     // The words after `pins`, `learned` or `install`.
@@ -331,10 +388,7 @@ pub fn parse(
                 path: expand_home(path, env).map_err(|e| format!("WORKBENCH_CONFIG: {e}"))?,
                 source: ConfigSource::Environment,
             },
-            _ => ConfigPath {
-                path: PathBuf::from(DEFAULT_CONFIG),
-                source: ConfigSource::Default,
-            },
+            _ => unnamed_config(Os::current(), env, exists)?,
         },
     };
     match (word, trace) {
@@ -511,11 +565,14 @@ mod tests {
     use super::*;
 
     fn env(name: &str) -> Option<OsString> {
-        (name == crate::sys::HOME).then(|| "/home/u".into())
+        match name {
+            "APPDATA" => Some(r"C:\Users\u\AppData\Roaming".into()),
+            _ => (name == crate::sys::HOME).then(|| "/home/u".into()),
+        }
     }
 
     fn parse_str(args: &[&str]) -> Result<Command, String> {
-        parse(args.iter().map(OsString::from), &env)
+        parse(args.iter().map(OsString::from), &env, &|_| false)
     }
 
     fn flag(path: &str) -> ConfigPath {
@@ -580,15 +637,58 @@ mod tests {
             assert_eq!(parse_str(args), Err(problem.to_string()), "{args:?}");
         }
         assert_eq!(parse_str(&["check", "--help"]), Ok(Command::Help));
-        assert_eq!(
-            parse_str(&[]),
+    }
+
+    /// Without --config and WORKBENCH_CONFIG: ./workbench-config.json where
+    /// it exists, else the user's own config; a missing home says what was
+    /// tried (`sys::user_config` has each system's folders).
+    #[test]
+    fn an_unnamed_config_is_the_working_directorys_or_the_users_own() {
+        let serve = |path: &str, source| {
             Ok(Command::Serve {
                 config: ConfigPath {
-                    path: DEFAULT_CONFIG.into(),
-                    source: ConfigSource::Default
+                    path: path.into(),
+                    source,
                 },
-                trace: None
+                trace: None,
             })
+        };
+        let here = |path: &Path| path == Path::new(DEFAULT_CONFIG);
+        assert_eq!(
+            parse([], &env, &here),
+            serve(DEFAULT_CONFIG, ConfigSource::WorkingDir)
+        );
+        let own = sys::user_config(Os::current(), &env).unwrap();
+        assert_eq!(
+            parse_str(&[]),
+            serve(own.to_str().unwrap(), ConfigSource::User)
+        );
+        if cfg!(target_os = "linux") {
+            assert_eq!(own, Path::new("/home/u/.config/mcp-workbench/config.json"));
+        }
+        let import = parse_str(&["import", "--write"]);
+        assert!(
+            matches!(&import, Ok(Command::Import { config, write: true, .. }) if config.path == own),
+            "{import:?}"
+        );
+        assert_eq!(
+            parse([OsString::from("check")], &|_| None, &|_| false),
+            Err(format!(
+                "no config: neither --config nor WORKBENCH_CONFIG was given, there is no \
+                 ./workbench-config.json, and your own config cannot be found ({}); pass --config PATH",
+                sys::user_config(Os::current(), &|_| None).unwrap_err()
+            ))
+        );
+        // Named ones need no home, and --help none at all.
+        assert!(parse(
+            ["--config", "c.json"].map(OsString::from),
+            &|_| None,
+            &|_| false
+        )
+        .is_ok());
+        assert_eq!(
+            parse([OsString::from("--help")], &|_| None, &|_| false),
+            Ok(Command::Help)
         );
     }
 
@@ -965,7 +1065,10 @@ mod tests {
             .starts_with("--config: '~bob/wb.json': only '~' and '~/...' are expanded"));
         let no_home = |_: &str| None;
         assert_eq!(
-            parse(["--config", "~/x"].map(OsString::from), &no_home).unwrap_err(),
+            parse(["--config", "~/x"].map(OsString::from), &no_home, &|_| {
+                false
+            })
+            .unwrap_err(),
             format!(
                 "--config: '~/x' starts with '~' but {} is not set; write the absolute path",
                 crate::sys::HOME
@@ -977,7 +1080,7 @@ mod tests {
             _ => None,
         };
         assert_eq!(
-            parse([OsString::from("check")], &from_env),
+            parse([OsString::from("check")], &from_env, &|_| true),
             Ok(Command::Check {
                 config: ConfigPath {
                     path: "/h/e.json".into(),

@@ -22,7 +22,11 @@ fn main() -> ExitCode {
     // Before any thread exists, so that all of them inherit the mask; the
     // dispositions (SIGUSR2 ignored) hold from here on, opened toolbox or not.
     mcp_workbench::sys::block_shutdown_signals();
-    let command = match cli::parse(std::env::args_os().skip(1), &|name| std::env::var_os(name)) {
+    let command = match cli::parse(
+        std::env::args_os().skip(1),
+        &|name| std::env::var_os(name),
+        &|path| path.exists(),
+    ) {
         Ok(command) => command,
         Err(problem) => {
             eprintln!(

@@ -5,7 +5,7 @@
 //! start-up time, idle timeout,
 //! tool count after filters, for a remote server its transport, url as
 //! written and sign-in state, and the approximate context cost of its tool
-//! schemas (bytes / 4).
+//! schemas (bytes / 4, `tools::cost`, as the demo counts them).
 //! Totals per toolbox and for the config; warnings for filters that name no
 //! tool, unset variables, shortened dynamic-mode names and toolboxes over 40
 //! tools, after the config's own warnings (unknown keys). Then what the
@@ -19,14 +19,14 @@
 
 use super::interrupt::local_servers;
 use crate::catalog::Catalog;
+use crate::cli::ConfigPath;
 use crate::config::{Config, ConfigError, Loaded, Mode, Problem, RemoteConfig, ServerConfig};
 use crate::fleet::launch::{self, Launcher};
 use crate::fleet::visible::visible;
 use crate::tools;
-use crate::tools::naming;
+use crate::tools::{cost, naming};
 use serde::Serialize;
 use std::io::{self, Write};
-use std::path::Path;
 use std::process::ExitCode;
 
 /// Some hosts refuse or truncate tool lists longer than this.
@@ -34,6 +34,12 @@ const TOOLS_PER_TOOLBOX_LIMIT: usize = 40;
 
 #[derive(Serialize)]
 struct Report {
+    /// The config file's absolute path.
+    config: String,
+    /// Where that path came from, unless `--config` named it: the text
+    /// report's first line says it (`cli::ConfigPath::origin`).
+    #[serde(skip)]
+    origin: Option<&'static str>,
     toolboxes: Vec<ToolboxReport>,
     total: Totals,
     /// What the host's `tools/list` costs: the workbench's meta-tools, versus
@@ -114,12 +120,12 @@ impl Totals {
         self.add_bytes(server.tools.unwrap_or(0), server.bytes);
     }
 
-    /// Tokens are the bytes of everything counted so far / 4, as a host's
-    /// whole tools/list would be counted.
+    /// Tokens are of the bytes of everything counted so far, as a host's
+    /// whole tools/list would be counted (`tools::cost`).
     fn add_bytes(&mut self, tools: usize, bytes: usize) {
         self.tools += tools;
         self.bytes += bytes;
-        self.tokens = self.bytes / 4;
+        self.tokens = cost::tokens(self.bytes);
     }
 }
 
@@ -146,11 +152,18 @@ pub(super) fn print_config_error(error: &ConfigError, out: &mut dyn Write) {
     }
 }
 
-/// Starts every server of `loaded` (config file `path`) and prints the
+/// Starts every server of `loaded` (config file `config`) and prints the
 /// report; the config's warnings (unknown keys and the like) lead its
 /// warnings, and what the config's shared fleet is doing, if it shares one,
-/// is in it.
-pub(super) fn run(loaded: Loaded, json: bool, path: &Path, out: &mut impl Write) -> ExitCode {
+/// is in it. The text report opens with the config's path when `--config`
+/// did not name it.
+pub(super) fn run(
+    loaded: Loaded,
+    json: bool,
+    config_path: &ConfigPath,
+    out: &mut impl Write,
+) -> ExitCode {
+    let path = config_path.path.as_path();
     let Loaded {
         config,
         warnings: config_warnings,
@@ -171,6 +184,11 @@ pub(super) fn run(loaded: Loaded, json: bool, path: &Path, out: &mut impl Write)
         .warnings
         .splice(0..0, config_warnings.iter().map(Problem::to_string));
     report.shared_fleet = shared_fleet;
+    report.config = std::path::absolute(path)
+        .unwrap_or_else(|_| path.to_path_buf())
+        .display()
+        .to_string();
+    report.origin = config_path.origin();
     let printed = if json {
         serde_json::to_writer_pretty(&mut *out, &report)
             .map_err(io::Error::from)
@@ -259,8 +277,8 @@ fn examine(config: &Config, launcher: &Launcher, catalog: &Catalog) -> Report {
                     row.protocol_version = Some(started.era.version().to_string());
                     row.startup_ms = Some(started.startup.as_millis());
                     row.tools = Some(tools.len());
-                    row.bytes = tools.iter().map(|t| t.raw.get().len()).sum::<usize>();
-                    row.tokens = Some(row.bytes / 4);
+                    row.bytes = tools.iter().map(|t| cost::raw_tool_bytes(&t.raw)).sum();
+                    row.tokens = Some(cost::tokens(row.bytes));
                     for filter in unknown {
                         warnings.push(format!("{}.toolFilters names {filter}", server.json_path));
                     }
@@ -315,6 +333,8 @@ fn examine(config: &Config, launcher: &Launcher, catalog: &Catalog) -> Report {
         total.add_bytes(toolbox.total.tools, toolbox.total.bytes);
     }
     Report {
+        config: String::new(),
+        origin: None,
         toolboxes,
         total,
         host_tools_list: HostToolsList {
@@ -343,26 +363,21 @@ fn sign_in_state(_toolbox: &str, _server: &ServerConfig, _remote: &RemoteConfig)
 }
 
 /// The workbench's own `tools/list` entries (the meta-tools, with
-/// `outputSchema`), counted like the servers' tools, less the host hints
-/// (`_meta`, docs/reference.md §12): the host reads them, and they are not
-/// part of what the model's context holds.
+/// `outputSchema`), counted like the servers' tools (`tools::cost`: the
+/// host hints in `_meta` are not counted).
 fn meta_tools_cost(config: &Config) -> Totals {
     let toolboxes: Vec<_> = config.toolboxes.iter().collect();
-    let mut list = tools::tools_list(&toolboxes, true);
-    let tools = list["tools"]
-        .as_array_mut()
-        .map_or(&mut [][..], Vec::as_mut_slice);
-    for tool in tools.iter_mut() {
-        if let Some(tool) = tool.as_object_mut() {
-            tool.remove("_meta");
-        }
-    }
+    let list = tools::tools_list(&toolboxes, true);
+    let tools = list["tools"].as_array().map_or(&[][..], Vec::as_slice);
     let mut totals = Totals::default();
-    totals.add_bytes(tools.len(), tools.iter().map(|t| t.to_string().len()).sum());
+    totals.add_bytes(tools.len(), tools.iter().map(cost::tool_bytes).sum());
     totals
 }
 
 fn print_text(out: &mut impl Write, report: &Report) -> io::Result<()> {
+    if let Some(origin) = report.origin {
+        writeln!(out, "config: {} ({origin})\n", report.config)?;
+    }
     let mut rows: Vec<[String; 8]> = vec![[
         "TOOLBOX", "SERVER", "STATUS", "ERA", "START", "IDLE", "TOOLS", "TOKENS",
     ]

@@ -138,7 +138,7 @@ pub fn run(command: Command, console: Console) -> ExitCode {
         Command::Version => written(writeln!(out, "{} {}", mcp::NAME, mcp::VERSION)),
         Command::Status { config, json } => Ok(status::run(&config.path, json, &mut out)),
         Command::Check { config, json } => prepare::run(&config, needs, &mut out)
-            .map(|ready| check::run(ready.loaded, json, &config.path, &mut out)),
+            .map(|ready| check::run(ready.loaded, json, &config, &mut out)),
         Command::Index { config } => prepare::run(&config, needs, &mut out)
             .map(|ready| index::run(&ready.loaded.config, &config.path, &mut out)),
         Command::Pins { config, action } => prepare::run(&config, needs, &mut out)
@@ -191,7 +191,7 @@ pub fn run(command: Command, console: Console) -> ExitCode {
             &mut out,
         )),
         Command::Serve { config, trace } => prepare::run(&config, needs, &mut out)
-            .map(|ready| serve::run(&config.path, ready, trace, stdin, stdout)),
+            .map(|ready| serve::run(&config, ready, trace, stdin, stdout)),
     };
     code.unwrap_or_else(|code| code)
 }

@@ -1,13 +1,13 @@
 //! The set-up of every command that uses a config, as its `Needs` ask:
 //! load the config (a missing file is reported with where its path came
-//! from), turn near misses into errors for `check`, warn of arguments taken
+//! from and, none named, every path tried), turn near misses into errors for `check`, warn of arguments taken
 //! from the working directory, log the config's warnings, start the
 //! watchdog. A config that cannot be used ends the command with exit 2.
 //!
 //! Runs no command and starts no server.
 
 use super::Needs;
-use crate::cli::{ConfigPath, ConfigSource};
+use crate::cli::{ConfigPath, ConfigSource, DEFAULT_CONFIG};
 use crate::config::{self, relative_args, ConfigError, Loaded, Problem};
 use std::io::Write;
 use std::process::ExitCode;
@@ -79,34 +79,48 @@ pub(super) fn watchdog() {
 }
 
 /// Loads the config; a missing file is reported with its absolute path and
-/// where that path came from (`--config`, `$WORKBENCH_CONFIG` or the default),
-/// whichever it was.
+/// where that path came from (`--config`, `$WORKBENCH_CONFIG` or, neither
+/// given, the paths tried: `./workbench-config.json`, then the user's own).
 fn load(config: &ConfigPath) -> Result<Loaded, ConfigError> {
-    let why = match config.source {
-        ConfigSource::Flag if config.path.is_relative() => {
-            "it is the path given with --config, taken from the working directory"
-        }
-        ConfigSource::Flag => "it is the path given with --config",
-        ConfigSource::Environment => "it is the path in WORKBENCH_CONFIG",
-        ConfigSource::Default => {
-            "it is the default config path, used because neither --config nor WORKBENCH_CONFIG was given"
-        }
-    };
     if !config.path.exists() {
         let absolute = std::path::absolute(&config.path).unwrap_or(config.path.clone());
-        let advice = match config.source {
-            ConfigSource::Flag => "",
-            _ => "; pass --config PATH to name your config file",
-        };
         return Err(ConfigError {
             file: absolute,
             problems: vec![Problem {
                 path: String::new(),
-                message: format!("the file does not exist ({why}){advice}"),
+                message: missing(config),
                 near_miss: None,
             }],
             warnings: Vec::new(),
         });
     }
     config::load(&config.path)
+}
+
+/// What is said of a config file that does not exist: why this path, and
+/// what to do.
+fn missing(config: &ConfigPath) -> String {
+    let named = "; pass --config PATH to name your config file";
+    match config.source {
+        ConfigSource::Flag if config.path.is_relative() => {
+            "the file does not exist (it is the path given with --config, taken from the working directory)".to_string()
+        }
+        ConfigSource::Flag => "the file does not exist (it is the path given with --config)".to_string(),
+        ConfigSource::Environment => {
+            format!("the file does not exist (it is the path in WORKBENCH_CONFIG){named}")
+        }
+        ConfigSource::WorkingDir => format!(
+            "the file does not exist (it is ./{DEFAULT_CONFIG}, which was there a moment ago){named}"
+        ),
+        ConfigSource::User => {
+            let here = std::path::absolute(DEFAULT_CONFIG)
+                .unwrap_or_else(|_| DEFAULT_CONFIG.into());
+            format!(
+                "the file does not exist (it is your own config, used because neither --config \
+                 nor WORKBENCH_CONFIG was given and {} does not exist either); run \
+                 `mcp-workbench import --write` to create it from your hosts' servers{named}",
+                here.display()
+            )
+        }
+    }
 }

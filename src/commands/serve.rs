@@ -8,11 +8,12 @@
 //! background (`auth::serve_hosts`).
 
 use super::prepare::{self, Ready};
+use crate::cli::ConfigPath;
 use crate::host::inbox::HostInput;
 use crate::host::server::Server;
 use crate::protocol::mcp;
 use std::io::{self, IsTerminal};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::ExitCode;
 
 /// What a person who ran the workbench in a terminal reads: it waits for a
@@ -21,34 +22,44 @@ const WAITING: &str = "mcp-workbench speaks MCP (JSON-RPC, one message per line)
     stdout and is waiting for an MCP host to talk to it; to try it from a terminal, run \
     `mcp-workbench check` (with --config PATH) instead; press Ctrl-C to quit";
 
-/// The one start-up line a host's log shows: the version, the config and
-/// how many toolboxes it has.
-fn started(path: &Path, toolboxes: usize, shared: bool) {
-    let config = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
+/// The one start-up line a host's log shows: the version, the config (and
+/// where its path came from, unless `--config` named it) and how many
+/// toolboxes it has.
+fn started(config: &ConfigPath, toolboxes: usize, shared: bool) {
+    log::info!("{}", start_up_line(config, toolboxes, shared));
+}
+
+fn start_up_line(config: &ConfigPath, toolboxes: usize, shared: bool) -> String {
+    let path = &config.path;
+    let absolute = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
+    let origin = config
+        .origin()
+        .map_or(String::new(), |origin| format!(", {origin}"));
     let plural = if toolboxes == 1 { "" } else { "es" };
     let how = if shared {
         ", served through its shared fleet"
     } else {
         ""
     };
-    log::info!(
-        "{} {} serving {} ({toolboxes} toolbox{plural}){how}",
+    format!(
+        "{} {} serving {} ({toolboxes} toolbox{plural}){how}{origin}",
         mcp::NAME,
         mcp::VERSION,
-        config.display()
-    );
+        absolute.display()
+    )
 }
 
-/// Serves the host on `stdin` and `stdout` with the config of file `path`.
+/// Serves the host on `stdin` and `stdout` with the config `config`.
 pub(super) fn run(
-    path: &Path,
+    config: &ConfigPath,
     ready: Ready,
     trace: Option<PathBuf>,
     stdin: io::Stdin,
     stdout: io::Stdout,
 ) -> ExitCode {
     let Ready { loaded, shared } = ready;
-    started(path, loaded.config.toolboxes.len(), shared);
+    let path = config.path.as_path();
+    started(config, loaded.config.toolboxes.len(), shared);
     if stdin.is_terminal() {
         // A person ran it in a terminal: say what it waits for (stderr, not the log).
         eprintln!("{WAITING}");

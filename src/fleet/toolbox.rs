@@ -326,7 +326,7 @@ impl Registry {
             Some(toolbox) => toolbox,
             None => all
                 .find(&id.toolbox)
-                .ok_or_else(|| format!("Toolbox '{}' not found", id.toolbox))?,
+                .ok_or_else(|| unknown_toolbox(&all.names(), &id.toolbox))?,
         };
         let index = toolbox
             .config
@@ -657,6 +657,20 @@ pub(crate) fn realign(
     (OpenToolbox { servers }, retire)
 }
 
+/// The error for a toolbox name the config does not have, which every
+/// meta-tool gives (`open_toolbox`, `close_toolbox`, `use_tool`,
+/// docs/reference.md §5): the likely typo's right name, and the toolboxes
+/// there are.
+pub(crate) fn unknown_toolbox(names: &[&str], name: &str) -> String {
+    let base = format!("Toolbox '{name}' not found in configuration.");
+    if names.is_empty() {
+        return format!("{base} The configuration has no toolboxes yet");
+    }
+    let guess = suggest::closest(name, names)
+        .map_or(String::new(), |close| format!(" Did you mean '{close}'?"));
+    format!("{base}{guess} Available toolboxes: {}", names.join(", "))
+}
+
 /// The `use_tool` error for a server the toolbox does not have: it lists the
 /// servers it has.
 fn unknown_server(config: &ToolboxConfig, id: &ToolId) -> String {
@@ -692,6 +706,29 @@ mod tests {
         crate::config::parse(text.as_bytes(), path, path)
             .unwrap()
             .config
+    }
+
+    #[test]
+    fn an_unknown_toolbox_gets_the_closest_name_and_the_toolboxes() {
+        let names = ["dev", "production", "staging"];
+        assert_eq!(
+            unknown_toolbox(&names, "prodution"),
+            "Toolbox 'prodution' not found in configuration. Did you mean 'production'? \
+             Available toolboxes: dev, production, staging"
+        );
+        assert_eq!(
+            unknown_toolbox(&names, "Dev"),
+            "Toolbox 'Dev' not found in configuration. Did you mean 'dev'? \
+             Available toolboxes: dev, production, staging"
+        );
+        assert_eq!(
+            unknown_toolbox(&names, "billing"),
+            "Toolbox 'billing' not found in configuration. Available toolboxes: dev, production, staging"
+        );
+        assert_eq!(
+            unknown_toolbox(&[], "dev"),
+            "Toolbox 'dev' not found in configuration. The configuration has no toolboxes yet"
+        );
     }
 
     #[test]

@@ -8,25 +8,9 @@ use super::host::Host;
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
-/// The system whose conventions the paths follow.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Os {
-    Linux,
-    Mac,
-    Windows,
-}
-
-impl Os {
-    pub(crate) fn current() -> Os {
-        if cfg!(windows) {
-            Os::Windows
-        } else if cfg!(target_os = "macos") {
-            Os::Mac
-        } else {
-            Os::Linux
-        }
-    }
-}
+/// The system whose conventions the paths follow (`sys`'s, which the user's
+/// own folders follow too).
+pub(crate) use crate::sys::Os;
 
 /// The folders host files are found from.
 #[derive(Debug, Clone, PartialEq)]
@@ -63,7 +47,7 @@ impl Places {
     ) -> Result<Places, String> {
         let var = |name: &str| {
             env(name)
-                .filter(|v| absolute(os, Path::new(v)))
+                .filter(|v| os.is_absolute(Path::new(v)))
                 .map(PathBuf::from)
         };
         // What `sys::HOME` names on that system.
@@ -140,24 +124,6 @@ impl Places {
             Ok(rest) => format!("~{}{}", std::path::MAIN_SEPARATOR, rest.display()),
             Err(_) => path.display().to_string(),
         }
-    }
-}
-
-/// Whether `path` is absolute on `os`, read as that system writes paths
-/// (so the tests of every system can check every system's places).
-fn absolute(os: Os, path: &Path) -> bool {
-    let text = path.to_string_lossy();
-    let bytes = text.as_bytes();
-    match os {
-        Os::Windows => {
-            path.is_absolute()
-                || text.starts_with(r"\\")
-                || bytes.len() >= 3
-                    && bytes[0].is_ascii_alphabetic()
-                    && bytes[1] == b':'
-                    && matches!(bytes[2], b'\\' | b'/')
-        }
-        _ => text.starts_with('/'),
     }
 }
 

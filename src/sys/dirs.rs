@@ -1,5 +1,10 @@
-//! The user's own folders, per system (docs/reference.md §10), and files
-//! only the user can read:
+//! The user's own folders, per system (docs/reference.md §2 and §10), and
+//! files only the user can read:
+//! - config (`user_config`, the config every command uses when none is named):
+//!   `$XDG_CONFIG_HOME/mcp-workbench/config.json`, else
+//!   `~/.config/mcp-workbench/config.json`; macOS `~/Library/Application
+//!   Support/mcp-workbench/config.json`; Windows
+//!   `%APPDATA%\mcp-workbench\config.json`;
 //! - state (pins): `$XDG_STATE_HOME/mcp-workbench`, else
 //!   `~/.local/state/mcp-workbench`; macOS `~/Library/Application
 //!   Support/mcp-workbench`; Windows `%LOCALAPPDATA%\mcp-workbench\state`;
@@ -21,6 +26,72 @@ use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
 const APP: &str = "mcp-workbench";
+
+/// The system whose conventions the user's folders (and the hosts' files,
+/// `hosts::paths`) follow: passed in, so the tests of every system can check
+/// every system's paths.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Os {
+    Linux,
+    Mac,
+    Windows,
+}
+
+impl Os {
+    /// The system this runs on (Unix other than macOS follows Linux).
+    pub(crate) fn current() -> Os {
+        if cfg!(windows) {
+            Os::Windows
+        } else if cfg!(target_os = "macos") {
+            Os::Mac
+        } else {
+            Os::Linux
+        }
+    }
+
+    /// Whether `path` is absolute on this system, read as it writes paths.
+    pub(crate) fn is_absolute(self, path: &Path) -> bool {
+        let text = path.to_string_lossy();
+        let bytes = text.as_bytes();
+        match self {
+            Os::Windows => {
+                path.is_absolute()
+                    || text.starts_with(r"\\")
+                    || bytes.len() >= 3
+                        && bytes[0].is_ascii_alphabetic()
+                        && bytes[1] == b':'
+                        && matches!(bytes[2], b'\\' | b'/')
+            }
+            _ => text.starts_with('/'),
+        }
+    }
+}
+
+/// The user's own config file on `os` (docs/reference.md §2), from the
+/// environment `env`; the error says which variables it is made of, all unset.
+/// Variables that are not absolute paths count as unset (as the XDG spec says).
+pub(crate) fn user_config(
+    os: Os,
+    env: &dyn Fn(&str) -> Option<OsString>,
+) -> Result<PathBuf, String> {
+    let set = |name: &str| {
+        env(name)
+            .filter(|v| !v.is_empty() && os.is_absolute(Path::new(v)))
+            .map(PathBuf::from)
+    };
+    let folder = match os {
+        Os::Windows => set("APPDATA")
+            .or_else(|| set("USERPROFILE").map(|home| home.join("AppData").join("Roaming")))
+            .ok_or("neither APPDATA nor USERPROFILE is set")?,
+        Os::Mac => set("HOME")
+            .map(|home| home.join("Library").join("Application Support"))
+            .ok_or("HOME is not set")?,
+        Os::Linux => set("XDG_CONFIG_HOME")
+            .or_else(|| set("HOME").map(|home| home.join(".config")))
+            .ok_or("neither XDG_CONFIG_HOME nor HOME is set")?,
+    };
+    Ok(folder.join(APP).join("config.json"))
+}
 
 /// Which of the user's folders.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -302,6 +373,75 @@ mod tests {
             user_dir(UserDir::Cache, &env(&[])).unwrap_err(),
             "neither XDG_CACHE_HOME nor HOME is set"
         );
+    }
+
+    /// The user's config on each system, from the environment passed in.
+    #[test]
+    fn the_users_config_on_every_system() {
+        let config = |os, vars: &[(&str, &str)]| {
+            let env = |name: &str| {
+                vars.iter()
+                    .find(|(k, _)| *k == name)
+                    .map(|(_, v)| OsString::from(*v))
+            };
+            user_config(os, &env)
+        };
+        let file = |base: &str| Path::new(base).join("mcp-workbench").join("config.json");
+        // Linux: XDG_CONFIG_HOME, else ~/.config; a relative XDG value is ignored.
+        let linux = [("XDG_CONFIG_HOME", "/x"), ("HOME", "/h")];
+        assert_eq!(config(Os::Linux, &linux), Ok(file("/x")));
+        assert_eq!(config(Os::Linux, &[("HOME", "/h")]), Ok(file("/h/.config")));
+        let relative = [("XDG_CONFIG_HOME", "x"), ("HOME", "/h")];
+        assert_eq!(config(Os::Linux, &relative), Ok(file("/h/.config")));
+        assert_eq!(
+            config(Os::Linux, &[("XDG_CONFIG_HOME", ""), ("HOME", "h")]),
+            Err("neither XDG_CONFIG_HOME nor HOME is set".into())
+        );
+        // macOS: Application Support, XDG_CONFIG_HOME or not.
+        assert_eq!(
+            config(Os::Mac, &linux),
+            Ok(file("/h/Library/Application Support"))
+        );
+        assert_eq!(config(Os::Mac, &[]), Err("HOME is not set".into()));
+        // Windows: %APPDATA%, else the profile's AppData\Roaming; HOME plays no part.
+        let appdata = r"C:\Users\u\AppData\Roaming";
+        let windows = [
+            ("APPDATA", appdata),
+            ("USERPROFILE", r"C:\Users\u"),
+            ("HOME", "/h"),
+        ];
+        assert_eq!(config(Os::Windows, &windows), Ok(file(appdata)));
+        assert_eq!(
+            config(
+                Os::Windows,
+                &[("APPDATA", "rel"), ("USERPROFILE", r"C:\Users\u")]
+            ),
+            Ok(Path::new(r"C:\Users\u")
+                .join("AppData")
+                .join("Roaming")
+                .join("mcp-workbench")
+                .join("config.json"))
+        );
+        assert_eq!(
+            config(Os::Windows, &[("HOME", "/h")]),
+            Err("neither APPDATA nor USERPROFILE is set".into())
+        );
+    }
+
+    #[test]
+    fn absolute_paths_as_each_system_writes_them() {
+        for (os, path, absolute) in [
+            (Os::Windows, r"C:\Users\u", true),
+            (Os::Windows, "c:/u", true),
+            (Os::Windows, r"\\server\share", true),
+            (Os::Windows, r"Users\u", false),
+            (Os::Windows, "C:", false),
+            (Os::Linux, "/h", true),
+            (Os::Linux, "h", false),
+            (Os::Mac, r"C:\Users", false),
+        ] {
+            assert_eq!(os.is_absolute(Path::new(path)), absolute, "{os:?} {path}");
+        }
     }
 
     #[cfg(unix)]

@@ -78,8 +78,8 @@ pub(crate) use windows_watch::{Stdin, Waker, Watch};
 #[cfg(feature = "remote")]
 pub(crate) use browser::open_browser;
 pub(crate) use dirs::{
-    private_dir, private_file, user_dir, write_atomically, write_atomically_keeping_mode,
-    write_atomically_unless, UserDir,
+    private_dir, private_file, user_config, user_dir, write_atomically,
+    write_atomically_keeping_mode, write_atomically_unless, Os, UserDir,
 };
 #[cfg(feature = "remote")]
 pub(crate) use dirs::{read_private, secure_dir, Secured};

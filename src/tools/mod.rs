@@ -8,11 +8,13 @@
 //! (`fleet::forward`). `open_toolbox` and `close_toolbox` are run by the
 //! fleet's `lifecycle`, and answered from what it found. What they share
 //! sits in `args` (reading arguments, with zod-like messages) and `outcome`
-//! (the finished call). `find_tools`'s search, its index and what it learns
+//! (the finished call); what a tool definition costs a model's context, in
+//! `cost`. `find_tools`'s search, its index and what it learns
 //! from use sit in `search`. No IO in this folder.
 
 mod args;
 pub(crate) mod close_toolbox;
+pub mod cost;
 pub(crate) mod dynamic;
 pub(crate) mod find_tools;
 pub(crate) mod naming;

@@ -44,16 +44,8 @@ impl Outcome {
     }
 }
 
-/// The error for a toolbox name the config does not have.
+/// The error for a toolbox name the config does not have, with "did you
+/// mean" (the fleet's, which `use_tool` gives too).
 pub(crate) fn not_configured(toolboxes: &Toolboxes, name: &str) -> String {
-    let names = toolboxes.names();
-    if names.is_empty() {
-        return format!(
-            "Toolbox '{name}' not found in configuration. The configuration has no toolboxes yet"
-        );
-    }
-    format!(
-        "Toolbox '{name}' not found in configuration. Available toolboxes: {}",
-        names.join(", ")
-    )
+    crate::fleet::toolbox::unknown_toolbox(&toolboxes.names(), name)
 }

@@ -510,7 +510,9 @@ fn check_reports_every_server_and_sets_the_exit_code() {
 
 /// The bundled example shows the value: `check` on it finds every server
 /// healthy, and the host's `tools/list` costs less with the workbench than with
-/// every server listed directly.
+/// every server listed directly. The demo, playing a host on the same config,
+/// counts the same tokens: the meta-tools, each toolbox, every server listed
+/// directly.
 #[test]
 fn check_on_the_example_config_shows_the_workbench_is_cheaper() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
@@ -541,6 +543,39 @@ fn check_on_the_example_config_shows_the_workbench_is_cheaper() {
     assert!(
         report["warnings"].as_array().unwrap().is_empty(),
         "{report}"
+    );
+    let out = std::process::Command::new(crate::harness::example("demo"))
+        .arg(dir.join("config.json"))
+        .env("MCP_WORKBENCH", crate::harness::WORKBENCH)
+        .output()
+        .unwrap();
+    let demo = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(
+        out.status.success(),
+        "{demo}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // "(~N tokens" after each label, in the demo's order.
+    let counted = |label: &str| -> u64 {
+        let after = &demo[demo
+            .find(label)
+            .unwrap_or_else(|| panic!("{label}: {demo}"))..];
+        let number = &after[after.find("(~").unwrap() + 2..];
+        number[..number.find(' ').unwrap()].parse().unwrap()
+    };
+    let mut from_check = vec![("host -> tools/list".to_string(), workbench)];
+    for toolbox in report["toolboxes"].as_array().unwrap() {
+        let label = format!("host -> open_toolbox {}", toolbox["name"].as_str().unwrap());
+        from_check.push((label, toolbox["total"]["tokens"].as_u64().unwrap()));
+    }
+    from_check.push(("tools/list would hold".to_string(), direct));
+    let from_demo: Vec<(String, u64)> = from_check
+        .iter()
+        .map(|(label, _)| (label.clone(), counted(label)))
+        .collect();
+    assert_eq!(
+        from_demo, from_check,
+        "the demo counts otherwise than check:\n{demo}"
     );
     let _ = fs::remove_dir_all(&dir);
 }

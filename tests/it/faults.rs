@@ -17,31 +17,8 @@
 //! Nothing here asserts a time; the only bounds are the driver's generous
 //! timeouts, which turn a hang into a failure.
 
-use crate::harness::{FAKE, WORKBENCH};
-use serde_json::Value;
-use std::path::PathBuf;
+use crate::harness::{example, FAKE, WORKBENCH};
 use std::process::{Command, Stdio};
-
-/// The `load` example's executable, built by cargo now if it is not fresh.
-fn load_example() -> PathBuf {
-    let cargo = option_env!("CARGO").unwrap_or("cargo");
-    let mut cmd = Command::new(std::env::var("CARGO").unwrap_or_else(|_| cargo.into()));
-    cmd.current_dir(env!("CARGO_MANIFEST_DIR"))
-        .args(["build", "--quiet", "--locked", "--example", "load"])
-        .args(["--message-format", "json-render-diagnostics"]);
-    if !cfg!(debug_assertions) {
-        cmd.arg("--release");
-    }
-    let out = cmd.stderr(Stdio::inherit()).output().unwrap();
-    assert!(out.status.success(), "cargo cannot build the load example");
-    String::from_utf8(out.stdout)
-        .unwrap()
-        .lines()
-        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
-        .filter(|m| m["reason"] == "compiler-artifact" && m["target"]["name"] == "load")
-        .find_map(|m| m["executable"].as_str().map(PathBuf::from))
-        .expect("cargo names the load example's executable")
-}
 
 /// The number after `label ` in the driver's report, e.g. `sent 3000`.
 fn count(report: &str, label: &str) -> u64 {
@@ -58,7 +35,7 @@ fn count(report: &str, label: &str) -> u64 {
 #[test]
 fn killed_children_fail_calls_but_never_lose_or_duplicate_one() {
     let calls = 3_000;
-    let out = Command::new(load_example())
+    let out = Command::new(example("load"))
         .args(["--workbench", WORKBENCH, "--fake", FAKE])
         .args(["--toolboxes", "3", "--calls", &calls.to_string()])
         .args(["--in-flight", "16", "--kill-children"])

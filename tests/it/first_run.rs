@@ -31,27 +31,44 @@ fn text(bytes: &[u8]) -> String {
 #[test]
 fn a_missing_default_config_is_named_with_its_absolute_path() {
     let dir = scratch("missing-default");
+    // Nothing named, nothing here, and no home to find the user's own config in.
     let out = run(&dir, &[], &[]);
     assert_eq!(out.status.code(), Some(2));
     let stderr = text(&out.stderr);
-    let expected = format!(
-        "error: {}: the file does not exist (it is the default config path, used because neither --config nor WORKBENCH_CONFIG was given); pass --config PATH to name your config file\n",
-        dir.join("workbench-config.json").display()
+    assert!(
+        stderr.starts_with(
+            "error: no config: neither --config nor WORKBENCH_CONFIG was given, there is no \
+             ./workbench-config.json, and your own config cannot be found ("
+        ),
+        "{stderr}"
     );
-    assert_eq!(stderr, expected);
 
-    // check --json says the same as JSON on stdout.
-    let out = run(&dir, &["check", "--json"], &[]);
+    // With a home, the user's own config is used; check --json names it as JSON on stdout.
+    let home = dir.join("home");
+    let home_text = home.display().to_string();
+    let env = [("HOME", home_text.as_str()), ("XDG_CONFIG_HOME", "")];
+    let out = run(&dir, &["check", "--json"], &env);
     assert_eq!(out.status.code(), Some(2));
     let report: Value = serde_json::from_slice(&out.stdout).unwrap();
-    assert_eq!(
-        report["config"],
-        dir.join("workbench-config.json").display().to_string()
+    if cfg!(target_os = "linux") {
+        assert_eq!(
+            report["config"],
+            home.join(".config/mcp-workbench/config.json")
+                .display()
+                .to_string()
+        );
+    }
+    assert!(
+        report["errors"][0]["message"]
+            .as_str()
+            .unwrap()
+            .contains(&format!(
+                "it is your own config, used because neither --config nor WORKBENCH_CONFIG was \
+                 given and {} does not exist either",
+                dir.join("workbench-config.json").display()
+            )),
+        "{report:#}"
     );
-    assert!(report["errors"][0]["message"]
-        .as_str()
-        .unwrap()
-        .contains("it is the default config path"));
 
     // Named with --config: the same quality, with its absolute path.
     let out = run(&dir, &["--config", "nope.json"], &[]);

@@ -158,6 +158,52 @@ pub fn check_output(dir: &Path, json: bool) -> (Option<i32>, String) {
     (out.status.code(), String::from_utf8(out.stdout).unwrap())
 }
 
+/// Example `name`'s executable, built by cargo now if it is not fresh (a
+/// no-op after `cargo test`, which builds the examples; `cargo test --test
+/// it` does not), its path taken from cargo's own report: no target folder,
+/// profile or platform is guessed, and a stale build is never run. The
+/// cargo gets none of what cargo sets for the test it runs (as
+/// `scripts/fake-server`): ring's build script tracks those variables, and
+/// would be rebuilt with everything above it, here and again by the next
+/// cargo started from a shell.
+pub fn example(name: &str) -> PathBuf {
+    let cargo = option_env!("CARGO").unwrap_or("cargo");
+    let mut cmd = Command::new(std::env::var("CARGO").unwrap_or_else(|_| cargo.into()));
+    for (key, _) in std::env::vars_os() {
+        let key = key.to_string_lossy();
+        if key.starts_with("CARGO_MANIFEST_")
+            || key.starts_with("CARGO_PKG_")
+            || [
+                "CARGO_CRATE_NAME",
+                "CARGO_BIN_NAME",
+                "CARGO_PRIMARY_PACKAGE",
+                "OUT_DIR",
+            ]
+            .contains(&key.as_ref())
+        {
+            cmd.env_remove(key.as_ref());
+        }
+    }
+    cmd.current_dir(env!("CARGO_MANIFEST_DIR"))
+        .args(["build", "--quiet", "--locked", "--example", name])
+        .args(["--message-format", "json-render-diagnostics"]);
+    if !cfg!(debug_assertions) {
+        cmd.arg("--release");
+    }
+    let out = cmd.stderr(Stdio::inherit()).output().unwrap();
+    assert!(
+        out.status.success(),
+        "cargo cannot build the {name} example"
+    );
+    String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .filter(|m| m["reason"] == "compiler-artifact" && m["target"]["name"] == name)
+        .find_map(|m| m["executable"].as_str().map(PathBuf::from))
+        .unwrap_or_else(|| panic!("cargo names the {name} example's executable"))
+}
+
 // ------------------------------------------------------------------ waits
 
 /// Polls `done` every 20 ms until it holds or `limit` passed; whether it held.

@@ -24,6 +24,7 @@ mod hostile;
 mod idle;
 mod import;
 mod liveness;
+mod own_config;
 mod reload;
 #[cfg(feature = "remote")]
 mod remote;

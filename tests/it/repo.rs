@@ -12,7 +12,9 @@
 //!   hands its cargo none of what cargo sets for the program it runs, which
 //!   would rebuild ring and outlast a server's start-up time-out;
 //! - comments, tests and transcripts cite docs/reference.md sections that exist,
-//!   or the MCP specification, never documents the repository does not hold.
+//!   or the MCP specification, never documents the repository does not hold;
+//! - the command lists of the README and the command-line guide are the
+//!   commands `mcp-workbench --help` gives, written the same, in its order.
 
 use serde_json::Value;
 use std::fs;
@@ -376,4 +378,53 @@ fn the_fake_server_script_hands_cargo_none_of_what_cargo_run_sets() {
     assert!(!names.contains(&"CARGO_MANIFEST_DIR"), "{env}");
     assert!(!names.contains(&"CARGO_PKG_NAME"), "{env}");
     assert!(env.lines().any(|l| l == "CARGO_TARGET_DIR=kept"), "{env}");
+}
+
+/// The synopses of a document's command list (the code block after
+/// `heading`): each line up to the two spaces before its description.
+fn listed_commands(document: &str, heading: &str) -> Vec<String> {
+    let text = fs::read_to_string(Path::new(ROOT).join(document)).unwrap();
+    let (_, after) = text
+        .split_once(heading)
+        .unwrap_or_else(|| panic!("{document} has no {heading:?}"));
+    let (_, block) = after.split_once("```\n").unwrap();
+    let (block, _) = block.split_once("```").unwrap();
+    block
+        .lines()
+        .map(|line| {
+            line.split("  ")
+                .next()
+                .unwrap_or_default()
+                .trim()
+                .to_string()
+        })
+        .collect()
+}
+
+#[test]
+fn the_documents_list_every_command_as_help_does() {
+    let out = Command::new(crate::harness::WORKBENCH)
+        .arg("--help")
+        .output()
+        .unwrap();
+    let help = String::from_utf8(out.stdout).unwrap();
+    let commands: Vec<String> = help
+        .lines()
+        .filter(|line| line.starts_with("  mcp-workbench"))
+        .map(|line| line.trim().to_string())
+        .collect();
+    assert!(commands.len() > 5, "{help}");
+    for (document, heading) in [
+        ("README.md", "### Command line and exit codes"),
+        (
+            "docs/guide-command-line.md",
+            "## Command line and exit codes",
+        ),
+    ] {
+        assert_eq!(
+            listed_commands(document, heading),
+            commands,
+            "{document}'s command list is not --help's"
+        );
+    }
 }
