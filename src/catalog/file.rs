@@ -195,6 +195,7 @@ mod tests {
                 r#"{"name":"n","inputSchema":{"z":1.50}}"#.into(),
             )
             .unwrap()],
+            instructions: Some("Files.".into()),
         };
         let mut learned = Learned::default();
         learned.record(super::super::learned::Association {
