@@ -466,6 +466,11 @@ fn main() {
             .collect();
         let hits = index.search_with(text, 50, &weights);
         let ours: Vec<String> = hits.iter().map(|h| tools[h.doc].id.clone()).collect();
+        if options.verbose {
+            if let Some(n) = index.undecided(&hits[..hits.len().min(8)]) {
+                println!("brief [{n}] {text:?}: {:?}", &ours[..n]);
+            }
+        }
         sizes.push(result_size(text, tools, &index, &hits, !options.before));
         best.push((
             hits.iter().map(|h| h.own).fold(0.0, f64::max) / index.tools().max_idf(),

@@ -415,19 +415,35 @@ impl Index {
         }
     }
 
-    /// A tie's second signal for document `doc`: whether its name's verb
-    /// is one of the query's words, their concepts or their lexicon words.
-    pub(crate) fn head_matches(&self, doc: usize, query: &[String]) -> bool {
+    /// A tie's second signal for document `doc`, lower first: 0 when its
+    /// name's verb is one of the query's words, their concepts or their
+    /// lexicon words; 2 when the verb removes (`delete`, `drop`: the
+    /// concept of `forget`) and the query says no such thing, so that in a
+    /// tie a tool that destroys comes after one that does not; else 1.
+    pub(crate) fn tie_order(&self, doc: usize, query: &[String]) -> u8 {
         let Some(Some(head)) = self.heads.get(doc) else {
-            return false;
+            return 1;
         };
-        query.iter().any(|q| {
+        let meets = |q: &String, head: &String| {
             q == head
                 || lexicon::related(q).contains(head)
                 || concepts::of_word(q)
                     .iter()
                     .any(|c| concepts::of_word(head).contains(c))
-        })
+        };
+        if query.iter().any(|q| meets(q, head)) {
+            return 0;
+        }
+        let removal = words::stem("delete");
+        let removes = |w: &String| {
+            concepts::of_word(&removal)
+                .iter()
+                .any(|c| concepts::of_word(w).contains(c))
+        };
+        match removes(head) && !query.iter().any(removes) {
+            true => 2,
+            false => 1,
+        }
     }
 }
 

@@ -3,7 +3,8 @@
 //! documents of their own (their names, descriptions, `instructions`, and
 //! every word of their tools), and a tool's score is its own plus
 //! `Weights::server` of its server's. Ties that are left are broken by a
-//! second signal: the query's verb against the tool name's verb.
+//! second signal: the query's verb against the tool name's verb (a tool
+//! that deletes comes last unless the query asks to delete).
 //!
 //! No IO, no clock: a pure function of the documents and the query.
 
@@ -126,7 +127,7 @@ impl Ranker {
                     .take_while(|h| first - h.score <= TIE * first.abs())
                     .count();
             if end - start > 1 {
-                hits[start..end].sort_by_key(|h| (!self.tools.head_matches(h.doc, &stems), h.doc));
+                hits[start..end].sort_by_key(|h| (self.tools.tie_order(h.doc, &stems), h.doc));
             }
             start = end;
         }
@@ -166,16 +167,21 @@ mod tests {
     }
 
     #[test]
-    fn a_tie_goes_to_the_tool_whose_verb_the_query_says() {
+    fn in_a_tie_a_tool_that_deletes_comes_after_one_that_does_not() {
         let tools = [
-            tool("delete_entities", "Entities"),
-            tool("create_entities", "Entities"),
+            Document::default()
+                .with(Field::Name, "delete_entities")
+                .with(Field::Context, "memory"),
+            Document::default()
+                .with(Field::Name, "create_entities")
+                .with(Field::Context, "memory"),
         ];
         let servers = [server_document(&["memory"], &[], [])];
         let ranker = Ranker::new(&tools, vec![0, 0], &servers);
-        let hits = ranker.search("create entities", 2);
+        let hits = ranker.search("memory about Alice", 2);
+        assert_eq!(hits[0].score, hits[1].score);
         assert_eq!((hits[0].doc, hits[1].doc), (1, 0));
-        let hits = ranker.search("entities", 2);
-        assert_eq!((hits[0].doc, hits[1].doc), (0, 1), "no verb: the order");
+        let hits = ranker.search("erase from memory", 2);
+        assert_eq!(hits[0].doc, 0, "asked to delete");
     }
 }
