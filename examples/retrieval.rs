@@ -5,13 +5,16 @@
 //! ranker was first tuned on) or `queries-v2.json` (v2, written in a model's
 //! words before any ranking was run on it, split into a tuning half and a
 //! test half). Only the tuning half is for changing the ranker; the test
-//! half is run for the report (`--split test`).
+//! half is run for the report (`--split test`). `--data livemcpbench` runs
+//! a second set no one here wrote, derived from LiveMCPBench's published
+//! tasks and tools (`scripts/retrieval-livemcpbench`), all of it untuned.
 //!
 //! Prints recall@1, recall@5 and MRR for the workbench's ranker (`rank`, fed
 //! exactly as `find_tools` feeds it) and for a plain BM25 over name and
 //! description (the baseline), for queries in the tools' own words and for
-//! paraphrases; then the time to build and search a catalog of about 1,000
-//! tools. Not a test: nothing here passes or fails.
+//! paraphrases; the mean size of a default `find_tools` result; then the
+//! time to build and search a catalog of about 1,000 tools. Not a test:
+//! nothing here passes or fails.
 
 // A measuring tool: it reports on stdout (clippy.toml).
 #![allow(clippy::print_stdout)]
@@ -252,6 +255,9 @@ struct Options {
     fit: bool,
     /// Ranks and answers as before servers, the lexicon and brief answers.
     before: bool,
+    /// The folder of testdata/retrieval/ holding the catalog and queries
+    /// (`--data livemcpbench`: the set derived from LiveMCPBench), or "".
+    data: String,
 }
 
 fn options() -> Options {
@@ -261,7 +267,9 @@ fn options() -> Options {
         verbose: false,
         fit: false,
         before: false,
+        data: String::new(),
     };
+    let mut split = None;
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
         match arg.as_str() {
@@ -276,12 +284,21 @@ fn options() -> Options {
                     None => panic!("--queries needs v1, v2 or a file of testdata/retrieval"),
                 }
             }
-            "--split" => options.split = args.next().expect("--split needs tune, test or all"),
+            "--split" => split = Some(args.next().expect("--split needs tune, test or all")),
+            "--data" => {
+                options.data = args.next().expect("--data needs a folder of testdata/retrieval");
+                options.queries = "queries.json".into();
+            }
             other => panic!(
-                "unknown argument {other:?}: [-v] [--fit] [--before] [--queries v1|v2|FILE] [--split tune|test|all]"
+                "unknown argument {other:?}: [-v] [--fit] [--before] [--data DIR] [--queries v1|v2|FILE] [--split tune|test|all]"
             ),
         }
     }
+    // Another set is never tuned on: all of it is its test half.
+    options.split = split.unwrap_or(match options.data.is_empty() {
+        true => "tune".into(),
+        false => "test".into(),
+    });
     options
 }
 
@@ -418,8 +435,10 @@ fn fit(root: &Path, tools: &[Tool], index: &Ranker) {
 }
 
 fn main() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/retrieval");
     let options = options();
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("testdata/retrieval")
+        .join(&options.data);
     let catalog = tools(&root, 1);
     let index = catalog.ranker();
     let tools = &catalog.tools;
@@ -442,10 +461,15 @@ fn main() {
         .collect();
     let baseline = Baseline::new(tools);
     let weights = match options.before {
+        // The weights fitted before servers and the lexicon (commit d3f4818).
         true => rank::Weights {
+            field: [5.2, 7.2, 0.85, 0.022, 1.45],
+            b: [0.59, 0.3, 1.0, 0.54, 0.25],
+            k1: 1.22,
+            concept: 1.98,
+            light: 0.025,
             lexicon: 0.0,
             server: 0.0,
-            ..rank::Weights::FITTED
         },
         false => rank::Weights::FITTED,
     };
@@ -499,17 +523,19 @@ fn main() {
         }
     }
     println!(
-        "catalog: {} tools of real servers; {}, split {}: {} queries",
+        "catalog: {} tools of {} real servers; {}, split {}: {} queries",
         tools.len(),
+        catalog.servers.len(),
         options.queries,
         options.split,
         queries.len()
     );
     for ranker in ["find_tools", "plain BM25"] {
-        for kind in ["own", "paraphrase", "all"] {
+        for kind in ["own", "paraphrase", "task", "all"] {
             let label = match kind {
                 "own" => "tools' own words",
                 "paraphrase" => "paraphrases",
+                "task" => "tasks (any tool)",
                 _ => "all",
             };
             if let Some(score) = scores.get(&(ranker, kind)) {

@@ -201,7 +201,7 @@ enum Term {
 /// The terms of `text`: its stemmed words (stop words dropped), then the
 /// concepts of its words and of its two-word phrases.
 fn terms(text: &str) -> Vec<Term> {
-    let stems: Vec<(String, bool)> = words::split(text)
+    let stems: Vec<(String, bool)> = words::split(&words::without_addresses(text))
         .into_iter()
         .filter(|w| w.chars().count() > 1 || w.chars().all(|c| c.is_ascii_digit()))
         .map(|w| (words::stem(&w), words::is_stop_word(&w)))
