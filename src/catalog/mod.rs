@@ -469,6 +469,29 @@ mod tests {
     }
 
     #[test]
+    fn a_server_s_instructions_are_kept_until_a_start_says_otherwise() {
+        let catalog = Catalog::default();
+        let server = crate::config::one_server_toolbox(r#"{"command": "x"}"#)
+            .servers
+            .remove(0);
+        let instructions = |catalog: &Catalog| {
+            let snapshot = catalog.snapshot();
+            let listing = snapshot.listings.values().next().unwrap();
+            listing.instructions.clone()
+        };
+        catalog.remember(&[("t", &server, None, &[], Some("Remembers facts."))]);
+        assert_eq!(instructions(&catalog).as_deref(), Some("Remembers facts."));
+        catalog.remember(&[("t", &server, None, &[], None)]);
+        assert_eq!(
+            instructions(&catalog).as_deref(),
+            Some("Remembers facts."),
+            "a re-list does not see them: kept"
+        );
+        catalog.remember(&[("t", &server, None, &[], Some(""))]);
+        assert_eq!(instructions(&catalog), None, "a start without any");
+    }
+
+    #[test]
     fn settle_waits_for_the_writes_under_way_within_its_limit() {
         let catalog = Catalog::default();
         assert!(catalog.settle(Duration::ZERO), "nothing to wait for");
