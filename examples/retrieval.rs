@@ -5,20 +5,23 @@
 //! ranker was first tuned on) or `queries-v2.json` (v2, written in a model's
 //! words before any ranking was run on it, split into a tuning half and a
 //! test half). Only the tuning half is for changing the ranker; the test
-//! half is run for the report (`--split test`).
+//! half is run for the report (`--split test`). `--data livemcpbench` runs
+//! a second set no one here wrote, derived from LiveMCPBench's published
+//! tasks and tools (`scripts/retrieval-livemcpbench`), all of it untuned.
 //!
 //! Prints recall@1, recall@5 and MRR for the workbench's ranker (`rank`, fed
 //! exactly as `find_tools` feeds it) and for a plain BM25 over name and
 //! description (the baseline), for queries in the tools' own words and for
-//! paraphrases; then the time to build and search a catalog of about 1,000
-//! tools. Not a test: nothing here passes or fails.
+//! paraphrases; the mean size of a default `find_tools` result; then the
+//! time to build and search a catalog of about 1,000 tools. Not a test:
+//! nothing here passes or fails.
 
 // A measuring tool: it reports on stdout (clippy.toml).
 #![allow(clippy::print_stdout)]
 // A benchmark: a failure is a panic with its reason, not an answer to handle.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use mcp_workbench::catalog::rank::{self, Index};
+use mcp_workbench::catalog::rank::{self, Ranker};
 use serde_json::Value;
 use std::collections::HashMap;
 use std::path::Path;
@@ -29,6 +32,28 @@ struct Tool {
     name: String,
     description: String,
     document: rank::Document,
+    /// Its server's index in `Tools::servers`, and its toolbox.
+    server: usize,
+    toolbox: String,
+    /// Its `find_tools` entry (toolbox, server, tool, description,
+    /// inputSchema, score): what a full result shows of it.
+    shown: String,
+}
+
+/// The catalog's tools and its servers' documents, as `find_tools` builds
+/// them.
+struct Tools {
+    tools: Vec<Tool>,
+    servers: Vec<rank::Document>,
+}
+
+impl Tools {
+    fn ranker(&self) -> Ranker {
+        let documents: Vec<rank::Document> =
+            self.tools.iter().map(|t| t.document.clone()).collect();
+        let server_of = self.tools.iter().map(|t| t.server).collect();
+        Ranker::new(&documents, server_of, &self.servers)
+    }
 }
 
 fn load(path: &Path) -> Value {
@@ -37,7 +62,7 @@ fn load(path: &Path) -> Value {
 }
 
 /// The tools of the catalog, as `find_tools` would index them.
-fn tools(root: &Path, copies: usize) -> Vec<Tool> {
+fn tools(root: &Path, copies: usize) -> Tools {
     let catalog = load(&root.join("catalog.json"));
     let toolboxes = load(&root.join("toolboxes.json"));
     let mut toolbox_of = HashMap::new();
@@ -51,6 +76,7 @@ fn tools(root: &Path, copies: usize) -> Vec<Tool> {
         }
     }
     let mut out = Vec::new();
+    let mut servers = Vec::new();
     for copy in 0..copies {
         for server in catalog["servers"].as_array().expect("servers") {
             let server_name = server["name"].as_str().unwrap_or_default();
@@ -67,6 +93,19 @@ fn tools(root: &Path, copies: usize) -> Vec<Tool> {
                     t["description"].as_str().unwrap_or_default(),
                 )
             }));
+            servers.push(rank::server_document(
+                &[shown_server.as_str(), toolbox.as_str()],
+                &[
+                    toolbox_description.as_str(),
+                    server["instructions"].as_str().unwrap_or_default(),
+                ],
+                listed.iter().map(|t| {
+                    (
+                        t["name"].as_str().unwrap_or_default(),
+                        t["description"].as_str().unwrap_or_default(),
+                    )
+                }),
+            ));
             for tool in listed {
                 let name = tool["name"].as_str().unwrap_or_default();
                 let description = tool["description"].as_str().unwrap_or_default();
@@ -91,11 +130,25 @@ fn tools(root: &Path, copies: usize) -> Vec<Tool> {
                         &context,
                         &alike,
                     ),
+                    server: servers.len() - 1,
+                    toolbox: toolbox.clone(),
+                    shown: serde_json::json!({
+                        "toolbox": toolbox,
+                        "server": shown_server,
+                        "tool": name,
+                        "description": description,
+                        "inputSchema": tool.get("inputSchema").cloned().unwrap_or_default(),
+                        "score": 12.345,
+                    })
+                    .to_string(),
                 });
             }
         }
     }
-    out
+    Tools {
+        tools: out,
+        servers,
+    }
 }
 
 /// Plain BM25 over name and description: lowercase words split at anything
@@ -200,6 +253,11 @@ struct Options {
     split: String,
     verbose: bool,
     fit: bool,
+    /// Ranks and answers as before servers, the lexicon and brief answers.
+    before: bool,
+    /// The folder of testdata/retrieval/ holding the catalog and queries
+    /// (`--data livemcpbench`: the set derived from LiveMCPBench), or "".
+    data: String,
 }
 
 fn options() -> Options {
@@ -208,12 +266,16 @@ fn options() -> Options {
         split: "tune".into(),
         verbose: false,
         fit: false,
+        before: false,
+        data: String::new(),
     };
+    let mut split = None;
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
         match arg.as_str() {
             "-v" => options.verbose = true,
             "--fit" => options.fit = true,
+            "--before" => options.before = true,
             "--queries" => {
                 options.queries = match args.next().as_deref() {
                     Some("v1") => "queries.json".into(),
@@ -222,12 +284,21 @@ fn options() -> Options {
                     None => panic!("--queries needs v1, v2 or a file of testdata/retrieval"),
                 }
             }
-            "--split" => options.split = args.next().expect("--split needs tune, test or all"),
+            "--split" => split = Some(args.next().expect("--split needs tune, test or all")),
+            "--data" => {
+                options.data = args.next().expect("--data needs a folder of testdata/retrieval");
+                options.queries = "queries.json".into();
+            }
             other => panic!(
-                "unknown argument {other:?}: [-v] [--fit] [--queries v1|v2|FILE] [--split tune|test|all]"
+                "unknown argument {other:?}: [-v] [--fit] [--before] [--data DIR] [--queries v1|v2|FILE] [--split tune|test|all]"
             ),
         }
     }
+    // Another set is never tuned on: all of it is its test half.
+    options.split = split.unwrap_or(match options.data.is_empty() {
+        true => "tune".into(),
+        false => "test".into(),
+    });
     options
 }
 
@@ -252,8 +323,53 @@ fn judged(tools: &[Tool], queries: &[&Value]) -> Judged {
         .collect()
 }
 
+/// The size of the default `find_tools` result for `hits` (the first 8),
+/// rendered as `find_tools` renders it: full entries with a note when the
+/// best score is weak, or, when the best are one server's tools with no
+/// clear winner (`Ranker::undecided`), those tools in brief (the first line
+/// of the description, at most 160 characters) with a note. Leaves out
+/// the toolboxes a weak result lists (a few dozen bytes).
+fn result_size(
+    query: &str,
+    tools: &[Tool],
+    index: &Ranker,
+    hits: &[rank::Hit],
+    brief: bool,
+) -> usize {
+    const NOTE: usize = 212;
+    let hits = &hits[..hits.len().min(8)];
+    let best = hits.iter().map(|h| h.own).fold(0.0, f64::max);
+    let weak = best < 1.75 * index.tools().max_idf();
+    let undecided = index.undecided(hits).filter(|_| brief);
+    let entries: Vec<String> = match undecided {
+        Some(n) => hits[..n]
+            .iter()
+            .map(|h| {
+                let tool = &tools[h.doc];
+                let (server, _) = tool.id.split_once('/').unwrap_or_default();
+                let line = tool
+                    .description
+                    .trim_start()
+                    .lines()
+                    .next()
+                    .unwrap_or_default();
+                let line: String = line.chars().take(160).collect();
+                serde_json::json!({"toolbox": tool.toolbox, "server": server,
+                    "tool": tool.name, "description": line})
+                .to_string()
+            })
+            .collect(),
+        None => hits.iter().map(|h| tools[h.doc].shown.clone()).collect(),
+    };
+    let note = weak || undecided.is_some();
+    serde_json::json!({"query": query}).to_string().len()
+        + 10
+        + entries.iter().map(|e| e.len() + 1).sum::<usize>()
+        + if note { NOTE } else { 0 }
+}
+
 /// MRR (with recall@5 as a small tie-breaker) of `weights` on `queries`.
-fn objective(index: &Index, queries: &Judged, weights: &rank::Weights) -> f64 {
+fn objective(index: &Ranker, queries: &Judged, weights: &rank::Weights) -> f64 {
     let mut total = 0.0;
     for (query, relevant) in queries {
         let hits = index.search_with(query, 50, weights);
@@ -266,7 +382,7 @@ fn objective(index: &Index, queries: &Judged, weights: &rank::Weights) -> f64 {
 
 /// Fits the ranker's weights by coordinate ascent on the tuning queries
 /// (v2's tuning half and all of v1, never v2's test half), and prints them.
-fn fit(root: &Path, tools: &[Tool], index: &Index) {
+fn fit(root: &Path, tools: &[Tool], index: &Ranker) {
     let v1 = load(&root.join("queries.json"));
     let v2 = load(&root.join("queries-v2.json"));
     let tuning: Vec<&Value> = v1
@@ -289,7 +405,7 @@ fn fit(root: &Path, tools: &[Tool], index: &Index) {
     );
     for _round in 0..4 {
         let mut improved = false;
-        for coordinate in 0..13 {
+        for coordinate in 0..15 {
             for factor in [0.5, 0.7, 0.85, 1.2, 1.4, 2.0] {
                 let mut w = best;
                 let value = match coordinate {
@@ -297,7 +413,9 @@ fn fit(root: &Path, tools: &[Tool], index: &Index) {
                     5..=9 => &mut w.b[coordinate - 5],
                     10 => &mut w.k1,
                     11 => &mut w.concept,
-                    _ => &mut w.light,
+                    12 => &mut w.light,
+                    13 => &mut w.lexicon,
+                    _ => &mut w.server,
                 };
                 *value *= factor;
                 if (5..=9).contains(&coordinate) {
@@ -317,12 +435,15 @@ fn fit(root: &Path, tools: &[Tool], index: &Index) {
 }
 
 fn main() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/retrieval");
     let options = options();
-    let tools = tools(&root, 1);
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("testdata/retrieval")
+        .join(&options.data);
+    let catalog = tools(&root, 1);
+    let index = catalog.ranker();
+    let tools = &catalog.tools;
     if options.fit {
-        let documents: Vec<rank::Document> = tools.iter().map(|t| t.document.clone()).collect();
-        fit(&root, &tools, &Index::new(&documents));
+        fit(&root, tools, &index);
         return;
     }
     let queries = load(&root.join(&options.queries));
@@ -338,9 +459,22 @@ fn main() {
                     .is_none_or(|s| s == options.split)
         })
         .collect();
-    let documents: Vec<rank::Document> = tools.iter().map(|t| t.document.clone()).collect();
-    let index = Index::new(&documents);
-    let baseline = Baseline::new(&tools);
+    let baseline = Baseline::new(tools);
+    let weights = match options.before {
+        // The weights fitted before servers and the lexicon (commit d3f4818).
+        true => rank::Weights {
+            field: [5.2, 7.2, 0.85, 0.022, 1.45],
+            b: [0.59, 0.3, 1.0, 0.54, 0.25],
+            k1: 1.22,
+            concept: 1.98,
+            light: 0.025,
+            lexicon: 0.0,
+            server: 0.0,
+        },
+        false => rank::Weights::FITTED,
+    };
+    // The size of a default `find_tools` result (limit 8), in bytes.
+    let mut sizes = Vec::new();
     let mut scores: HashMap<(&str, &str), Score> = HashMap::new();
     // The best score of each query, and whether the first result was right:
     // what `find_tools`'s weak-match threshold is set from.
@@ -354,10 +488,16 @@ fn main() {
             .iter()
             .map(|r| r.as_str().unwrap_or_default().to_string())
             .collect();
-        let hits = index.search(text, 50);
+        let hits = index.search_with(text, 50, &weights);
         let ours: Vec<String> = hits.iter().map(|h| tools[h.doc].id.clone()).collect();
+        if options.verbose {
+            if let Some(n) = index.undecided(&hits[..hits.len().min(8)]) {
+                println!("brief [{n}] {text:?}: {:?}", &ours[..n]);
+            }
+        }
+        sizes.push(result_size(text, tools, &index, &hits, !options.before));
         best.push((
-            hits.first().map_or(0.0, |h| h.score) / index.max_idf(),
+            hits.iter().map(|h| h.own).fold(0.0, f64::max) / index.tools().max_idf(),
             ours.first().is_some_and(|id| relevant.contains(id)),
         ));
         let theirs: Vec<String> = baseline
@@ -383,17 +523,19 @@ fn main() {
         }
     }
     println!(
-        "catalog: {} tools of real servers; {}, split {}: {} queries",
+        "catalog: {} tools of {} real servers; {}, split {}: {} queries",
         tools.len(),
+        catalog.servers.len(),
         options.queries,
         options.split,
         queries.len()
     );
     for ranker in ["find_tools", "plain BM25"] {
-        for kind in ["own", "paraphrase", "all"] {
+        for kind in ["own", "paraphrase", "task", "all"] {
             let label = match kind {
                 "own" => "tools' own words",
                 "paraphrase" => "paraphrases",
+                "task" => "tasks (any tool)",
                 _ => "all",
             };
             if let Some(score) = scores.get(&(ranker, kind)) {
@@ -402,6 +544,11 @@ fn main() {
         }
     }
 
+    println!(
+        "default find_tools result: {:.0} bytes on average, {} at most",
+        sizes.iter().sum::<usize>() as f64 / sizes.len().max(1) as f64,
+        sizes.iter().max().copied().unwrap_or(0)
+    );
     best.sort_by(|a, b| a.0.total_cmp(&b.0));
     let mut line = String::from("best score / max idf:");
     for cut in [1.0, 1.25, 1.5, 1.75, 2.0, 2.5, 3.0] {
@@ -413,9 +560,8 @@ fn main() {
 
     // About 1,000 tools: the catalog six times over, as six sets of servers.
     let big = self::tools(&root, 6);
-    let documents: Vec<rank::Document> = big.iter().map(|t| t.document.clone()).collect();
     let started = Instant::now();
-    let index = Index::new(&documents);
+    let index = big.ranker();
     let build = started.elapsed();
     let rounds = 20;
     let started = Instant::now();
@@ -430,7 +576,7 @@ fn main() {
     let per_search = started.elapsed() / (rounds * queries.len().max(1)) as u32;
     println!(
         "{} tools: index built in {:.2} ms, one search (limit 8) takes {:.1} us on average ({found} results)",
-        big.len(),
+        big.tools.len(),
         build.as_secs_f64() * 1e3,
         per_search.as_secs_f64() * 1e6
     );

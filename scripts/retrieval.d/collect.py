@@ -58,7 +58,7 @@ def list_tools(command, env, cwd):
             cursor = page.get("nextCursor")
             n += 1
             if not cursor:
-                return init.get("serverInfo", {}), tools
+                return init, tools
     finally:
         timer.cancel()
         proc.kill()
@@ -74,16 +74,19 @@ def main():
         command = [part.replace("{npm}", npm).replace("{venv}", venv).replace("{tmp}", work)
                    for part in server["command"]]
         try:
-            info, tools = list_tools(command, server.get("env", {}), os.path.dirname(npm))
+            init, tools = list_tools(command, server.get("env", {}), os.path.dirname(npm))
         except Exception as e:  # report and go on: one server is not the catalog
             print(f"{server['name']}: FAILED {e}", file=sys.stderr)
             continue
         keep = ("name", "title", "description", "inputSchema", "annotations")
         tools = [{k: t[k] for k in keep if k in t} for t in tools]
         print(f"{server['name']}: {len(tools)} tools", file=sys.stderr)
-        catalog.append({"name": server["name"], "package": server["package"],
-                        "description": server["description"],
-                        "serverInfo": info, "tools": tools})
+        entry = {"name": server["name"], "package": server["package"],
+                 "description": server["description"],
+                 "serverInfo": init.get("serverInfo", {}), "tools": tools}
+        if init.get("instructions"):
+            entry["instructions"] = init["instructions"]
+        catalog.append(entry)
     with open(out, "w") as f:
         json.dump({"servers": catalog}, f, indent=1, sort_keys=False)
         f.write("\n")

@@ -9,8 +9,8 @@
 //! held from reading a catalog to writing it back (and pruning), so that a
 //! workbench never writes over what another wrote after it read the file.
 //!
-//! It holds toolbox and server names, definition keys (hashes), tools and
-//! times, and what search learned from use (`learned`: stemmed query words
+//! It holds toolbox and server names, definition keys (hashes), tools, the
+//! servers' `instructions` and times, and what search learned from use (`learned`: stemmed query words
 //! and tool names); no command, argument, result or environment value.
 //!
 //! Old files are pruned (`prune`), once per process, when it first writes
@@ -195,6 +195,7 @@ mod tests {
                 r#"{"name":"n","inputSchema":{"z":1.50}}"#.into(),
             )
             .unwrap()],
+            instructions: Some("Files.".into()),
         };
         let mut learned = Learned::default();
         learned.record(super::super::learned::Association {

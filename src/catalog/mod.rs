@@ -93,6 +93,11 @@ pub(crate) struct Listing {
     pub listed_at: u64,
     /// Each tool object as the server sent it, in its order.
     pub tools: Vec<Box<RawValue>>,
+    /// The `instructions` of the server's initialize result, if it gave
+    /// any: what the server is for, in its own words (`find_tools` ranks
+    /// servers by them).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub instructions: Option<String>,
 }
 
 impl Listing {
@@ -114,8 +119,16 @@ impl Listing {
 
 /// What one server listed: its toolbox's name, its definition, the
 /// environment its `${VAR}`s expanded with (`None`: the workbench's own),
-/// and its tools as it sent them.
-pub(crate) type Listed<'a> = (&'a str, &'a ServerConfig, Option<&'a Vars>, &'a [ToolEntry]);
+/// its tools as it sent them, and the `instructions` of its initialize
+/// result (`Some("")`: none; `None`: not seen, as on a re-list, so what was
+/// recorded is kept).
+pub(crate) type Listed<'a> = (
+    &'a str,
+    &'a ServerConfig,
+    Option<&'a Vars>,
+    &'a [ToolEntry],
+    Option<&'a str>,
+);
 
 /// Every listing by definition key.
 pub(crate) type Listings = BTreeMap<String, Arc<Listing>>;
@@ -273,13 +286,14 @@ impl Catalog {
         let at = now_ms();
         let listings: Vec<Listing> = listed
             .iter()
-            .filter_map(|(toolbox, server, env, tools)| {
+            .filter_map(|(toolbox, server, env, tools, instructions)| {
                 Some(Listing {
                     key: key::expanded(server, *env)?,
                     toolbox: toolbox.to_string(),
                     server: server.name.clone(),
                     listed_at: at,
                     tools: tools.iter().map(|t| t.raw.clone()).collect(),
+                    instructions: instructions.map(str::to_string),
                 })
             })
             .collect();
@@ -288,7 +302,15 @@ impl Catalog {
         }
         let mut current = lock(&self.listings);
         let map = Arc::make_mut(&mut current.listings);
-        for listing in listings {
+        for mut listing in listings {
+            match &listing.instructions {
+                None => {
+                    listing.instructions =
+                        map.get(&listing.key).and_then(|l| l.instructions.clone())
+                }
+                Some(text) if text.is_empty() => listing.instructions = None,
+                Some(_) => {}
+            }
             map.insert(listing.key.clone(), Arc::new(listing));
         }
         current.generation += 1;
@@ -444,6 +466,29 @@ mod tests {
         );
         assert!(waited, "our write did not wait for theirs");
         std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn a_server_s_instructions_are_kept_until_a_start_says_otherwise() {
+        let catalog = Catalog::default();
+        let server = crate::config::one_server_toolbox(r#"{"command": "x"}"#)
+            .servers
+            .remove(0);
+        let instructions = |catalog: &Catalog| {
+            let snapshot = catalog.snapshot();
+            let listing = snapshot.listings.values().next().unwrap();
+            listing.instructions.clone()
+        };
+        catalog.remember(&[("t", &server, None, &[], Some("Remembers facts."))]);
+        assert_eq!(instructions(&catalog).as_deref(), Some("Remembers facts."));
+        catalog.remember(&[("t", &server, None, &[], None)]);
+        assert_eq!(
+            instructions(&catalog).as_deref(),
+            Some("Remembers facts."),
+            "a re-list does not see them: kept"
+        );
+        catalog.remember(&[("t", &server, None, &[], Some(""))]);
+        assert_eq!(instructions(&catalog), None, "a start without any");
     }
 
     #[test]

@@ -262,7 +262,13 @@ fn examine(config: &Config, launcher: &Launcher, catalog: &Catalog) -> Report {
             }
             match results.next() {
                 Some(Ok(started)) => {
-                    catalog.remember(&[(&toolbox.name, server, None, &started.tools)]);
+                    catalog.remember(&[(
+                        &toolbox.name,
+                        server,
+                        None,
+                        &started.tools,
+                        Some(started.instructions.as_deref().unwrap_or_default()),
+                    )]);
                     // What the model would see; pins are the serving workbench's.
                     let seen = visible(started.tools, server, None);
                     let (tools, unknown) = (seen.tools, seen.unknown_filters);

@@ -59,7 +59,7 @@ pub(super) fn run(config: &Config, path: &Path, out: &mut impl Write) -> ExitCod
                 Ok(s) => {
                     conns.push(Arc::clone(&s.conn));
                     let n = s.tools.len();
-                    listed.push((toolbox.name.as_str(), *server, s.tools));
+                    listed.push((toolbox.name.as_str(), *server, s.tools, s.instructions));
 
                     format!("{n} tool{}", if n == 1 { "" } else { "s" })
                 }
@@ -72,7 +72,15 @@ pub(super) fn run(config: &Config, path: &Path, out: &mut impl Write) -> ExitCod
         }
         let records: Vec<_> = listed
             .iter()
-            .map(|(toolbox, server, tools)| (*toolbox, *server, None, tools.as_slice()))
+            .map(|(toolbox, server, tools, instructions)| {
+                (
+                    *toolbox,
+                    *server,
+                    None,
+                    tools.as_slice(),
+                    Some(instructions.as_deref().unwrap_or_default()),
+                )
+            })
             .collect();
         catalog.record(&records);
         launch::stop_all(&conns, "");

@@ -281,7 +281,13 @@ fn started_state(
 ) -> ServerState {
     match result {
         Ok(s) => {
-            fleet.catalog.remember(&[(toolbox, server, env, &s.tools)]);
+            fleet.catalog.remember(&[(
+                toolbox,
+                server,
+                env,
+                &s.tools,
+                Some(s.instructions.as_deref().unwrap_or_default()),
+            )]);
             let pins = fleet.pins_for(toolbox, server, &s.tools);
             RunningServer::state(s.conn, s.tools, server, pins.as_deref())
         }
@@ -593,7 +599,9 @@ fn list_again(
 ) -> Option<ServerState> {
     match downstream::list_tools(conn, Instant::now() + server.startup_timeout) {
         Ok(tools) => {
-            fleet.catalog.record(&[(toolbox, server, env, &tools)]);
+            fleet
+                .catalog
+                .record(&[(toolbox, server, env, &tools, None)]);
             let pins = fleet.pins_for(toolbox, server, &tools);
             Some(RunningServer::state(
                 Arc::clone(conn),

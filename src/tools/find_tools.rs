@@ -117,6 +117,36 @@ struct Found<'a> {
     learned: bool,
 }
 
+/// A tool of an undecided search (`search::Ranked::undecided`): its
+/// description's first line, no schema.
+#[derive(Serialize)]
+struct Brief<'a> {
+    toolbox: &'a str,
+    server: &'a str,
+    tool: &'a str,
+    description: &'a str,
+}
+
+/// What a tool's entry shows: all of it, or in brief.
+#[derive(Serialize)]
+#[serde(untagged)]
+enum Shown<'a> {
+    Full(Found<'a>),
+    Brief(Brief<'a>),
+}
+
+/// The first line of `text`, at most `BRIEF` characters.
+fn first_line(text: &str) -> &str {
+    let line = text.trim_start().lines().next().unwrap_or_default();
+    match line.char_indices().nth(BRIEF) {
+        Some((at, _)) => &line[..at],
+        None => line,
+    }
+}
+
+/// The longest description of a tool in brief, in characters.
+const BRIEF: usize = 160;
+
 #[derive(Serialize)]
 struct NotIndexed<'a> {
     toolbox: &'a str,
@@ -126,7 +156,7 @@ struct NotIndexed<'a> {
 #[derive(Serialize)]
 struct Answer<'a> {
     query: &'a str,
-    tools: Vec<Found<'a>>,
+    tools: Vec<Shown<'a>>,
     /// A weak best match: what the model should do instead of guessing.
     #[serde(skip_serializing_if = "Option::is_none")]
     note: Option<&'a str>,
@@ -136,6 +166,10 @@ struct Answer<'a> {
     #[serde(skip_serializing_if = "Vec::is_empty")]
     not_indexed: Vec<NotIndexed<'a>>,
 }
+
+const UNDECIDED_NOTE: &str = "These tools of one server fit about equally well; here in \
+     brief. To call one, open its toolbox (open_toolbox) for their inputSchemas, or search \
+     again with the action you want in other words.";
 
 const WEAK_NOTE: &str = "No tool matches these words well. Rather than calling a guess, \
      open a toolbox that fits (open_toolbox; toolboxes: those whose descriptions match) \
@@ -178,19 +212,28 @@ fn answer(
 ) -> (String, Option<Searched>) {
     let built = search::index::current(catalog, scope, cached);
     let found = search::find(catalog, &built, query, limit);
-    let tools: Vec<Found<'_>> = found
+    let tools: Vec<Shown<'_>> = found
         .tools
         .iter()
         .map(|m| {
             let tool = &m.entry.tool;
-            Found {
-                toolbox: &m.entry.toolbox.name,
-                server: m.entry.server_name(),
-                tool: &tool.name,
-                description: tool.description.as_deref().unwrap_or_default(),
-                input_schema: &tool.input_schema,
-                score: (m.score * 1000.0).round() / 1000.0,
-                learned: m.learned,
+            let description = tool.description.as_deref().unwrap_or_default();
+            match found.undecided {
+                true => Shown::Brief(Brief {
+                    toolbox: &m.entry.toolbox.name,
+                    server: m.entry.server_name(),
+                    tool: &tool.name,
+                    description: first_line(description),
+                }),
+                false => Shown::Full(Found {
+                    toolbox: &m.entry.toolbox.name,
+                    server: m.entry.server_name(),
+                    tool: &tool.name,
+                    description,
+                    input_schema: &tool.input_schema,
+                    score: (m.score * 1000.0).round() / 1000.0,
+                    learned: m.learned,
+                }),
             }
         })
         .collect();
@@ -215,12 +258,23 @@ fn answer(
         .collect();
     let searched = search::learn::searched(
         found.words,
-        tools.iter().map(|f| (f.toolbox, f.server, f.tool)),
+        found.tools.iter().map(|m| {
+            let entry = m.entry;
+            (
+                entry.toolbox.name.as_str(),
+                entry.server_name(),
+                entry.tool.name.as_str(),
+            )
+        }),
     );
     let answer = Answer {
         query,
         tools,
-        note: found.weak.then_some(WEAK_NOTE),
+        note: match (found.undecided, found.weak) {
+            (true, _) => Some(UNDECIDED_NOTE),
+            (false, true) => Some(WEAK_NOTE),
+            (false, false) => None,
+        },
         toolboxes,
         not_indexed,
     };

@@ -2,7 +2,9 @@
 //! open (docs/reference.md §5, §9): the catalog outlives a session, is
 //! searched without starting a server, lists what it has never seen in
 //! `not_indexed`, applies `toolFilters`, survives a corrupt file, and keeps
-//! no environment value in clear; `mcp-workbench index` fills it. What
+//! no environment value in clear; `mcp-workbench index` fills it. Servers
+//! rank first (their `instructions` too), and one server's tools with no
+//! clear winner are answered in brief. What
 //! `find_tools` learned from use is written before a workbench exits, and
 //! two workbenches of one config learning side by side lose nothing.
 
@@ -261,6 +263,67 @@ fn filters_apply_to_the_search_and_every_listing_feeds_it() {
     let bad = wb.answer(4, &mut Vec::new());
     assert!(is_error(&bad));
     assert_eq!(text(&bad), "Invalid parameters: query cannot be empty");
+    wb.finish_clean(Duration::from_secs(10));
+    let _ = fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn servers_rank_first_by_their_instructions_and_an_undecided_search_answers_in_brief() {
+    let config = json!({"toolboxes": {
+        "a": {"description": "Items", "mcpServers": {"one": fake("one.json")}},
+        "b": {"description": "Items", "mcpServers": {"two": fake("two.json")}},
+        "memory": {"description": "Long-term memory", "mcpServers": {"kg": fake("kg.json")}}
+    }});
+    let item = || json!([described("save_item", "Save an item")]);
+    let kg = json!({"tools": [
+        described("create_entities", "Create entities in the graph"),
+        described("add_observations", "Add observations to entities"),
+        described("delete_entities", "Delete entities from the graph"),
+        described("read_graph", "Read the whole graph"),
+    ]});
+    let dir = case_dir(
+        "catalog-servers-first",
+        &config,
+        &[
+            ("one.json", json!({"tools": item()})),
+            (
+                "two.json",
+                json!({"instructions": "Keeps facts about people.", "tools": item()}),
+            ),
+            ("kg.json", kg),
+        ],
+    );
+    let mut wb = session(&dir, &[]);
+    for (id, toolbox) in [(1, "a"), (2, "b"), (3, "memory")] {
+        wb.open_ok(id, toolbox);
+    }
+    assert!(
+        catalog_text(&dir).contains("Keeps facts about people."),
+        "the instructions are kept in the catalog"
+    );
+    // Two tools alike: the one whose server's instructions say the rest of
+    // the query comes first (config order would put a's first).
+    let result = find(&mut wb, 4, "save a fact about a person");
+    assert_eq!(
+        found(&result)[..2],
+        ["b/two/save_item", "a/one/save_item"],
+        "{result}"
+    );
+    assert!(result["tools"][0].get("inputSchema").is_some(), "{result}");
+    // One server's tools, alike: in brief, a tool that deletes last.
+    let result = find(&mut wb, 5, "remember that Alice likes tea");
+    let names = found(&result);
+    assert_eq!(names.len(), 4, "{result}");
+    assert!(
+        names.iter().all(|n| n.starts_with("memory/kg/")),
+        "{result}"
+    );
+    assert_eq!(names[3], "memory/kg/delete_entities", "{result}");
+    assert!(result["tools"][0].get("inputSchema").is_none(), "{result}");
+    assert!(
+        result["note"].as_str().unwrap().contains("open_toolbox"),
+        "{result}"
+    );
     wb.finish_clean(Duration::from_secs(10));
     let _ = fs::remove_dir_all(&dir);
 }

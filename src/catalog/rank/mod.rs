@@ -15,7 +15,11 @@
 //! retrieval benchmark's tuning queries (`scripts/retrieval-bench --fit`).
 
 mod concepts;
+mod lexicon;
+mod servers;
 mod words;
+
+pub use servers::{server_document, Ranker};
 
 use std::collections::HashMap;
 
@@ -46,15 +50,22 @@ pub struct Weights {
     /// What a light verb of a query (`show`, `get`) counts for: people put
     /// them in front of what they want, and tool names start with them.
     pub light: f64,
+    /// What a lexicon match (a synonym or a word of the family, `lexicon`)
+    /// counts for, against a word match.
+    pub lexicon: f64,
+    /// What the score of a tool's server (`Ranker`) adds to the tool's own.
+    pub server: f64,
 }
 
 impl Weights {
     pub const FITTED: Weights = Weights {
-        field: [5.2, 7.2, 0.85, 0.022, 1.45],
-        b: [0.59, 0.3, 1.0, 0.54, 0.25],
+        field: [3.64, 12.1, 0.867, 0.0317, 1.73],
+        b: [0.6, 0.3, 1.0, 1.0, 0.21],
         k1: 1.22,
         concept: 1.98,
         light: 0.025,
+        lexicon: 0.104,
+        server: 0.252,
     };
 }
 
@@ -190,7 +201,7 @@ enum Term {
 /// The terms of `text`: its stemmed words (stop words dropped), then the
 /// concepts of its words and of its two-word phrases.
 fn terms(text: &str) -> Vec<Term> {
-    let stems: Vec<(String, bool)> = words::split(text)
+    let stems: Vec<(String, bool)> = words::split(&words::without_addresses(text))
         .into_iter()
         .filter(|w| w.chars().count() > 1 || w.chars().all(|c| c.is_ascii_digit()))
         .map(|w| (words::stem(&w), words::is_stop_word(&w)))
@@ -242,18 +253,30 @@ pub struct Index {
     lengths: Vec<[u32; FIELDS]>,
     /// Term → (document, per field: occurrences).
     postings: HashMap<Term, Vec<(u32, [u16; FIELDS])>>,
+    /// Per document, the stem of its name's first word (a tool's verb,
+    /// `create` of `create_entities`): a tie's second signal.
+    heads: Vec<Option<String>>,
 }
 
-/// A document found by a search: its index and its score.
+/// A document found by a search: its index, its score, and what it scored
+/// by its own text (`score` less its server's lift, `Ranker`).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Hit {
     pub doc: usize,
     pub score: f64,
+    pub own: f64,
 }
 
 impl Index {
     pub fn new(documents: &[Document]) -> Index {
         let mut lengths = Vec::with_capacity(documents.len());
+        let heads = documents
+            .iter()
+            .map(|d| {
+                let name = d.fields.iter().find(|(f, _)| *f == Field::Name)?;
+                words::split(&name.1).first().map(|w| words::stem(w))
+            })
+            .collect();
         let mut postings: HashMap<Term, Vec<(u32, [u16; FIELDS])>> = HashMap::new();
         let (mut total, mut having) = ([0f64; FIELDS], [0f64; FIELDS]);
         for (doc, document) in documents.iter().enumerate() {
@@ -292,6 +315,7 @@ impl Index {
             mean_length,
             lengths,
             postings,
+            heads,
         }
     }
 
@@ -325,50 +349,149 @@ impl Index {
 
     /// `search` with other weights (the benchmark's fitting).
     pub fn search_with(&self, query: &str, limit: usize, w: &Weights) -> Vec<Hit> {
-        let mut weights: Vec<(Term, f64)> = Vec::new();
-        for term in terms(query) {
-            let weight = match &term {
-                Term::Word(word) if words::is_light_verb(word) => w.light,
-                Term::Word(_) => 1.0,
-                Term::Concept(_) => w.concept,
-            };
-            match weights.iter_mut().find(|(t, _)| *t == term) {
-                Some((_, w)) => *w = w.max(weight),
-                None => weights.push((term, weight)),
-            }
-        }
-        let mut scores = vec![0f64; self.docs];
-        let n = self.docs as f64;
-        for (term, weight) in &weights {
-            let Some(list) = self.postings.get(term) else {
-                continue;
-            };
-            let df = list.len() as f64;
-            let idf = (1.0 + (n - df + 0.5) / (df + 0.5)).ln();
-            for (doc, tf) in list {
-                let length = &self.lengths[*doc as usize];
-                let mut weighted = 0.0;
-                for f in 0..FIELDS {
-                    if tf[f] > 0 {
-                        let norm =
-                            1.0 - w.b[f] + w.b[f] * f64::from(length[f]) / self.mean_length[f];
-                        weighted += w.field[f] * f64::from(tf[f]) / norm;
-                    }
-                }
-                scores[*doc as usize] += weight * idf * weighted * (w.k1 + 1.0) / (w.k1 + weighted);
-            }
-        }
-        let mut hits: Vec<Hit> = scores
+        let mut hits: Vec<Hit> = self
+            .scores(query, w)
             .into_iter()
             .enumerate()
             .filter(|(_, s)| *s > 0.0)
-            .map(|(doc, score)| Hit { doc, score })
+            .map(|(doc, score)| Hit {
+                doc,
+                score,
+                own: score,
+            })
             .collect();
         // A total order (score, then document): unstable sorting is deterministic.
         hits.sort_unstable_by(|a, b| b.score.total_cmp(&a.score).then(a.doc.cmp(&b.doc)));
         hits.truncate(limit);
         hits
     }
+
+    /// Every document's score for `query` (0: no match).
+    pub(crate) fn scores(&self, query: &str, w: &Weights) -> Vec<f64> {
+        let mut scores = vec![0f64; self.docs];
+        for (group, weight) in query_terms(query, w) {
+            self.add(&group, weight, w, &mut scores);
+        }
+        scores
+    }
+
+    /// Adds to `scores` what the terms of `group`, taken as one term (their
+    /// occurrences summed: a word and its synonyms), count for.
+    fn add(&self, group: &[Term], weight: f64, w: &Weights, scores: &mut [f64]) {
+        let merged: Vec<(u32, [u16; FIELDS])> = match group {
+            [one] => match self.postings.get(one) {
+                Some(list) => list.clone(),
+                None => return,
+            },
+            many => {
+                let mut by_doc: HashMap<u32, [u16; FIELDS]> = HashMap::new();
+                for list in many.iter().filter_map(|t| self.postings.get(t)) {
+                    for (doc, tf) in list {
+                        let slot = by_doc.entry(*doc).or_default();
+                        for f in 0..FIELDS {
+                            slot[f] = slot[f].saturating_add(tf[f]);
+                        }
+                    }
+                }
+                by_doc.into_iter().collect()
+            }
+        };
+        if merged.is_empty() {
+            return;
+        }
+        let n = self.docs as f64;
+        let df = merged.len() as f64;
+        let idf = (1.0 + (n - df + 0.5) / (df + 0.5)).ln();
+        for (doc, tf) in merged {
+            let length = &self.lengths[doc as usize];
+            let mut weighted = 0.0;
+            for f in 0..FIELDS {
+                if tf[f] > 0 {
+                    let norm = 1.0 - w.b[f] + w.b[f] * f64::from(length[f]) / self.mean_length[f];
+                    weighted += w.field[f] * f64::from(tf[f]) / norm;
+                }
+            }
+            scores[doc as usize] += weight * idf * weighted * (w.k1 + 1.0) / (w.k1 + weighted);
+        }
+    }
+
+    /// A tie's second signal for document `doc`, lower first: 0 when its
+    /// name's verb is one of the query's words, their concepts or their
+    /// lexicon words; 2 when the verb removes (`delete`, `drop`: the
+    /// concept of `forget`) and the query says no such thing, so that in a
+    /// tie a tool that destroys comes after one that does not; else 1.
+    pub(crate) fn tie_order(&self, doc: usize, query: &[String]) -> u8 {
+        let Some(Some(head)) = self.heads.get(doc) else {
+            return 1;
+        };
+        let meets = |q: &String, head: &String| {
+            q == head
+                || lexicon::related(q).contains(head)
+                || concepts::of_word(q)
+                    .iter()
+                    .any(|c| concepts::of_word(head).contains(c))
+        };
+        if query.iter().any(|q| meets(q, head)) {
+            return 0;
+        }
+        let removal = words::stem("delete");
+        let removes = |w: &String| {
+            concepts::of_word(&removal)
+                .iter()
+                .any(|c| concepts::of_word(w).contains(c))
+        };
+        match removes(head) && !query.iter().any(removes) {
+            true => 2,
+            false => 1,
+        }
+    }
+}
+
+/// The query's stems, stop words left out, light verbs kept (a tie's
+/// second signal reads them).
+pub(crate) fn query_stems(query: &str) -> Vec<String> {
+    words::split(query)
+        .into_iter()
+        .filter(|w| w.chars().count() > 1 && !words::is_stop_word(w))
+        .map(|w| words::stem(&w))
+        .collect()
+}
+
+/// The weighted term groups of a query: each of its terms alone (a light
+/// verb and a concept weigh what `w` says), then, per word, the words the
+/// lexicon relates to it that the query does not hold, as one group of
+/// `w.lexicon`.
+fn query_terms(query: &str, w: &Weights) -> Vec<(Vec<Term>, f64)> {
+    let mut out: Vec<(Vec<Term>, f64)> = Vec::new();
+    let all = terms(query);
+    for term in &all {
+        let weight = match term {
+            Term::Word(word) if words::is_light_verb(word) => w.light,
+            Term::Word(_) => 1.0,
+            Term::Concept(_) => w.concept,
+        };
+        match out.iter_mut().find(|(t, _)| t.len() == 1 && t[0] == *term) {
+            Some((_, w)) => *w = w.max(weight),
+            None => out.push((vec![term.clone()], weight)),
+        }
+    }
+    if w.lexicon > 0.0 {
+        for term in &all {
+            let Term::Word(word) = term else { continue };
+            if words::is_light_verb(word) {
+                continue;
+            }
+            let group: Vec<Term> = lexicon::related(word)
+                .iter()
+                .map(|r| Term::Word(r.clone()))
+                .filter(|t| !all.contains(t))
+                .collect();
+            if !group.is_empty() {
+                out.push((group, w.lexicon));
+            }
+        }
+    }
+    out
 }
 
 #[cfg(test)]

@@ -182,6 +182,26 @@ pub(crate) fn split(text: &str) -> Vec<String> {
     words
 }
 
+/// `text` with each web address (`https://example.com/post`) said as the
+/// word `url`: what it is, not the words of its host and path, which say
+/// nothing of the tool wanted (`post` is not a request to post).
+pub(crate) fn without_addresses(text: &str) -> std::borrow::Cow<'_, str> {
+    if !text.contains("://") {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    let words: Vec<&str> = text
+        .split(' ')
+        .map(|word| {
+            let scheme = word.find("://").map(|at| &word[..at]);
+            match scheme {
+                Some(s) if !s.is_empty() && s.chars().all(|c| c.is_ascii_alphabetic()) => "url",
+                _ => word,
+            }
+        })
+        .collect();
+    std::borrow::Cow::Owned(words.join(" "))
+}
+
 /// Verbs that say little of what a person wants (stemmed): a query's
 /// `show me`, `get the`, `make a` weigh less than its nouns.
 const LIGHT_VERBS: &[&str] = &[
@@ -254,6 +274,15 @@ mod tests {
         assert_eq!(split("HTTPServer v2"), ["http", "server", "v2"]);
         assert_eq!(split("List: the (files)!"), ["list", "the", "files"]);
         assert!(split("  --  ").is_empty());
+    }
+
+    #[test]
+    fn a_web_address_is_the_word_url() {
+        assert_eq!(
+            without_addresses("pull down https://example.com/post now"),
+            "pull down url now"
+        );
+        assert_eq!(without_addresses("a plain text"), "a plain text");
     }
 
     #[test]

@@ -9,7 +9,7 @@
 //! `current` decides, so a search costs a few lookups, not a rebuild.
 //! No IO; no ranking of its own (that is `rank`), no answer.
 
-use crate::catalog::rank::{self, Index};
+use crate::catalog::rank::{self, Index, Ranker};
 use crate::catalog::{key, Catalog, CatalogTool};
 use crate::config::expand::Vars;
 use crate::config::ToolboxConfig;
@@ -37,7 +37,7 @@ pub(crate) struct Built {
     env: Option<Arc<Vars>>,
     /// The pins it was judged by (compared by pointer; held, so not reused).
     pins: Option<Arc<PinFile>>,
-    pub(super) index: Index,
+    pub(super) index: Ranker,
     pub(super) entries: Vec<Entry>,
     /// `id` of each entry → its index.
     pub(super) by_id: HashMap<String, usize>,
@@ -103,6 +103,8 @@ impl Built {
             .collect();
         let mut entries = Vec::new();
         let mut documents = Vec::new();
+        let mut server_of = Vec::new();
+        let mut servers = Vec::new();
         let mut not_indexed = Vec::new();
         for toolbox in &configs {
             let mut missing = false;
@@ -132,7 +134,21 @@ impl Built {
                         t.description.as_deref().unwrap_or_default(),
                     )
                 }));
+                servers.push(rank::server_document(
+                    &[server.name.as_str(), toolbox.name.as_str()],
+                    &[
+                        toolbox.description.as_str(),
+                        listing.instructions.as_deref().unwrap_or_default(),
+                    ],
+                    tools.iter().map(|t| {
+                        (
+                            t.name.as_str(),
+                            t.description.as_deref().unwrap_or_default(),
+                        )
+                    }),
+                ));
                 for tool in tools {
+                    server_of.push(servers.len() - 1);
                     documents.push(rank::tool_document(
                         &tool.name,
                         tool.title.as_deref(),
@@ -178,7 +194,7 @@ impl Built {
             generation: snapshot.generation,
             env: scope.env.cloned(),
             pins: scope.pins.map(Pins::file),
-            index: Index::new(&documents),
+            index: Ranker::new(&documents, server_of, &servers),
             toolbox_index: Index::new(&toolbox_documents),
             configs,
             entries,

@@ -1,0 +1,77 @@
+//! A general English lexicon: for a common word, its synonyms and its word
+//! family (`remember`: recall, recollect, remembrance; `person`: individual,
+//! someone), so a query meets a tool written in other words that no
+//! concept of `concepts` and no tool description links. A lexicon match
+//! counts for less than a direct match (`Weights::lexicon`).
+//!
+//! The table (`lexicon.txt`) is generated from WordNet 3.0 by
+//! `scripts/lexicon`, cut to the words WordNet's own sense-tagged corpus
+//! counts as common, and never edited by hand; its license is
+//! `LICENSE-WordNet`, beside it. It is embedded in the binary and parsed
+//! once, on the first search, into an immutable table behind a `OnceLock`
+//! (the ranker is a pure function with no owner to carry it).
+//!
+//! No IO. Words are stemmed when the table is parsed, the way every other
+//! word is.
+
+use super::words::{is_stop_word, stem};
+use std::collections::HashMap;
+use std::sync::OnceLock;
+
+/// One line per word: the word, then its related words, most frequent
+/// first.
+const TABLE: &str = include_str!("lexicon.txt");
+
+/// Stemmed word → the stems of its related words (not itself).
+fn table() -> &'static HashMap<String, Vec<String>> {
+    static PARSED: OnceLock<HashMap<String, Vec<String>>> = OnceLock::new();
+    PARSED.get_or_init(|| {
+        let mut out: HashMap<String, Vec<String>> = HashMap::new();
+        for line in TABLE.lines() {
+            let mut words = line.split(' ').filter(|w| !is_stop_word(w));
+            let Some(head) = words.next() else {
+                continue;
+            };
+            let key = stem(head);
+            let entry = out.entry(key.clone()).or_default();
+            for other in words.map(stem) {
+                if other != key && !entry.contains(&other) {
+                    entry.push(other);
+                }
+            }
+        }
+        out.retain(|_, related| !related.is_empty());
+        out
+    })
+}
+
+/// The stems related to stemmed word `word`, most frequent first.
+pub(crate) fn related(word: &str) -> &'static [String] {
+    table().get(word).map_or(&[], Vec::as_slice)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn synonyms_and_families_of_common_words() {
+        let has = |a: &str, b: &str| related(&stem(a)).contains(&stem(b));
+        assert!(has("remember", "recall"));
+        assert!(has("person", "individual"));
+        assert!(has("memory", "memorize"));
+        assert!(has("recall", "remember"), "relations go both ways");
+        assert!(related("zzzz").is_empty());
+    }
+
+    #[test]
+    fn the_table_is_lowercase_words() {
+        for line in TABLE.lines() {
+            assert!(line.split(' ').count() >= 2, "{line}");
+            assert!(
+                line.bytes().all(|b| b == b' ' || b.is_ascii_lowercase()),
+                "{line}"
+            );
+        }
+    }
+}
