@@ -811,6 +811,73 @@ async def check_claude_code():
     shutil.rmtree(run, ignore_errors=True)
 
 
+def run_logged(argv, env, cwd, log, timeout=CLAUDE_TIMEOUT):
+    """Runs `argv` to its end, its output appended to `log`; its exit code and output."""
+    done = subprocess.run(argv, env=env, cwd=cwd, stdin=subprocess.DEVNULL, capture_output=True,
+                          text=True, timeout=timeout)
+    log.write(f"$ {' '.join(argv)}\n{done.stdout}{done.stderr}(exit {done.returncode})\n")
+    log.flush()
+    return done.returncode, done.stdout + done.stderr
+
+
+def claude_code_install_and_undo(run):
+    """Moves a Claude Code user's server in (import --write, install claude-code --replace),
+    lets the real Claude Code run on it (it rewrites ~/.claude.json as it does on every run),
+    then undoes the install: Claude Code lists the workbench connected after the install and
+    the user's server again after the undo, and what it wrote in between is still there."""
+    with FakeAnthropic() as api, log_file("claude-code-install-undo") as log:
+        env = claude_env(run, api)
+        home = env["HOME"]
+        host_file = os.path.join(home, ".claude.json")
+        with open(host_file, "w") as f:
+            json.dump({"numStartups": 1, "mcpServers": {
+                "everything": {"type": "stdio", "command": "node", "args": [EVERYTHING_JS], "env": {}}}},
+                f, indent=2)
+        config = os.path.join(run, "moved-in.json")
+        wb_env = env | {"RUST_LOG": "warn"}
+        code, out = run_logged([WB, "import", "--from", "claude-code", "--write", "--no-start",
+                                "--config", config], wb_env, run, log)
+        expect(code == 0, f"import --write exited {code}: {out[-400:]}")
+        code, out = run_logged([WB, "install", "claude-code", "--replace", "--config", config], wb_env, run, log)
+        expect(code == 0, f"install claude-code --replace exited {code}: {out[-400:]}")
+        with open(host_file) as f:
+            servers = json.load(f).get("mcpServers", {})
+        expect(list(servers) == ["workbench"], f"after install, ~/.claude.json's servers: {list(servers)}")
+        code, listed = run_logged([CLAUDE, "mcp", "list"], env, run, log)
+        expect(code == 0 and any("workbench" in line and "Connected" in line for line in listed.splitlines()),
+               f"claude mcp list after install (exit {code}): {listed[-600:]}")
+        # A run of Claude Code writes its own keys (startups, the project's state, ...).
+        with open(host_file) as f:
+            before = json.load(f)
+        code, out = run_logged([CLAUDE, "-p", "Say ok."], env, run, log)
+        expect(code == 0 and api.requests, f"claude -p exited {code}, asked the API {api.requests} times")
+        with open(host_file) as f:
+            written = json.load(f)
+        expect(written != before, "Claude Code's run left ~/.claude.json as it was: nothing to keep")
+        code, out = run_logged([WB, "install", "claude-code", "--undo", "--config", config], wb_env, run, log)
+        expect(code == 0, f"install claude-code --undo exited {code}: {out[-400:]}")
+        with open(host_file) as f:
+            after = json.load(f)
+        lost = {key for key in written if key != "mcpServers" and after.get(key) != written[key]}
+        expect(not lost, f"--undo lost what Claude Code wrote since the install: {sorted(lost)}")
+        expect(list(after.get("mcpServers", {})) == ["everything"],
+               f"after --undo, ~/.claude.json's servers: {list(after.get('mcpServers', {}))}")
+        code, listed = run_logged([CLAUDE, "mcp", "list"], env, run, log)
+        expect(code == 0 and any(line.startswith("everything") for line in listed.splitlines())
+               and "workbench" not in listed,
+               f"claude mcp list after --undo (exit {code}): {listed[-600:]}")
+        info(f"Claude Code wrote {sorted(set(written) ^ set(before) or set(k for k in written if written[k] != before.get(k)))} "
+             "between the install and the undo; all kept")
+
+
+async def check_claude_code_install_undo():
+    """13: `install claude-code --replace` and `--undo` with the real Claude Code around them."""
+    run = new_run_dir()
+    async with step("claude-code-install-and-undo-keep-what-it-wrote", timeout=4 * CLAUDE_TIMEOUT):
+        await anyio.to_thread.run_sync(claude_code_install_and_undo, run)
+    shutil.rmtree(run, ignore_errors=True)
+
+
 def free_port():
     """A loopback port nothing listens on (for a server told to listen there)."""
     import socket
@@ -893,7 +960,7 @@ async def main():
     started = time.monotonic()
     checks = (check_sdk_and_real_servers, check_auto_mode, check_inspector, check_isolation,
               check_exact_passthrough, check_dynamic_validation, check_shutdown, check_era_bridge,
-              check_remote_everything, check_claude_code)
+              check_remote_everything, check_claude_code, check_claude_code_install_undo)
     # IO_CHECKS=check_era_bridge,... runs only those (while working on one area).
     only = [name for name in os.environ.get("IO_CHECKS", "").split(",") if name]
     for check in (c for c in checks if not only or c.__name__ in only):
