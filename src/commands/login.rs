@@ -317,11 +317,13 @@ fn unknown(what: &str, name: &str, known: &[&str], within: &str) -> String {
 }
 
 /// A lifetime in words: "45 seconds", "60 minutes", "12 hours".
+/// A token's lifetime in words, to the nearest minute or hour: the seconds
+/// left are a hair under what the server gave, which is a round number.
 fn span(seconds: u64) -> String {
     match seconds {
         s if s < 120 => format!("{s} seconds"),
-        s if s < 2 * 3600 => format!("{} minutes", s / 60),
-        s => format!("{} hours", s / 3600),
+        s if s < 2 * 3600 => format!("{} minutes", (s + 30) / 60),
+        s => format!("{} hours", (s + 1800) / 3600),
     }
 }
 
@@ -552,6 +554,17 @@ mod tests {
             "{out}"
         );
         assert!(!out.contains("Secret"), "{out}");
+    }
+
+    /// What a token lasts is said to the nearest minute or hour: a token of
+    /// 3,600 s read a second later still lasts 60 minutes (it said 59 on a
+    /// slow machine).
+    #[test]
+    fn a_lifetime_is_said_to_the_nearest_unit() {
+        assert_eq!(span(59), "59 seconds");
+        assert_eq!(span(3599), "60 minutes");
+        assert_eq!(span(3600), "60 minutes");
+        assert_eq!(span(86_399), "24 hours");
     }
 
     #[test]
