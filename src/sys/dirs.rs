@@ -294,13 +294,34 @@ fn replace(
         }
     });
     let renamed = written.and_then(|()| match still()? {
-        true => std::fs::rename(&temp, path).map(|()| true),
+        true => rename(&temp, path).map(|()| true),
         false => Ok(false),
     });
     if !matches!(renamed, Ok(true)) {
         let _ = std::fs::remove_file(&temp);
     }
     renamed
+}
+
+/// `std::fs::rename`, tried again for up to a second on Windows while it is
+/// refused: there a file that another handle holds open (a reader in
+/// another thread, a virus scanner; Wine) may not be replaced until that
+/// handle closes, and a refused write of refreshed tokens would send a
+/// second refresh.
+fn rename(from: &Path, to: &Path) -> io::Result<()> {
+    let until = std::time::Instant::now() + std::time::Duration::from_secs(1);
+    loop {
+        match std::fs::rename(from, to) {
+            Err(e)
+                if cfg!(windows)
+                    && e.kind() == io::ErrorKind::PermissionDenied
+                    && std::time::Instant::now() < until =>
+            {
+                std::thread::sleep(std::time::Duration::from_millis(10));
+            }
+            other => return other,
+        }
+    }
 }
 
 #[cfg(test)]
