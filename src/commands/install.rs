@@ -57,7 +57,7 @@ fn install(
     let fail = |message: String| (ExitCode::from(1), message);
     let cwd = std::env::current_dir().map_err(|e| fail(format!("no working directory: {e}")))?;
     let places = Places::new(Os::current(), &|name| std::env::var_os(name), cwd).map_err(fail)?;
-    let file = places.user_file(host);
+    let file = host.user_file(&places);
     let shown = places.show(&file);
     let say = |out: &mut dyn Write, text: String| {
         writeln!(out, "{text}").map_err(|e| fail(format!("cannot write the report: {e}")))
@@ -199,7 +199,7 @@ fn undo_install(
     let say = |out: &mut dyn Write, text: String| {
         writeln!(out, "{text}").map_err(|e| fail(format!("cannot write the report: {e}")))
     };
-    let file = places.user_file(host);
+    let file = host.user_file(places);
     let shown = places.show(&file);
     let backup = files::latest_backup(&file)
         .map_err(|e| fail(format!("{shown}: cannot look for its backups: {e}")))?

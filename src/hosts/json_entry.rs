@@ -8,7 +8,7 @@
 //! nothing is left out without saying so. No IO.
 
 use super::entry::{Entry, Transport};
-use super::host::Host;
+use super::host::{Host, Own};
 use super::vars::{self, Context, Syntax};
 use crate::config::ordered_json::Node;
 
@@ -26,12 +26,7 @@ pub(crate) struct Mapped {
 
 /// How `host` writes `$` in its strings.
 pub(crate) fn syntax(host: Host) -> Syntax {
-    match host {
-        Host::ClaudeDesktop | Host::Codex => Syntax::Literal,
-        Host::ClaudeCode => Syntax::Posix,
-        Host::Cursor | Host::VsCode | Host::Windsurf => Syntax::Editor,
-        Host::Gemini => Syntax::Dollar,
-    }
+    host.keys().syntax
 }
 
 /// Maps the entry `node` of `host`; the error says why it cannot be imported.
@@ -64,12 +59,7 @@ pub(crate) fn map(host: Host, node: &Node, cx: &Context<'_>) -> Result<Mapped, S
         (_, Some("http" | "streamable-http" | "streamableHttp" | "streamable_http")) => {
             ("url", false)
         }
-        (_, Some("stdio") | None) => match host {
-            Host::Gemini if get("httpUrl").is_some() => ("httpUrl", false),
-            Host::Gemini => ("url", true),
-            Host::Windsurf if get("serverUrl").is_some() => ("serverUrl", false),
-            _ => ("url", false),
-        },
+        (_, Some("stdio") | None) => untyped_url(host, node),
         (_, Some(other)) => return Err(format!("type: transport {other:?} is unknown")),
     };
     let mut entry = match (get("command"), get(url_key)) {
@@ -92,6 +82,10 @@ pub(crate) fn map(host: Host, node: &Node, cx: &Context<'_>) -> Result<Mapped, S
     let mut skip = |key: &str, why: &str| dropped.push((key.to_string(), why.to_string()));
     for (key, value) in entries {
         let remote = entry.is_remote();
+        if let Some(what) = own(host, key, remote) {
+            set_own(what, key, value, &mut entry, &mut description, &mut skip)?;
+            continue;
+        }
         match (key.as_str(), &mut entry.transport) {
             ("command", Transport::Stdio { .. }) | ("type", _) => {}
             ("url" | "httpUrl" | "serverUrl", _) if key == url_key && remote => {}
@@ -115,21 +109,7 @@ pub(crate) fn map(host: Host, node: &Node, cx: &Context<'_>) -> Result<Mapped, S
                 Node::Bool(b) => entry.disabled = *b,
                 other => return Err(format!("disabled: expected true or false, found {}", other.kind())),
             },
-            ("includeTools", _) if host == Host::Gemini => {
-                entry.tool_filters =
-                    Some(strings(value).ok_or("includeTools: expected an array of strings")?);
-            }
-            ("timeout", _) if host == Host::Gemini => match value {
-                Node::Number(n) if n.as_u64().is_some() => entry.call_timeout_ms = n.as_u64(),
-                other => return Err(format!("timeout: expected milliseconds, found {}", other.kind())),
-            },
-            ("description", _) if host == Host::Gemini => {
-                description = value.as_str().map(str::to_string);
-            }
             ("oauth", Transport::Remote { .. }) => {
-                oauth(value, &mut entry.oauth, &mut skip);
-            }
-            ("auth", Transport::Remote { .. }) if host == Host::Cursor => {
                 oauth(value, &mut entry.oauth, &mut skip);
             }
             ("envFile", _) => skip(
@@ -161,6 +141,53 @@ pub(crate) fn map(host: Host, node: &Node, cx: &Context<'_>) -> Result<Mapped, S
         dropped,
         description,
     })
+}
+
+/// The URL key of an entry without `type` (or with `stdio`), and whether
+/// it is the legacy SSE transport: the host's first present, else its last.
+fn untyped_url(host: Host, node: &Node) -> (&'static str, bool) {
+    let urls = host.keys().untyped_urls;
+    urls.iter()
+        .find(|(key, _)| node.get(key).is_some())
+        .or(urls.last())
+        .copied()
+        .unwrap_or(("url", false))
+}
+
+/// What the host's own `key` sets, where it applies (`OAuth`: to a
+/// remote server only).
+fn own(host: Host, key: &str, remote: bool) -> Option<Own> {
+    let (_, what) = host.keys().own.iter().find(|(k, _)| *k == key)?;
+    (remote || *what != Own::OAuth).then_some(*what)
+}
+
+/// A host's own key onto the entry.
+fn set_own(
+    what: Own,
+    key: &str,
+    value: &Node,
+    entry: &mut Entry,
+    description: &mut Option<String>,
+    skip: &mut dyn FnMut(&str, &str),
+) -> Result<(), String> {
+    match what {
+        Own::ToolFilters => {
+            let fail = || format!("{key}: expected an array of strings");
+            entry.tool_filters = Some(strings(value).ok_or_else(fail)?);
+        }
+        Own::CallTimeoutMs => match value {
+            Node::Number(n) if n.as_u64().is_some() => entry.call_timeout_ms = n.as_u64(),
+            other => {
+                return Err(format!(
+                    "{key}: expected milliseconds, found {}",
+                    other.kind()
+                ))
+            }
+        },
+        Own::Description => *description = value.as_str().map(str::to_string),
+        Own::OAuth => oauth(value, &mut entry.oauth, skip),
+    }
+    Ok(())
 }
 
 /// An array of strings.
