@@ -48,20 +48,7 @@ pub(crate) fn map(host: Host, node: &Node, cx: &Context<'_>) -> Result<Mapped, S
         Some(Node::String(t)) => Some(t.as_str()),
         Some(other) => return Err(format!("type: expected a string, found {}", other.kind())),
     };
-    let (url_key, sse) = match (host, kind) {
-        (_, Some("ws" | "websocket")) => {
-            return Err(
-                "the WebSocket transport (\"type\": \"ws\") has no equivalent in the workbench"
-                    .into(),
-            )
-        }
-        (_, Some("sse")) => ("url", true),
-        (_, Some("http" | "streamable-http" | "streamableHttp" | "streamable_http")) => {
-            ("url", false)
-        }
-        (_, Some("stdio") | None) => untyped_url(host, node),
-        (_, Some(other)) => return Err(format!("type: transport {other:?} is unknown")),
-    };
+    let (url_key, sse) = url_key(host, node, kind)?;
     let mut entry = match (get("command"), get(url_key)) {
         (Some(command), _) if kind.is_none() || kind == Some("stdio") => {
             Entry::stdio(text("command", command, &mut notes)?)
@@ -107,32 +94,17 @@ pub(crate) fn map(host: Host, node: &Node, cx: &Context<'_>) -> Result<Mapped, S
             ("cwd", Transport::Stdio { cwd, .. }) => *cwd = Some(text("cwd", value, &mut notes)?),
             ("disabled", _) => match value {
                 Node::Bool(b) => entry.disabled = *b,
-                other => return Err(format!("disabled: expected true or false, found {}", other.kind())),
+                other => {
+                    return Err(format!(
+                        "disabled: expected true or false, found {}",
+                        other.kind()
+                    ))
+                }
             },
             ("oauth", Transport::Remote { .. }) => {
                 oauth(value, &mut entry.oauth, &mut skip);
             }
-            ("envFile", _) => skip(
-                key,
-                "the workbench reads no env file: put the variables the server needs in \"env\"",
-            ),
-            ("headersHelper", _) => skip(
-                key,
-                "a command that prints headers has no equivalent: put the headers in \"headers\"",
-            ),
-            ("excludeTools" | "disabledTools", _) => skip(
-                key,
-                "the workbench has no list of tools to hide: list the tools to keep in \"toolFilters\"",
-            ),
-            ("trust", _) => skip(key, "the workbench forwards every call as the model makes it; the host asks for confirmation"),
-            ("alwaysLoad", _) => skip(key, "the workbench's own tools are always loaded; a toolbox's tools come when it is opened"),
-            ("url" | "httpUrl" | "serverUrl" | "headers", Transport::Stdio { .. }) => {
-                skip(key, "the entry runs a command, so its URL settings do not apply")
-            }
-            ("command" | "args" | "env" | "cwd", Transport::Remote { .. }) => {
-                skip(key, "the entry is a remote server, so its process settings do not apply")
-            }
-            _ => skip(key, "not a setting the workbench knows"),
+            _ => skip(key, why_dropped(key, remote)),
         }
     }
     Ok(Mapped {
@@ -140,6 +112,63 @@ pub(crate) fn map(host: Host, node: &Node, cx: &Context<'_>) -> Result<Mapped, S
         notes,
         dropped,
         description,
+    })
+}
+
+/// Keys with no equivalent in the workbench, and why each is dropped.
+const DROPPED: &[(&[&str], &str)] = &[
+    (
+        &["envFile"],
+        "the workbench reads no env file: put the variables the server needs in \"env\"",
+    ),
+    (
+        &["headersHelper"],
+        "a command that prints headers has no equivalent: put the headers in \"headers\"",
+    ),
+    (
+        &["excludeTools", "disabledTools"],
+        "the workbench has no list of tools to hide: list the tools to keep in \"toolFilters\"",
+    ),
+    (
+        &["trust"],
+        "the workbench forwards every call as the model makes it; the host asks for confirmation",
+    ),
+    (
+        &["alwaysLoad"],
+        "the workbench's own tools are always loaded; a toolbox's tools come when it is opened",
+    ),
+];
+
+/// Why `key` is dropped from an entry (`remote`: a remote server's).
+fn why_dropped(key: &str, remote: bool) -> &'static str {
+    if let Some((_, why)) = DROPPED.iter().find(|(keys, _)| keys.contains(&key)) {
+        return why;
+    }
+    match key {
+        "url" | "httpUrl" | "serverUrl" | "headers" if !remote => {
+            "the entry runs a command, so its URL settings do not apply"
+        }
+        "command" | "args" | "env" | "cwd" if remote => {
+            "the entry is a remote server, so its process settings do not apply"
+        }
+        _ => "not a setting the workbench knows",
+    }
+}
+
+/// The key of the entry's URL, by its `type`, and whether it is the legacy
+/// SSE transport; the error says why the `type` cannot be imported.
+fn url_key(host: Host, node: &Node, kind: Option<&str>) -> Result<(&'static str, bool), String> {
+    Ok(match kind {
+        Some("ws" | "websocket") => {
+            return Err(
+                "the WebSocket transport (\"type\": \"ws\") has no equivalent in the workbench"
+                    .into(),
+            )
+        }
+        Some("sse") => ("url", true),
+        Some("http" | "streamable-http" | "streamableHttp" | "streamable_http") => ("url", false),
+        Some("stdio") | None => untyped_url(host, node),
+        Some(other) => return Err(format!("type: transport {other:?} is unknown")),
     })
 }
 
