@@ -31,7 +31,7 @@ fn main() -> ExitCode {
         Err(problem) => {
             eprintln!(
                 "error: {problem}\n{}\nRun 'mcp-workbench --help' for more.",
-                cli::USAGE_LINE
+                cli::usage_line()
             );
             return ExitCode::from(2);
         }

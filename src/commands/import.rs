@@ -22,7 +22,7 @@ use crate::config::ordered_json::Node;
 use crate::config::{self, Problem};
 use crate::fleet::launch::Launcher;
 use crate::hosts::describe::{self, Listing};
-use crate::hosts::found::{Harvest, Origin, Outcome};
+use crate::hosts::found::{Found, Harvest, Origin, Outcome};
 use crate::hosts::listing::{self, Job};
 use crate::hosts::paths::{Os, Places};
 use crate::hosts::{files, mask, merge, plan, read, refill};
@@ -59,24 +59,9 @@ fn import(
     start: bool,
     out: &mut impl Write,
 ) -> Result<ExitCode, Failed> {
-    let usage = |message: String| (ExitCode::from(2), message);
     let cwd = std::env::current_dir().map_err(|e| usage(format!("no working directory: {e}")))?;
     let places = Places::new(Os::current(), &|name| std::env::var_os(name), cwd).map_err(usage)?;
-    let mut harvest = Harvest::default();
-    if from.is_empty() {
-        read::hosts(&places, &crate::hosts::ALL, &mut harvest);
-    }
-    let mut seen = Vec::new();
-    for source in from {
-        if seen.contains(&source) {
-            continue;
-        }
-        seen.push(source);
-        match source {
-            ImportFrom::Host(host) => read::hosts(&places, &[*host], &mut harvest),
-            ImportFrom::File(file) => read::named_file(&places, file, &mut harvest),
-        }
-    }
+    let harvest = gather(&places, from);
     let unread = unread(&places, &harvest);
     for line in &unread {
         eprintln!("error: {line}");
@@ -91,6 +76,94 @@ fn import(
         )));
     }
     let path = &config.path;
+    let (existing_text, existing) = read_existing(path)?;
+    let plan = plan::plan(&harvest, existing.as_ref().unwrap_or(&Node::Null));
+    let show = |folder: &PathBuf| places.show(folder);
+    // Only those import may start now: one that is not started (disabled,
+    // remote, --no-start) keeps its description without a word.
+    let mut refills = existing
+        .as_ref()
+        .map(|existing| refill::refills(&harvest, &plan, existing, &show))
+        .unwrap_or_default();
+    refills.retain(|refill| refill_skip(&harvest, &plan, refill, start).is_none());
+    let folder = std::path::absolute(path)
+        .ok()
+        .and_then(|p| p.parent().map(Path::to_path_buf))
+        .unwrap_or_default();
+    let (listings, relistings) = match describe_servers(&harvest, &plan, &refills, start, &folder) {
+        Ok(listings) => listings,
+        Err(code) => return Ok(code),
+    };
+    let toolboxes = new_toolboxes(&places, &harvest, &plan, &listings);
+    let mut merged = merge::merge(existing.as_ref(), toolboxes)
+        .map_err(|e| usage(format!("{}: {e}", path.display())))?;
+    let described = refill_descriptions(
+        &places,
+        &harvest,
+        &plan,
+        (&refills, relistings),
+        existing.as_ref(),
+        &mut merged,
+    );
+    let filled = described.iter().filter(|(_, d)| d.is_ok()).count();
+    let report = Report {
+        places: &places,
+        harvest: &harvest,
+        plan: &plan,
+        listings: &listings,
+        described: &described,
+        merged: &merged,
+    };
+    let written = Written {
+        path,
+        existing_text: existing_text.as_deref(),
+        counts: (plan.servers.len(), filled),
+        write,
+    };
+    let printed = written.print(&report, out);
+    let code = printed.map_err(|e| (ExitCode::from(1), format!("cannot write the report: {e}")))?;
+    if !unread.is_empty() {
+        eprintln!(
+            "error: the servers of {} are not imported; the other hosts' are",
+            if unread.len() == 1 {
+                "that file"
+            } else {
+                "those files"
+            }
+        );
+        return Ok(ExitCode::from(1));
+    }
+    Ok(code)
+}
+
+/// A usage error (exit 2).
+fn usage(message: String) -> Failed {
+    (ExitCode::from(2), message)
+}
+
+/// Every file of the hosts `from` names (each once), or of every host.
+fn gather(places: &Places, from: &[ImportFrom]) -> Harvest {
+    let mut harvest = Harvest::default();
+    if from.is_empty() {
+        read::hosts(places, &crate::hosts::ALL, &mut harvest);
+    }
+    let mut seen = Vec::new();
+    for source in from {
+        if seen.contains(&source) {
+            continue;
+        }
+        seen.push(source);
+        match source {
+            ImportFrom::Host(host) => read::hosts(places, &[*host], &mut harvest),
+            ImportFrom::File(file) => read::named_file(places, file, &mut harvest),
+        }
+    }
+    harvest
+}
+
+/// The workbench's config at `path` as text and as a tree (`None`: there
+/// is none yet); one that cannot be read or parsed is a usage error.
+fn read_existing(path: &Path) -> Result<(Option<String>, Option<Node>), Failed> {
     let existing_text = match std::fs::read_to_string(path) {
         Ok(text) => Some(text),
         Err(e) if e.kind() == io::ErrorKind::NotFound => None,
@@ -112,38 +185,43 @@ fn import(
             ))
         })?),
     };
-    let plan = plan::plan(&harvest, existing.as_ref().unwrap_or(&Node::Null));
-    let show = |folder: &PathBuf| places.show(folder);
-    // Only those import may start now: one that is not started (disabled,
-    // remote, --no-start) keeps its description without a word.
-    let mut refills = existing
-        .as_ref()
-        .map(|existing| refill::refills(&harvest, &plan, existing, &show))
-        .unwrap_or_default();
-    refills.retain(|refill| refill_skip(&harvest, &plan, refill, start).is_none());
-    let folder = std::path::absolute(path)
-        .ok()
-        .and_then(|p| p.parent().map(Path::to_path_buf))
-        .unwrap_or_default();
-    let (listings, relistings) = match describe_servers(&harvest, &plan, &refills, start, &folder) {
-        Ok(listings) => listings,
-        Err(code) => return Ok(code),
-    };
+    Ok((existing_text, existing))
+}
+
+/// The planned toolboxes, each with its description.
+fn new_toolboxes(
+    places: &Places,
+    harvest: &Harvest,
+    plan: &plan::Plan,
+    listings: &Listings,
+) -> Vec<(String, Node)> {
     let mut toolboxes = Vec::new();
-    for (planned, listing) in plan.servers.iter().zip(&listings) {
+    for (planned, listing) in plan.servers.iter().zip(listings) {
         let found = &harvest.found[planned.found];
         let text = describe::description(
             &found.name,
             &found.mapped.entry,
             found.mapped.description.as_deref(),
-            &shown_all(&places, &planned.projects),
+            &shown_all(places, &planned.projects),
             listing.as_ref().ok(),
         );
         let toolbox = merge::toolbox(&text, &planned.toolbox, found.mapped.entry.node());
         toolboxes.push((planned.toolbox.clone(), toolbox));
     }
-    let mut merged = merge::merge(existing.as_ref(), toolboxes)
-        .map_err(|e| usage(format!("{}: {e}", path.display())))?;
+    toolboxes
+}
+
+/// The toolboxes an earlier import wrote unlisted, described in `merged`
+/// from their new listings: each one's new description, or why it still
+/// has none (one whose description did not change is left out).
+fn refill_descriptions(
+    places: &Places,
+    harvest: &Harvest,
+    plan: &plan::Plan,
+    (refills, relistings): (&[refill::Refill], Listings),
+    existing: Option<&Node>,
+    merged: &mut Node,
+) -> Vec<(String, Result<String, String>)> {
     let mut described = Vec::new();
     for (refill, listing) in refills.iter().zip(relistings) {
         let held = &plan.already[refill.held];
@@ -153,12 +231,11 @@ fn import(
                 &found.name,
                 &found.mapped.entry,
                 found.mapped.description.as_deref(),
-                &shown_all(&places, &refill.projects),
+                &shown_all(places, &refill.projects),
                 Some(&listing),
             )
         });
         let was = existing
-            .as_ref()
             .and_then(|e| e.get("toolboxes"))
             .and_then(|t| t.get(&held.toolbox))
             .and_then(|t| t.get("description"))
@@ -166,73 +243,65 @@ fn import(
         match text {
             Ok(text) if Some(text.as_str()) == was => {}
             Ok(text) => {
-                if merge::describe(&mut merged, &held.toolbox, &text) {
+                if merge::describe(merged, &held.toolbox, &text) {
                     described.push((held.toolbox.clone(), Ok(text)));
                 }
             }
             Err(why) => described.push((held.toolbox.clone(), Err(why))),
         }
     }
-    let filled = described.iter().filter(|(_, d)| d.is_ok()).count();
-    let style = existing_text
-        .as_deref()
-        .map(files::style_of)
-        .unwrap_or_default();
-    let text = files::json_text(&merged, &style);
-    let report = Report {
-        places: &places,
-        harvest: &harvest,
-        plan: &plan,
-        listings: &listings,
-        described: &described,
-        merged: &merged,
-    };
-    let printed = if plan.servers.is_empty() && filled == 0 && !write {
-        report.print(out).and_then(|()| {
-            writeln!(out, "\nNothing to import; nothing was written.").map(|()| ExitCode::SUCCESS)
-        })
-    } else if write {
-        report.print(out).and_then(|()| {
-            write_config(
-                path,
-                existing_text.is_some(),
-                &text,
-                (plan.servers.len(), filled),
-                out,
-            )
-        })
-    } else {
+    described
+}
+
+/// Where the merged config goes, and what it holds.
+struct Written<'a> {
+    path: &'a Path,
+    /// The config's text before (`None`: there was none).
+    existing_text: Option<&'a str>,
+    /// The toolboxes imported, and the descriptions filled in.
+    counts: (usize, usize),
+    /// `--write`.
+    write: bool,
+}
+
+impl Written<'_> {
+    /// The report and then: nothing to import, the config written, or the
+    /// config that would be written (secrets masked).
+    fn print(&self, report: &Report<'_>, out: &mut impl Write) -> io::Result<ExitCode> {
+        let path = self.path;
+        let style = self.existing_text.map(files::style_of).unwrap_or_default();
+        let (servers, filled) = self.counts;
+        if servers == 0 && filled == 0 && !self.write {
+            report.print(out)?;
+            writeln!(out, "\nNothing to import; nothing was written.")?;
+            return Ok(ExitCode::SUCCESS);
+        }
+        if self.write {
+            report.print(out)?;
+            let text = files::json_text(report.merged, &style);
+            let existed = self.existing_text.is_some();
+            return write_config(path, existed, &text, self.counts, out);
+        }
         writeln!(
             out,
             "The config import would write to {} (secrets masked):\n",
             path.display()
-        )
-        .and_then(|()| write!(out, "{}", files::json_text(&mask::config(&merged), &style)))
-        .and_then(|()| writeln!(out))
-        .and_then(|()| report.print(out))
-        .and_then(|()| {
-            writeln!(
-                out,
-                "\nNothing was written. Run it again with --write to merge this into {} \
-                 (the descriptions are yours to edit afterwards).",
-                path.display()
-            )
-            .map(|()| ExitCode::SUCCESS)
-        })
-    };
-    let code = printed.map_err(|e| (ExitCode::from(1), format!("cannot write the report: {e}")))?;
-    if !unread.is_empty() {
-        eprintln!(
-            "error: the servers of {} are not imported; the other hosts' are",
-            if unread.len() == 1 {
-                "that file"
-            } else {
-                "those files"
-            }
-        );
-        return Ok(ExitCode::from(1));
+        )?;
+        write!(
+            out,
+            "{}",
+            files::json_text(&mask::config(report.merged), &style)
+        )?;
+        writeln!(out)?;
+        report.print(out)?;
+        writeln!(
+            out,
+            "\nNothing was written. Run it again with --write to merge this into {} \
+             (the descriptions are yours to edit afterwards).",
+            path.display()
+        )?;
+        Ok(ExitCode::SUCCESS)
     }
-    Ok(code)
 }
 
 /// Each host file that is there but could not be read or parsed, as a
@@ -541,6 +610,23 @@ impl Report<'_> {
     }
 
     fn print(&self, out: &mut impl Write) -> io::Result<()> {
+        self.print_read(out)?;
+        self.print_toolboxes(out)?;
+        self.print_already(out)?;
+        self.print_described(out)?;
+        self.print_skipped(out)?;
+        self.print_dropped(out)?;
+        self.print_notes(out)
+    }
+
+    /// The servers imported, as found.
+    fn imported(&self) -> impl Iterator<Item = &Found> + Clone {
+        let harvest = self.harvest;
+        self.plan.servers.iter().map(|p| &harvest.found[p.found])
+    }
+
+    /// What was read: each file, and those not found.
+    fn print_read(&self, out: &mut impl Write) -> io::Result<()> {
         let harvest = self.harvest;
         writeln!(out, "Read:")?;
         let mut missing = Vec::new();
@@ -562,6 +648,12 @@ impl Report<'_> {
         if !missing.is_empty() {
             writeln!(out, "  not found: {}", missing.join(", "))?;
         }
+        Ok(())
+    }
+
+    /// The toolboxes to add, each with where it came from.
+    fn print_toolboxes(&self, out: &mut impl Write) -> io::Result<()> {
+        let harvest = self.harvest;
         writeln!(
             out,
             "\nToolboxes to add ({}), one per server:",
@@ -596,6 +688,12 @@ impl Report<'_> {
                 writeln!(out, "      tools not listed: {why}")?;
             }
         }
+        Ok(())
+    }
+
+    /// What the workbench's config holds already.
+    fn print_already(&self, out: &mut impl Write) -> io::Result<()> {
+        let harvest = self.harvest;
         if !self.plan.already.is_empty() {
             writeln!(
                 out,
@@ -608,6 +706,11 @@ impl Report<'_> {
                 }
             }
         }
+        Ok(())
+    }
+
+    /// The descriptions filled in for an earlier import's toolboxes.
+    fn print_described(&self, out: &mut impl Write) -> io::Result<()> {
         if !self.described.is_empty() {
             writeln!(
                 out,
@@ -621,15 +724,25 @@ impl Report<'_> {
                 }
             }
         }
+        Ok(())
+    }
+
+    /// The entries not imported, and why.
+    fn print_skipped(&self, out: &mut impl Write) -> io::Result<()> {
+        let harvest = self.harvest;
         if !harvest.skipped.is_empty() {
             writeln!(out, "\nNot imported ({}):", harvest.skipped.len())?;
             for skipped in &harvest.skipped {
                 writeln!(out, "  {}: {}", self.origin(&skipped.origin), skipped.why)?;
             }
         }
-        let imported = self.plan.servers.iter().map(|p| &harvest.found[p.found]);
-        let dropped: Vec<String> = imported
-            .clone()
+        Ok(())
+    }
+
+    /// The settings not carried over.
+    fn print_dropped(&self, out: &mut impl Write) -> io::Result<()> {
+        let dropped: Vec<String> = self
+            .imported()
             .flat_map(|f| {
                 f.mapped
                     .dropped
@@ -643,12 +756,18 @@ impl Report<'_> {
                 writeln!(out, "  {line}")?;
             }
         }
-        let remotes = imported
-            .clone()
+        Ok(())
+    }
+
+    /// What the user should know: variables to set, remote servers.
+    fn print_notes(&self, out: &mut impl Write) -> io::Result<()> {
+        let remotes = self
+            .imported()
             .filter(|f| f.mapped.entry.is_remote())
             .count();
         let mut notes: Vec<String> = Vec::new();
-        for note in imported
+        for note in self
+            .imported()
             .flat_map(|f| &f.mapped.notes)
             .chain(&self.plan.notes)
         {

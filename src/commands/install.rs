@@ -18,7 +18,7 @@
 
 use crate::cli::ConfigPath;
 use crate::config::ordered_json::Node;
-use crate::hosts::edit::{self, Launch, Take};
+use crate::hosts::edit::{self, Edited, Launch, Take};
 use crate::hosts::entry::{identity_of, Identity};
 use crate::hosts::paths::{Os, Places};
 use crate::hosts::{files, rewrite, undo, Host};
@@ -57,7 +57,7 @@ fn install(
     let fail = |message: String| (ExitCode::from(1), message);
     let cwd = std::env::current_dir().map_err(|e| fail(format!("no working directory: {e}")))?;
     let places = Places::new(Os::current(), &|name| std::env::var_os(name), cwd).map_err(fail)?;
-    let file = places.user_file(host);
+    let file = host.user_file(&places);
     let shown = places.show(&file);
     let say = |out: &mut dyn Write, text: String| {
         writeln!(out, "{text}").map_err(|e| fail(format!("cannot write the report: {e}")))
@@ -102,89 +102,102 @@ fn install(
         )?;
         return Ok(());
     }
-    let backup = done.backup;
-    let verb = if edited.replaced_entry {
-        "Updated"
-    } else {
-        "Added"
+    let what = Installed {
+        host,
+        places: &places,
+        file: &file,
+        launch: &launch,
+        take,
     };
-    say(
-        out,
-        format!(
+    for line in what.lines(&done.target, done.backup.as_deref(), &edited) {
+        say(out, line)?;
+    }
+    say(out, restart_hint(host))
+}
+
+/// What an install did, for its report.
+struct Installed<'a> {
+    host: Host,
+    places: &'a Places,
+    /// The host's file, as the user knows it (a link, maybe).
+    file: &'a Path,
+    launch: &'a Launch,
+    take: Take,
+}
+
+impl Installed<'_> {
+    /// The report's lines: the entry written, where (through a link), the
+    /// backup, and what was taken out, left doubled, or left.
+    fn lines(&self, target: &Path, backup: Option<&Path>, edited: &Edited) -> Vec<String> {
+        let (host, launch) = (self.host, self.launch);
+        let shown = self.places.show(self.file);
+        let verb = if edited.replaced_entry {
+            "Updated"
+        } else {
+            "Added"
+        };
+        let mut lines = vec![format!(
             "{verb} the workbench in {}'s config {shown}: \"workbench\" runs {} --config {}",
             host.title(),
             launch.program,
             launch.config
-        ),
-    )?;
-    if done.target != file {
-        say(
-            out,
-            format!(
+        )];
+        if target != self.file {
+            lines.push(format!(
                 "{shown} is a link: {} was edited, the link stays.",
-                places.show(&done.target)
-            ),
-        )?;
-    }
-    match backup {
-        Some(backup) => say(
-            out,
-            format!(
+                self.places.show(target)
+            ));
+        }
+        lines.push(match backup {
+            Some(backup) => format!(
                 "Backup: {} (mcp-workbench install {} --undo reverses the install)",
                 backup.display(),
                 host.name()
             ),
-        )?,
-        None => say(
-            out,
-            format!("{shown} is a new file (no backup: delete it to undo the install)."),
-        )?,
+            None => format!("{shown} is a new file (no backup: delete it to undo the install)."),
+        });
+        lines.extend(self.changes(edited));
+        lines
     }
-    if !edited.removed.is_empty() {
-        say(
-            out,
-            format!(
+
+    /// What was taken out of the host, and what it still starts.
+    fn changes(&self, edited: &Edited) -> Vec<String> {
+        let host = self.host;
+        let mut lines = Vec::new();
+        if !edited.removed.is_empty() {
+            lines.push(format!(
                 "Took out {} the workbench's config holds: {}",
                 servers(edited.removed.len()),
                 edited.removed.join(", ")
-            ),
-        )?;
-    }
-    if !edited.doubled.is_empty() {
-        say(
-            out,
-            format!(
+            ));
+        }
+        if !edited.doubled.is_empty() {
+            lines.push(format!(
                 "{} still starts {} the workbench's config also holds, so each runs twice: {} (install {} --replace takes them out of {})",
                 host.title(),
                 servers(edited.doubled.len()),
                 edited.doubled.join(", "),
                 host.name(),
                 host.title()
-            ),
-        )?;
-    }
-    if !edited.doubled_in_projects.is_empty() {
-        say(
-            out,
-            format!(
+            ));
+        }
+        if !edited.doubled_in_projects.is_empty() {
+            lines.push(format!(
                 "Left {} per project that the workbench's config also holds (--include-projects takes them out too): {}",
                 servers(edited.doubled_in_projects.len()),
                 edited.doubled_in_projects.join(", ")
-            ),
-        )?;
-    }
-    if take.replace && !edited.kept.is_empty() {
-        say(
-            out,
-            format!(
+            ));
+        }
+        if self.take.replace && !edited.kept.is_empty() {
+            lines.push(format!(
                 "Left {} the workbench's config does not hold, which {} still starts itself: {}",
                 servers(edited.kept.len()),
                 host.title(),
                 edited.kept.join(", ")
-            ),
-        )?;
+            ));
+        }
+        lines
     }
-    say(out, restart_hint(host))
 }
 
 /// `install --undo`: the install reversed on the host's file as it is now
@@ -199,7 +212,7 @@ fn undo_install(
     let say = |out: &mut dyn Write, text: String| {
         writeln!(out, "{text}").map_err(|e| fail(format!("cannot write the report: {e}")))
     };
-    let file = places.user_file(host);
+    let file = host.user_file(places);
     let shown = places.show(&file);
     let backup = files::latest_backup(&file)
         .map_err(|e| fail(format!("{shown}: cannot look for its backups: {e}")))?

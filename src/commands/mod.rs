@@ -126,7 +126,7 @@ impl Needs {
     }
 }
 
-/// Runs `command` on `console`; the exit code (cli::USAGE: 0 clean, 1
+/// Runs `command` on `console`; the exit code (cli::usage: 0 clean, 1
 /// runtime failure, 2 usage or config error).
 pub fn run(command: Command, console: Console) -> ExitCode {
     let needs = Needs::of(&command);
@@ -134,7 +134,7 @@ pub fn run(command: Command, console: Console) -> ExitCode {
     let printer = Printer::new(&stdout);
     let mut out = &printer;
     let code = match command {
-        Command::Help => written(write!(out, "{}", cli::USAGE)),
+        Command::Help => written(write!(out, "{}", cli::usage())),
         Command::Version => written(writeln!(out, "{} {}", mcp::NAME, mcp::VERSION)),
         Command::Status { config, json } => Ok(status::run(&config.path, json, &mut out)),
         Command::Check { config, json } => prepare::run(&config, needs, &mut out)

@@ -34,6 +34,7 @@ pub(crate) fn map(table: &Table) -> Result<Mapped, String> {
     let mut skip = |key: &str, why: &str| dropped.push((key.to_string(), why.to_string()));
     for (key, value) in &table.entries {
         let key = key.as_str();
+        let remote = entry.is_remote();
         match (key, &mut entry.transport) {
             ("command" | "url", _) => {}
             ("args", Transport::Stdio { args, .. }) => {
@@ -51,29 +52,15 @@ pub(crate) fn map(table: &Table) -> Result<Mapped, String> {
                 Value::String(s) => *cwd = Some(escape(s)),
                 other => return Err(format!("cwd: expected a string, found {}", other.kind())),
             },
-            ("bearer_token_env_var", Transport::Remote { headers, .. }) => match value {
-                Value::String(name) if valid_name(name) => {
-                    headers.push(("Authorization".into(), format!("Bearer ${{{name}}}")))
-                }
-                _ => return Err(format!("{key}: expected the name of an environment variable")),
-            },
-            ("http_headers", Transport::Remote { headers, .. }) => headers.extend(pairs(value, key)?),
+            ("bearer_token_env_var", Transport::Remote { headers, .. }) => {
+                let name = var_name(value).ok_or_else(|| not_a_var(key))?;
+                headers.push(("Authorization".into(), format!("Bearer ${{{name}}}")))
+            }
+            ("http_headers", Transport::Remote { headers, .. }) => {
+                headers.extend(pairs(value, key)?)
+            }
             ("env_http_headers", Transport::Remote { headers, .. }) => {
-                let Value::Table(t) = value else {
-                    return Err(format!("{key}: expected a table, found {}", value.kind()));
-                };
-                for (header, var) in &t.entries {
-                    match var {
-                        Value::String(name) if valid_name(name) => {
-                            headers.push((header.clone(), format!("${{{name}}}")))
-                        }
-                        _ => {
-                            return Err(format!(
-                                "{key}.{header}: expected the name of an environment variable"
-                            ))
-                        }
-                    }
-                }
+                headers.extend(env_headers(value, key)?)
             }
             ("startup_timeout_sec", _) => entry.startup_timeout_ms = Some(seconds(value, key)?),
             ("startup_timeout_ms", _) => {
@@ -85,7 +72,12 @@ pub(crate) fn map(table: &Table) -> Result<Mapped, String> {
             ("enabled_tools", _) => entry.tool_filters = Some(strings(value, key)?),
             ("enabled", _) => match value {
                 Value::Bool(on) => entry.disabled = !on,
-                other => return Err(format!("enabled: expected true or false, found {}", other.kind())),
+                other => {
+                    return Err(format!(
+                        "enabled: expected true or false, found {}",
+                        other.kind()
+                    ))
+                }
             },
             ("scopes", Transport::Remote { .. }) => {
                 let scopes = strings(value, key)?;
@@ -94,37 +86,8 @@ pub(crate) fn map(table: &Table) -> Result<Mapped, String> {
                     Node::Array(scopes.into_iter().map(Node::String).collect()),
                 ));
             }
-            ("oauth", Transport::Remote { .. }) => match value {
-                Value::Table(t) => {
-                    for (name, v) in &t.entries {
-                        match (name.as_str(), v) {
-                            ("client_id", Value::String(id)) => {
-                                entry.oauth.insert(0, ("clientId".into(), Node::String(id.clone())))
-                            }
-                            _ => skip(&format!("oauth.{name}"), "not a sign-in setting the workbench knows"),
-                        }
-                    }
-                }
-                _ => skip(key, "expected a table"),
-            },
-            ("disabled_tools", _) => skip(
-                key,
-                "the workbench has no list of tools to hide: list the tools to keep in \"enabled_tools\" (toolFilters)",
-            ),
-            ("bearer_token", _) => skip(
-                key,
-                "a token written in the file is not imported: name its variable in bearer_token_env_var",
-            ),
-            ("tools" | "default_tools_approval_mode", _) => {
-                skip(key, "the workbench asks for no approval; the host does")
-            }
-            ("required" | "supports_parallel_tool_calls" | "experimental_environment" | "name", _) => {
-                skip(key, "a Codex setting with no equivalent in the workbench")
-            }
-            ("args" | "env" | "env_vars" | "cwd", Transport::Remote { .. }) => {
-                skip(key, "the entry is a remote server, so its process settings do not apply")
-            }
-            _ => skip(key, "not a setting the workbench knows"),
+            ("oauth", Transport::Remote { .. }) => oauth(value, &mut entry.oauth, &mut skip),
+            _ => skip(key, why_dropped(key, remote)),
         }
     }
     Ok(Mapped {
@@ -133,6 +96,82 @@ pub(crate) fn map(table: &Table) -> Result<Mapped, String> {
         dropped,
         description: None,
     })
+}
+
+/// Keys with no equivalent in the workbench, and why each is dropped.
+const DROPPED: &[(&[&str], &str)] = &[
+    (
+        &["disabled_tools"],
+        "the workbench has no list of tools to hide: list the tools to keep in \"enabled_tools\" (toolFilters)",
+    ),
+    (
+        &["bearer_token"],
+        "a token written in the file is not imported: name its variable in bearer_token_env_var",
+    ),
+    (
+        &["tools", "default_tools_approval_mode"],
+        "the workbench asks for no approval; the host does",
+    ),
+    (
+        &["required", "supports_parallel_tool_calls", "experimental_environment", "name"],
+        "a Codex setting with no equivalent in the workbench",
+    ),
+];
+
+/// Why `key` is dropped from an entry (`remote`: a remote server's).
+fn why_dropped(key: &str, remote: bool) -> &'static str {
+    if let Some((_, why)) = DROPPED.iter().find(|(keys, _)| keys.contains(&key)) {
+        return why;
+    }
+    match key {
+        "args" | "env" | "env_vars" | "cwd" if remote => {
+            "the entry is a remote server, so its process settings do not apply"
+        }
+        _ => "not a setting the workbench knows",
+    }
+}
+
+/// `env_http_headers`: each header with the variable that holds its value.
+fn env_headers(value: &Value, key: &str) -> Result<Vec<(String, String)>, String> {
+    let Value::Table(t) = value else {
+        return Err(format!("{key}: expected a table, found {}", value.kind()));
+    };
+    let header = |(header, var): &(String, Value)| match var_name(var) {
+        Some(name) => Ok((header.clone(), format!("${{{name}}}"))),
+        None => Err(not_a_var(&format!("{key}.{header}"))),
+    };
+    t.entries.iter().map(header).collect()
+}
+
+/// The name of an environment variable, where `value` is one.
+fn var_name(value: &Value) -> Option<&str> {
+    match value {
+        Value::String(name) if valid_name(name) => Some(name),
+        _ => None,
+    }
+}
+
+fn not_a_var(key: &str) -> String {
+    format!("{key}: expected the name of an environment variable")
+}
+
+/// Codex's `[mcp_servers.NAME.oauth]` onto §11's `oauth`: `client_id`
+/// (first); the rest is dropped.
+fn oauth(value: &Value, out: &mut Vec<(String, Node)>, skip: &mut dyn FnMut(&str, &str)) {
+    let Value::Table(t) = value else {
+        return skip("oauth", "expected a table");
+    };
+    for (name, v) in &t.entries {
+        match (name.as_str(), v) {
+            ("client_id", Value::String(id)) => {
+                out.insert(0, ("clientId".into(), Node::String(id.clone())))
+            }
+            _ => skip(
+                &format!("oauth.{name}"),
+                "not a sign-in setting the workbench knows",
+            ),
+        }
+    }
 }
 
 fn strings(value: &Value, key: &str) -> Result<Vec<String>, String> {

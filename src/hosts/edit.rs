@@ -86,19 +86,14 @@ pub(crate) fn edit(
 /// The workbench's entry as `host` writes its entries.
 fn json_entry_of(host: Host, launch: &Launch) -> Node {
     let s = |t: &str| Node::String(t.to_string());
-    let mut entry = Vec::new();
-    if matches!(host, Host::ClaudeCode | Host::VsCode) {
-        entry.push(("type".to_string(), s("stdio")));
-    }
-    entry.push(("command".to_string(), s(&launch.program)));
-    entry.push((
-        "args".to_string(),
-        Node::Array(launch.args().iter().map(|a| s(a)).collect()),
-    ));
-    if host == Host::ClaudeCode {
-        entry.push(("env".to_string(), Node::Object(Vec::new())));
-    }
-    Node::Object(entry)
+    let value = |key: &str| match key {
+        "type" => s("stdio"),
+        "command" => s(&launch.program),
+        "args" => Node::Array(launch.args().iter().map(|a| s(a)).collect()),
+        _ => Node::Object(Vec::new()),
+    };
+    let keys = host.keys().writes.iter();
+    Node::Object(keys.map(|k| (k.to_string(), value(k))).collect())
 }
 
 fn edit_json(
@@ -155,7 +150,7 @@ fn edit_json(
             !(holds && remove)
         });
     };
-    if host == Host::ClaudeCode {
+    if host.has_project_lists() {
         if let Some((_, Node::Object(projects))) = root.iter_mut().find(|(k, _)| k == "projects") {
             for (folder, settings) in projects.iter_mut() {
                 if let Node::Object(settings) = settings {

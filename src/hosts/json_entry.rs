@@ -8,7 +8,7 @@
 //! nothing is left out without saying so. No IO.
 
 use super::entry::{Entry, Transport};
-use super::host::Host;
+use super::host::{Host, Own};
 use super::vars::{self, Context, Syntax};
 use crate::config::ordered_json::Node;
 
@@ -26,12 +26,7 @@ pub(crate) struct Mapped {
 
 /// How `host` writes `$` in its strings.
 pub(crate) fn syntax(host: Host) -> Syntax {
-    match host {
-        Host::ClaudeDesktop | Host::Codex => Syntax::Literal,
-        Host::ClaudeCode => Syntax::Posix,
-        Host::Cursor | Host::VsCode | Host::Windsurf => Syntax::Editor,
-        Host::Gemini => Syntax::Dollar,
-    }
+    host.keys().syntax
 }
 
 /// Maps the entry `node` of `host`; the error says why it cannot be imported.
@@ -53,25 +48,7 @@ pub(crate) fn map(host: Host, node: &Node, cx: &Context<'_>) -> Result<Mapped, S
         Some(Node::String(t)) => Some(t.as_str()),
         Some(other) => return Err(format!("type: expected a string, found {}", other.kind())),
     };
-    let (url_key, sse) = match (host, kind) {
-        (_, Some("ws" | "websocket")) => {
-            return Err(
-                "the WebSocket transport (\"type\": \"ws\") has no equivalent in the workbench"
-                    .into(),
-            )
-        }
-        (_, Some("sse")) => ("url", true),
-        (_, Some("http" | "streamable-http" | "streamableHttp" | "streamable_http")) => {
-            ("url", false)
-        }
-        (_, Some("stdio") | None) => match host {
-            Host::Gemini if get("httpUrl").is_some() => ("httpUrl", false),
-            Host::Gemini => ("url", true),
-            Host::Windsurf if get("serverUrl").is_some() => ("serverUrl", false),
-            _ => ("url", false),
-        },
-        (_, Some(other)) => return Err(format!("type: transport {other:?} is unknown")),
-    };
+    let (url_key, sse) = url_key(host, node, kind)?;
     let mut entry = match (get("command"), get(url_key)) {
         (Some(command), _) if kind.is_none() || kind == Some("stdio") => {
             Entry::stdio(text("command", command, &mut notes)?)
@@ -92,6 +69,10 @@ pub(crate) fn map(host: Host, node: &Node, cx: &Context<'_>) -> Result<Mapped, S
     let mut skip = |key: &str, why: &str| dropped.push((key.to_string(), why.to_string()));
     for (key, value) in entries {
         let remote = entry.is_remote();
+        if let Some(what) = own(host, key, remote) {
+            set_own(what, key, value, &mut entry, &mut description, &mut skip)?;
+            continue;
+        }
         match (key.as_str(), &mut entry.transport) {
             ("command", Transport::Stdio { .. }) | ("type", _) => {}
             ("url" | "httpUrl" | "serverUrl", _) if key == url_key && remote => {}
@@ -113,46 +94,17 @@ pub(crate) fn map(host: Host, node: &Node, cx: &Context<'_>) -> Result<Mapped, S
             ("cwd", Transport::Stdio { cwd, .. }) => *cwd = Some(text("cwd", value, &mut notes)?),
             ("disabled", _) => match value {
                 Node::Bool(b) => entry.disabled = *b,
-                other => return Err(format!("disabled: expected true or false, found {}", other.kind())),
+                other => {
+                    return Err(format!(
+                        "disabled: expected true or false, found {}",
+                        other.kind()
+                    ))
+                }
             },
-            ("includeTools", _) if host == Host::Gemini => {
-                entry.tool_filters =
-                    Some(strings(value).ok_or("includeTools: expected an array of strings")?);
-            }
-            ("timeout", _) if host == Host::Gemini => match value {
-                Node::Number(n) if n.as_u64().is_some() => entry.call_timeout_ms = n.as_u64(),
-                other => return Err(format!("timeout: expected milliseconds, found {}", other.kind())),
-            },
-            ("description", _) if host == Host::Gemini => {
-                description = value.as_str().map(str::to_string);
-            }
             ("oauth", Transport::Remote { .. }) => {
                 oauth(value, &mut entry.oauth, &mut skip);
             }
-            ("auth", Transport::Remote { .. }) if host == Host::Cursor => {
-                oauth(value, &mut entry.oauth, &mut skip);
-            }
-            ("envFile", _) => skip(
-                key,
-                "the workbench reads no env file: put the variables the server needs in \"env\"",
-            ),
-            ("headersHelper", _) => skip(
-                key,
-                "a command that prints headers has no equivalent: put the headers in \"headers\"",
-            ),
-            ("excludeTools" | "disabledTools", _) => skip(
-                key,
-                "the workbench has no list of tools to hide: list the tools to keep in \"toolFilters\"",
-            ),
-            ("trust", _) => skip(key, "the workbench forwards every call as the model makes it; the host asks for confirmation"),
-            ("alwaysLoad", _) => skip(key, "the workbench's own tools are always loaded; a toolbox's tools come when it is opened"),
-            ("url" | "httpUrl" | "serverUrl" | "headers", Transport::Stdio { .. }) => {
-                skip(key, "the entry runs a command, so its URL settings do not apply")
-            }
-            ("command" | "args" | "env" | "cwd", Transport::Remote { .. }) => {
-                skip(key, "the entry is a remote server, so its process settings do not apply")
-            }
-            _ => skip(key, "not a setting the workbench knows"),
+            _ => skip(key, why_dropped(key, remote)),
         }
     }
     Ok(Mapped {
@@ -161,6 +113,110 @@ pub(crate) fn map(host: Host, node: &Node, cx: &Context<'_>) -> Result<Mapped, S
         dropped,
         description,
     })
+}
+
+/// Keys with no equivalent in the workbench, and why each is dropped.
+const DROPPED: &[(&[&str], &str)] = &[
+    (
+        &["envFile"],
+        "the workbench reads no env file: put the variables the server needs in \"env\"",
+    ),
+    (
+        &["headersHelper"],
+        "a command that prints headers has no equivalent: put the headers in \"headers\"",
+    ),
+    (
+        &["excludeTools", "disabledTools"],
+        "the workbench has no list of tools to hide: list the tools to keep in \"toolFilters\"",
+    ),
+    (
+        &["trust"],
+        "the workbench forwards every call as the model makes it; the host asks for confirmation",
+    ),
+    (
+        &["alwaysLoad"],
+        "the workbench's own tools are always loaded; a toolbox's tools come when it is opened",
+    ),
+];
+
+/// Why `key` is dropped from an entry (`remote`: a remote server's).
+fn why_dropped(key: &str, remote: bool) -> &'static str {
+    if let Some((_, why)) = DROPPED.iter().find(|(keys, _)| keys.contains(&key)) {
+        return why;
+    }
+    match key {
+        "url" | "httpUrl" | "serverUrl" | "headers" if !remote => {
+            "the entry runs a command, so its URL settings do not apply"
+        }
+        "command" | "args" | "env" | "cwd" if remote => {
+            "the entry is a remote server, so its process settings do not apply"
+        }
+        _ => "not a setting the workbench knows",
+    }
+}
+
+/// The key of the entry's URL, by its `type`, and whether it is the legacy
+/// SSE transport; the error says why the `type` cannot be imported.
+fn url_key(host: Host, node: &Node, kind: Option<&str>) -> Result<(&'static str, bool), String> {
+    Ok(match kind {
+        Some("ws" | "websocket") => {
+            return Err(
+                "the WebSocket transport (\"type\": \"ws\") has no equivalent in the workbench"
+                    .into(),
+            )
+        }
+        Some("sse") => ("url", true),
+        Some("http" | "streamable-http" | "streamableHttp" | "streamable_http") => ("url", false),
+        Some("stdio") | None => untyped_url(host, node),
+        Some(other) => return Err(format!("type: transport {other:?} is unknown")),
+    })
+}
+
+/// The URL key of an entry without `type` (or with `stdio`), and whether
+/// it is the legacy SSE transport: the host's first present, else its last.
+fn untyped_url(host: Host, node: &Node) -> (&'static str, bool) {
+    let urls = host.keys().untyped_urls;
+    urls.iter()
+        .find(|(key, _)| node.get(key).is_some())
+        .or(urls.last())
+        .copied()
+        .unwrap_or(("url", false))
+}
+
+/// What the host's own `key` sets, where it applies (`OAuth`: to a
+/// remote server only).
+fn own(host: Host, key: &str, remote: bool) -> Option<Own> {
+    let (_, what) = host.keys().own.iter().find(|(k, _)| *k == key)?;
+    (remote || *what != Own::OAuth).then_some(*what)
+}
+
+/// A host's own key onto the entry.
+fn set_own(
+    what: Own,
+    key: &str,
+    value: &Node,
+    entry: &mut Entry,
+    description: &mut Option<String>,
+    skip: &mut dyn FnMut(&str, &str),
+) -> Result<(), String> {
+    match what {
+        Own::ToolFilters => {
+            let fail = || format!("{key}: expected an array of strings");
+            entry.tool_filters = Some(strings(value).ok_or_else(fail)?);
+        }
+        Own::CallTimeoutMs => match value {
+            Node::Number(n) if n.as_u64().is_some() => entry.call_timeout_ms = n.as_u64(),
+            other => {
+                return Err(format!(
+                    "{key}: expected milliseconds, found {}",
+                    other.kind()
+                ))
+            }
+        },
+        Own::Description => *description = value.as_str().map(str::to_string),
+        Own::OAuth => oauth(value, &mut entry.oauth, skip),
+    }
+    Ok(())
 }
 
 /// An array of strings.

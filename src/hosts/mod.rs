@@ -1,7 +1,7 @@
 //! Living beside the MCP hosts (docs/reference.md §12): reading their
 //! configs to move their servers into toolboxes (`import`), and putting the
-//! workbench into them (`install`). Each host's files per system (`paths`,
-//! `host`), each format's entries mapped onto the workbench's keys
+//! workbench into them (`install`). The hosts as one table, a row per host
+//! (`host`; each one's files per system in `paths`), each format's entries mapped onto the workbench's keys
 //! (`json_entry` for the JSON hosts, `codex` over a hand-written TOML
 //! subset, `toml`; `vars` for their variables; `jsonc` for comments), what
 //! was found (`found`, `read`), the plan of toolboxes (`plan`), their

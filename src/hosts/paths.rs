@@ -4,7 +4,6 @@
 //! the folders and variables passed in (`Places`), never from the process's
 //! own environment, so tests point every host at a sandbox. No IO.
 
-use super::host::Host;
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
@@ -83,40 +82,6 @@ impl Places {
         }
     }
 
-    /// The host's user-level file: the one `install` edits.
-    pub(crate) fn user_file(&self, host: Host) -> PathBuf {
-        match host {
-            Host::ClaudeDesktop => self.app_config("Claude").join("claude_desktop_config.json"),
-            Host::ClaudeCode => self.claude_dir.join(".claude.json"),
-            Host::Cursor => self.home.join(".cursor").join("mcp.json"),
-            Host::VsCode => self.app_config("Code").join("User").join("mcp.json"),
-            Host::Codex => self.codex_home.join("config.toml"),
-            Host::Gemini => self.home.join(".gemini").join("settings.json"),
-            Host::Windsurf => self
-                .home
-                .join(".codeium")
-                .join("windsurf")
-                .join("mcp_config.json"),
-        }
-    }
-
-    /// Every file `import` reads for `host`: the user's, then the project's
-    /// in the working directory where the host has one.
-    pub(crate) fn files(&self, host: Host) -> Vec<(PathBuf, Scope)> {
-        let mut files = vec![(self.user_file(host), Scope::User)];
-        let project = match host {
-            Host::ClaudeCode => Some(self.cwd.join(".mcp.json")),
-            Host::Cursor => Some(self.cwd.join(".cursor").join("mcp.json")),
-            Host::VsCode => Some(self.cwd.join(".vscode").join("mcp.json")),
-            _ => None,
-        };
-        // Run from the home folder, Cursor's project file is the user's own.
-        if let Some(file) = project.filter(|f| *f != files[0].0) {
-            files.push((file, Scope::Project(self.cwd.clone())));
-        }
-        files
-    }
-
     /// `path` with the home folder written `~`, for reports.
     pub(crate) fn show(&self, path: &Path) -> String {
         match path.strip_prefix(&self.home) {
@@ -127,145 +92,42 @@ impl Places {
     }
 }
 
+/// Each host's user-level file (what `install` edits), one function per
+/// host, named in its row of `host::ROWS`.
+pub(super) fn claude_desktop(p: &Places) -> PathBuf {
+    p.app_config("Claude").join("claude_desktop_config.json")
+}
+
+pub(super) fn claude_code(p: &Places) -> PathBuf {
+    p.claude_dir.join(".claude.json")
+}
+
+pub(super) fn cursor(p: &Places) -> PathBuf {
+    p.home.join(".cursor").join("mcp.json")
+}
+
+pub(super) fn vscode(p: &Places) -> PathBuf {
+    p.app_config("Code").join("User").join("mcp.json")
+}
+
+pub(super) fn codex(p: &Places) -> PathBuf {
+    p.codex_home.join("config.toml")
+}
+
+pub(super) fn gemini(p: &Places) -> PathBuf {
+    p.home.join(".gemini").join("settings.json")
+}
+
+pub(super) fn windsurf(p: &Places) -> PathBuf {
+    p.home
+        .join(".codeium")
+        .join("windsurf")
+        .join("mcp_config.json")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn places(os: Os, vars: &'static [(&'static str, &'static str)]) -> Places {
-        let env = move |name: &str| {
-            vars.iter()
-                .find(|(k, _)| *k == name)
-                .map(|(_, v)| OsString::from(*v))
-        };
-        Places::new(os, &env, PathBuf::from("/code/proj")).unwrap()
-    }
-
-    #[test]
-    fn every_host_on_every_system() {
-        let linux = places(Os::Linux, &[("HOME", "/h")]);
-        let mac = places(Os::Mac, &[("HOME", "/h")]);
-        let user = |p: &Places, host| p.user_file(host).display().to_string();
-        let expect = [
-            (
-                Host::ClaudeDesktop,
-                "/h/.config/Claude/claude_desktop_config.json",
-                "/h/Library/Application Support/Claude/claude_desktop_config.json",
-            ),
-            (Host::ClaudeCode, "/h/.claude.json", "/h/.claude.json"),
-            (Host::Cursor, "/h/.cursor/mcp.json", "/h/.cursor/mcp.json"),
-            (
-                Host::VsCode,
-                "/h/.config/Code/User/mcp.json",
-                "/h/Library/Application Support/Code/User/mcp.json",
-            ),
-            (
-                Host::Codex,
-                "/h/.codex/config.toml",
-                "/h/.codex/config.toml",
-            ),
-            (
-                Host::Gemini,
-                "/h/.gemini/settings.json",
-                "/h/.gemini/settings.json",
-            ),
-            (
-                Host::Windsurf,
-                "/h/.codeium/windsurf/mcp_config.json",
-                "/h/.codeium/windsurf/mcp_config.json",
-            ),
-        ];
-        if cfg!(windows) {
-            return; // the paths above are Unix paths
-        }
-        for (host, on_linux, on_mac) in expect {
-            assert_eq!(user(&linux, host), on_linux);
-            assert_eq!(user(&mac, host), on_mac);
-        }
-        let xdg = places(
-            Os::Linux,
-            &[
-                ("HOME", "/h"),
-                ("XDG_CONFIG_HOME", "/x"),
-                ("CODEX_HOME", "/c"),
-                ("CLAUDE_CONFIG_DIR", "/cc"),
-            ],
-        );
-        assert_eq!(user(&xdg, Host::VsCode), "/x/Code/User/mcp.json");
-        assert_eq!(
-            user(&xdg, Host::ClaudeDesktop),
-            "/x/Claude/claude_desktop_config.json"
-        );
-        assert_eq!(user(&xdg, Host::Codex), "/c/config.toml");
-        assert_eq!(user(&xdg, Host::ClaudeCode), "/cc/.claude.json");
-        let projects: Vec<String> = linux
-            .files(Host::VsCode)
-            .into_iter()
-            .map(|(p, _)| p.display().to_string())
-            .collect();
-        assert_eq!(
-            projects,
-            [
-                "/h/.config/Code/User/mcp.json",
-                "/code/proj/.vscode/mcp.json"
-            ]
-        );
-        assert_eq!(
-            linux.files(Host::ClaudeCode)[1].0,
-            Path::new("/code/proj/.mcp.json")
-        );
-        assert_eq!(
-            linux.files(Host::Cursor)[1].0,
-            Path::new("/code/proj/.cursor/mcp.json")
-        );
-        assert_eq!(linux.files(Host::Codex).len(), 1);
-        let at_home = Places::new(
-            Os::Linux,
-            &|n: &str| (n == "HOME").then(|| "/h".into()),
-            PathBuf::from("/h"),
-        )
-        .unwrap();
-        assert_eq!(
-            at_home.files(Host::Cursor).len(),
-            1,
-            "the user's file is not read twice"
-        );
-        assert_eq!(
-            linux.show(Path::new("/h/.cursor/mcp.json")),
-            "~/.cursor/mcp.json"
-        );
-        assert_eq!(linux.show(Path::new("/elsewhere")), "/elsewhere");
-    }
-
-    #[test]
-    fn windows_uses_appdata_and_userprofile() {
-        let win = places(
-            Os::Windows,
-            &[
-                ("USERPROFILE", r"C:\Users\me"),
-                ("APPDATA", r"C:\Users\me\AppData\Roaming"),
-                ("HOME", "/ignored"),
-            ],
-        );
-        if !cfg!(windows) {
-            // Backslashes are not separators here: the parts are joined with '/'.
-            assert!(win
-                .user_file(Host::ClaudeDesktop)
-                .starts_with(r"C:\Users\me\AppData\Roaming"));
-            return;
-        }
-        assert_eq!(
-            win.user_file(Host::ClaudeDesktop),
-            Path::new(r"C:\Users\me\AppData\Roaming\Claude\claude_desktop_config.json")
-        );
-        assert_eq!(
-            win.user_file(Host::VsCode),
-            Path::new(r"C:\Users\me\AppData\Roaming\Code\User\mcp.json")
-        );
-        assert_eq!(
-            win.user_file(Host::Cursor),
-            Path::new(r"C:\Users\me\.cursor\mcp.json")
-        );
-    }
 
     #[test]
     fn a_missing_home_is_named() {

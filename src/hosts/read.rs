@@ -8,7 +8,7 @@
 //! out (importing it would make it start itself).
 
 use super::found::{child_path, FileRead, Found, Harvest, Origin, Outcome, Skipped};
-use super::host::Host;
+use super::host::{Format, Host};
 use super::json_entry::{self, Mapped};
 use super::paths::{Places, Scope};
 use super::vars::Context;
@@ -19,7 +19,7 @@ use std::path::{Path, PathBuf};
 /// Reads every file of `hosts` into `harvest`.
 pub(crate) fn hosts(places: &Places, hosts: &[Host], harvest: &mut Harvest) {
     for &host in hosts {
-        for (file, scope) in places.files(host) {
+        for (file, scope) in host.files(places) {
             read(places, host, &file, &scope, harvest);
         }
     }
@@ -50,50 +50,24 @@ pub(crate) fn named_file(places: &Places, file: &Path, harvest: &mut Harvest) {
 /// project in the folder that holds it.
 fn named_scope(places: &Places, host: Host, file: &Path) -> Scope {
     let file = std::path::absolute(file).unwrap_or_else(|_| file.to_path_buf());
-    let parent = file.parent();
-    let name = file.file_name().and_then(|n| n.to_str()).unwrap_or("");
-    let folder = parent.and_then(Path::file_name).and_then(|n| n.to_str());
-    let project = match (host, name, folder) {
-        (Host::ClaudeCode, ".mcp.json", _) => parent,
-        (Host::Cursor, "mcp.json", Some(".cursor")) if file != places.user_file(host) => {
-            parent.and_then(Path::parent)
-        }
-        (Host::VsCode, "mcp.json", Some(".vscode")) => parent.and_then(Path::parent),
-        _ => None,
-    };
-    match project {
-        Some(folder) => Scope::Project(folder.to_path_buf()),
+    match host.project_of(places, &file) {
+        Some(folder) => Scope::Project(folder),
         None => Scope::User,
     }
 }
 
-/// Which host wrote `file`: Codex for TOML, else by the file's name, else by
-/// its keys (`servers`: VS Code; `projects`: Claude Code); the generic
-/// `mcpServers` shape is read as Claude Code reads it.
+/// Which host wrote `file`: by its name, else by its keys (`Host::guess`).
 fn guess(file: &Path, text: &str) -> Host {
-    let name = file
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let in_folder = |folder: &str| {
-        file.parent()
-            .and_then(Path::file_name)
-            .is_some_and(|f| f == folder)
-    };
-    match name.as_str() {
-        n if n.ends_with(".toml") => Host::Codex,
-        "claude_desktop_config.json" => Host::ClaudeDesktop,
-        "mcp_config.json" => Host::Windsurf,
-        "settings.json" if in_folder(".gemini") => Host::Gemini,
-        "mcp.json" if in_folder(".cursor") => Host::Cursor,
-        _ => {
+    let top = std::cell::OnceCell::new();
+    let has_key = |key: &str| {
+        top.get_or_init(|| {
             let (json, _) = jsonc::strip(text);
-            match serde_json::from_str::<Node>(&json) {
-                Ok(node) if node.get("servers").is_some() => Host::VsCode,
-                _ => Host::ClaudeCode,
-            }
-        }
-    }
+            serde_json::from_str::<Node>(&json).ok()
+        })
+        .as_ref()
+        .is_some_and(|node| node.get(key).is_some())
+    };
+    Host::guess(file, &has_key)
 }
 
 fn read(places: &Places, host: Host, file: &Path, scope: &Scope, harvest: &mut Harvest) {
@@ -130,6 +104,12 @@ enum Entry<'a> {
     Bad(&'static str),
 }
 
+/// A host file's tree, in its format.
+enum Root {
+    Json(Node),
+    Toml(toml::Table),
+}
+
 fn read_text(
     places: &Places,
     host: Host,
@@ -150,58 +130,17 @@ fn read_text(
             outcome,
         })
     };
-    let (json_root, toml_root);
-    let mut inputs = Vec::new();
-    let lists: Vec<List<'_>> = if host == Host::Codex {
-        toml_root = match toml::parse(text) {
-            Ok(doc) => doc.root,
-            Err(e) => {
-                return record(Outcome::Failed(format!(
-                    "not TOML the workbench can read: {e}"
-                )))
-            }
-        };
-        let servers = match toml_root.get("mcp_servers") {
-            Some(toml::Value::Table(t)) => t
-                .entries
-                .iter()
-                .map(|(name, v)| {
-                    let entry = match v {
-                        toml::Value::Table(t) => Entry::Toml(t),
-                        other => Entry::Bad(other.kind()),
-                    };
-                    (name.as_str(), entry)
-                })
-                .collect(),
-            _ => Vec::new(),
-        };
-        vec![List {
-            path: "mcp_servers".into(),
-            project,
-            servers,
-        }]
-    } else {
-        let (json, _) = jsonc::strip(text);
-        json_root = match serde_json::from_str::<Node>(&json) {
-            Ok(node @ Node::Object(_)) => node,
-            Ok(other) => {
-                return record(Outcome::Failed(format!(
-                    "expected a JSON object, found {}",
-                    other.kind()
-                )))
-            }
-            Err(e) => {
-                return record(Outcome::Failed(format!(
-                    "not valid JSON: line {} column {}",
-                    e.line(),
-                    e.column()
-                )))
-            }
-        };
-        if host == Host::VsCode {
-            inputs = vs_code_inputs(&json_root);
-        }
-        json_lists(host, &json_root, project)
+    let root = match parse(host, text) {
+        Ok(root) => root,
+        Err(why) => return record(Outcome::Failed(why)),
+    };
+    let lists = match &root {
+        Root::Toml(root) => toml_lists(root, project),
+        Root::Json(root) => json_lists(host, root, project),
+    };
+    let inputs = match (&root, host.row().format) {
+        (Root::Json(root), Format::Json { inputs: true, .. }) => vs_code_inputs(root),
+        _ => Vec::new(),
     };
     record(Outcome::Read(lists.iter().map(|l| l.servers.len()).sum()));
     for list in lists {
@@ -219,28 +158,83 @@ fn read_text(
                 inputs: &inputs,
                 separator: std::path::MAIN_SEPARATOR,
             };
-            let mapped = match entry {
-                Entry::Json(node) => json_entry::map(host, node, &cx),
-                Entry::Toml(table) => codex::map(table),
-                Entry::Bad(kind) => Err(format!("expected an object, found {kind}")),
-            };
-            match mapped {
-                Ok(mapped) if is_workbench(&mapped) => harvest.skipped.push(Skipped {
-                    origin,
-                    why: "this is the workbench itself".into(),
-                }),
-                Ok(mut mapped) => {
-                    settle_in(&mut mapped, list.project.as_deref());
-                    harvest.found.push(Found {
-                        name: name.to_string(),
-                        origin,
-                        mapped,
-                    })
-                }
-                Err(why) => harvest.skipped.push(Skipped { origin, why }),
-            }
+            take(host, name, entry, origin, &cx, harvest);
         }
     }
+}
+
+/// The tree of a host's file; the error says why it cannot be read.
+fn parse(host: Host, text: &str) -> Result<Root, String> {
+    if host.row().format == Format::Toml {
+        return toml::parse(text)
+            .map(|doc| Root::Toml(doc.root))
+            .map_err(|e| format!("not TOML the workbench can read: {e}"));
+    }
+    let (json, _) = jsonc::strip(text);
+    match serde_json::from_str::<Node>(&json) {
+        Ok(node @ Node::Object(_)) => Ok(Root::Json(node)),
+        Ok(other) => Err(format!("expected a JSON object, found {}", other.kind())),
+        Err(e) => Err(format!(
+            "not valid JSON: line {} column {}",
+            e.line(),
+            e.column()
+        )),
+    }
+}
+
+/// One server entry mapped into `harvest`: found, or skipped with why
+/// (the workbench's own entry too).
+fn take(
+    host: Host,
+    name: &str,
+    entry: Entry<'_>,
+    origin: Origin,
+    cx: &Context<'_>,
+    harvest: &mut Harvest,
+) {
+    let mapped = match entry {
+        Entry::Json(node) => json_entry::map(host, node, cx),
+        Entry::Toml(table) => codex::map(table),
+        Entry::Bad(kind) => Err(format!("expected an object, found {kind}")),
+    };
+    match mapped {
+        Ok(mapped) if is_workbench(&mapped) => harvest.skipped.push(Skipped {
+            origin,
+            why: "this is the workbench itself".into(),
+        }),
+        Ok(mut mapped) => {
+            settle_in(&mut mapped, cx.project);
+            harvest.found.push(Found {
+                name: name.to_string(),
+                origin,
+                mapped,
+            })
+        }
+        Err(why) => harvest.skipped.push(Skipped { origin, why }),
+    }
+}
+
+/// The server list of Codex's file: its `[mcp_servers.*]` tables.
+fn toml_lists(root: &toml::Table, project: Option<PathBuf>) -> Vec<List<'_>> {
+    let servers = match root.get("mcp_servers") {
+        Some(toml::Value::Table(t)) => t
+            .entries
+            .iter()
+            .map(|(name, v)| {
+                let entry = match v {
+                    toml::Value::Table(t) => Entry::Toml(t),
+                    other => Entry::Bad(other.kind()),
+                };
+                (name.as_str(), entry)
+            })
+            .collect(),
+        _ => Vec::new(),
+    };
+    vec![List {
+        path: "mcp_servers".into(),
+        project,
+        servers,
+    }]
 }
 
 /// The server lists of a JSON host's file.
@@ -265,7 +259,7 @@ fn json_lists(host: Host, root: &Node, project: Option<PathBuf>) -> Vec<List<'_>
     let mut lists: Vec<List<'_>> = list(root.get(key), key.to_string(), project)
         .into_iter()
         .collect();
-    if host == Host::ClaudeCode {
+    if host.has_project_lists() {
         for (folder, settings) in root
             .get("projects")
             .and_then(Node::entries)

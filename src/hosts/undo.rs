@@ -115,7 +115,7 @@ fn undo_json(
     let mut put_back = Vec::new();
     let mut left = Vec::new();
     let mut lists = vec![(vec![key.to_string()], None)];
-    if host == Host::ClaudeCode {
+    if host.has_project_lists() {
         for (folder, _) in before
             .get("projects")
             .and_then(Node::entries)
