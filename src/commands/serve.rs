@@ -5,7 +5,7 @@
 //! a `host::server::Server` of its own, which gets stdout. Exit 0 when the
 //! host closed stdin, 1 when stdin cannot be read, 2 when the trace file
 //! cannot be written. Serving, it signs in to remote servers in the
-//! background (`auth::serve_hosts`).
+//! background (`auth::SignIns::serving`).
 
 use super::prepare::{self, Ready};
 use crate::cli::ConfigPath;
@@ -87,9 +87,9 @@ pub(super) fn run(
         }
     }
     // A remote server that needs a sign-in starts it in the browser.
-    #[cfg(feature = "remote")]
-    crate::auth::serve_hosts();
-    let server = match Server::new(loaded.config, Box::new(stdout), HostInput::stdin(stdin)) {
+    let sign_ins = crate::auth::SignIns::serving();
+    let input = HostInput::stdin(stdin);
+    let server = match Server::new(loaded.config, Box::new(stdout), input, sign_ins) {
         Ok(server) => server,
         Err(e) => {
             log::error!("cannot serve: {e}");

@@ -87,7 +87,8 @@ impl Case {
     fn open(spec: Spec) -> Result<Case, String> {
         let host = Host::default();
         let outbox = Arc::new(Outbox::new(Box::new(host.clone())));
-        let started = start(spec, Arc::clone(&outbox), None, None, |_| true)?;
+        let sign_ins = crate::auth::SignIns::default();
+        let started = start(spec, Arc::clone(&outbox), None, None, &sign_ins, |_| true)?;
         Ok(Case {
             tools: started.tools.iter().map(|t| t.name.clone()).collect(),
             conn: started.conn,

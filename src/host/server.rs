@@ -18,6 +18,7 @@
 //! Params arrive as JSON text; each handler reads only the members it needs,
 //! and tool arguments are forwarded as the host's bytes, never parsed.
 
+use crate::auth::SignIns;
 use crate::config::{Config, Mode};
 use crate::fleet::facts::Fact;
 use crate::fleet::forward::{self, ForwardedCall, Unsent};
@@ -72,17 +73,20 @@ struct InitializeResult<'a> {
 }
 
 impl Server {
-    pub fn new(
+    /// The session of a fleet of its own, its remote servers signing in
+    /// and talking through `sign_ins`.
+    pub(crate) fn new(
         config: Config,
         output: Box<dyn Write + Send>,
         input: HostInput,
+        sign_ins: SignIns,
     ) -> io::Result<Server> {
         let outbox = Arc::new(Outbox::new(output));
         let dynamic = config.mode == Mode::Dynamic;
         // Unbounded, but each child has at most one report in it: it reports
         // again only after the re-lister has listed its tools.
         let (changes, changed) = crossbeam_channel::unbounded();
-        let launcher = Launcher::new(Arc::clone(&outbox), dynamic.then_some(changes));
+        let launcher = Launcher::new(Arc::clone(&outbox), dynamic.then_some(changes), sign_ins);
         let session = Session::new(&config, Arc::clone(&outbox));
         let fleet = main_loop::start(&config, launcher, dynamic.then_some(changed));
         Server::attach(fleet, config, session, input)
