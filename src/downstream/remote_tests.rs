@@ -11,7 +11,7 @@ use crate::lock;
 use crate::net::test_server::{Responder, Seen, Server};
 use crate::protocol::jsonrpc::RequestId;
 use crate::wire::outbox::Outbox;
-use crate::wire::SessionId;
+use crate::wire::{SessionId, SessionIds};
 use serde_json::{json, Map, Value};
 use std::io::{self, Write};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -94,7 +94,7 @@ impl Case {
             conn: started.conn,
             host,
             outbox,
-            session: SessionId::next(),
+            session: SessionIds::default().next(),
         })
     }
 

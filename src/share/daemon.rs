@@ -27,7 +27,6 @@ use crate::protocol::framing::LineReader;
 use crate::protocol::mcp;
 use crate::sys::{self, local::Stream, Stamp};
 use crate::wire::outbox::Outbox;
-use crate::wire::SessionId;
 use std::collections::{HashSet, VecDeque};
 use std::io::{self, BufReader, Write};
 use std::path::PathBuf;
@@ -158,7 +157,7 @@ impl Daemon {
         let outbox = Arc::new(Outbox::new(Box::new(out)));
         let config = self.current_config();
         let card = Arc::new(Card {
-            id: SessionId::next(),
+            id: self.fleet.new_session_id(),
             pid: hello.pid,
             client: OnceLock::new(),
         });
