@@ -2,7 +2,7 @@
 //! signature of the HTTP layer's one-shot request (`net`'s `fetch`): a
 //! whole response, redirects and proxies handled below. The tests put a
 //! scripted fake behind it; the process's client is `through(agent)`, which
-//! is the `net::Agent`'s `fetch`.
+//! is `net::fetch` through that `net::Agent`.
 //!
 //! Plus the two bodies OAuth sends: forms (`application/x-www-form-urlencoded`)
 //! and JSON, and reading a JSON answer with a clear error.
@@ -45,7 +45,7 @@ impl Http for Net {
         body: Option<&[u8]>,
         timeout: Duration,
     ) -> Result<Response, String> {
-        self.0.fetch(method, url, headers, body, timeout)
+        crate::net::fetch(&self.0, method, url, headers, body, timeout)
     }
 }
 

@@ -6,12 +6,9 @@
 //! carries it, and a test makes a fresh one. No statics.
 
 use super::error::NetError;
-use super::fetch::{self, Response};
 use super::pool::Pool;
 use super::tls::Tls;
-use super::Url;
 use std::sync::{Arc, OnceLock};
-use std::time::Duration;
 
 /// The network's state: clones share it.
 #[derive(Clone, Default)]
@@ -35,15 +32,8 @@ impl Agent {
             .map_err(NetError::Tls)
     }
 
-    /// `fetch` on this agent's pool: one request with its whole response.
-    pub(crate) fn fetch(
-        &self,
-        method: &str,
-        url: &Url,
-        headers: &[(&str, &str)],
-        body: Option<&[u8]>,
-        timeout: Duration,
-    ) -> Result<Response, String> {
-        fetch::fetch(self, &self.0.pool, method, url, headers, body, timeout)
+    /// The idle connections of `fetch` through this agent.
+    pub(crate) fn pool(&self) -> &Pool {
+        &self.0.pool
     }
 }

@@ -2,12 +2,10 @@
 //! (the sign-in's metadata, registration and token requests). Redirects
 //! within the same origin are followed, at most five; one to another origin
 //! is refused, so `Authorization` never reaches another server. Proxies and
-//! TLS as for the transports; connections kept alive in the `Agent`'s pool,
-//! which calls it.
+//! TLS as for the transports; connections kept alive in the `Agent`'s pool.
 
 use super::agent::Agent;
 use super::client::{self, Request};
-use super::pool::Pool;
 use super::redirect;
 use super::Url;
 use std::time::{Duration, Instant};
@@ -53,16 +51,16 @@ impl Response {
 /// Sends one request and reads its whole response (1 MiB at most) within
 /// `timeout`. The error is a sentence naming the URL and what went wrong
 /// (DNS, refused, TLS with the certificate's subject and why, time-out, a
-/// connection cut). Through `agent`, keeping connections alive in `pool`.
-pub(super) fn fetch(
+/// connection cut). Through `agent`, keeping connections alive in its pool.
+pub(crate) fn fetch(
     agent: &Agent,
-    pool: &Pool,
     method: &str,
     url: &Url,
     headers: &[(&str, &str)],
     body: Option<&[u8]>,
     timeout: Duration,
 ) -> Result<Response, String> {
+    let pool = agent.pool();
     let deadline = Instant::now() + timeout;
     let mut method = method.to_string();
     let mut url = url.clone();
@@ -123,7 +121,7 @@ mod tests {
         body: Option<&[u8]>,
         timeout: Duration,
     ) -> Result<Response, String> {
-        Agent::default().fetch(method, url, headers, body, timeout)
+        super::fetch(&Agent::default(), method, url, headers, body, timeout)
     }
 
     const LIMIT: Duration = Duration::from_secs(10);

@@ -56,4 +56,6 @@ pub(crate) mod tls;
 #[cfg(feature = "remote")]
 pub(crate) use agent::Agent;
 #[cfg(feature = "remote")]
+pub(crate) use fetch::fetch;
+#[cfg(feature = "remote")]
 pub use fetch::Response;
