@@ -5,17 +5,16 @@
 //! process serves hosts (`background`).
 //!
 //! One `Shared` per server definition (its URL and configured client) for
-//! the whole process, from a registry: every copy of the server in every
-//! toolbox and session uses the same one, so a shared fleet refreshes each
-//! token once for all its sessions. Across processes the token file's lock
+//! the whole process, from the registry its `SignIns` owns (`Registry`):
+//! every copy of the server in every toolbox and session uses the same one,
+//! so a shared fleet refreshes each token once for all its sessions. Across processes the token file's lock
 //! (`lock`) and a re-read under it do the same: whoever comes second finds
 //! the new token and sends no refresh of its own.
 
 use super::background;
 use super::challenge::{self, Bearer};
 use super::endpoint::{Failure, Grant};
-use super::http::{self, Http};
-use super::lock;
+use super::http::Http;
 use super::metadata;
 use super::signin;
 use super::store::{self, Store, Tokens};
@@ -64,9 +63,10 @@ struct Shared {
     pending: Mutex<Option<Pending>>,
     /// Opens the browser (`sys::open_browser`).
     open: Box<Open>,
-    /// Whether sign-ins start in the background; `None`: as the process
-    /// says (`background::serving`).
-    serving: Option<bool>,
+    /// Whether sign-ins start in the background (the process serves hosts).
+    serving: bool,
+    /// The id of the next background sign-in.
+    next_sign_in: AtomicU64,
 }
 
 /// The token file in use and what it held when last read.
@@ -92,14 +92,31 @@ enum Renewal {
     Failed(String),
 }
 
-static REGISTRY: Mutex<Option<HashMap<String, Arc<Shared>>>> = Mutex::new(None);
-static NEXT_SIGN_IN: AtomicU64 = AtomicU64::new(1);
+/// Every server definition's `Shared`, by its key: what a `SignIns` keeps.
+#[derive(Default)]
+pub(super) struct Registry(Mutex<HashMap<String, Arc<Shared>>>);
+
+/// What a `Shared` is made with, besides its server and client.
+pub(super) struct Means {
+    pub http: Arc<dyn Http>,
+    /// `Err`: there is no state folder to keep tokens in (why).
+    pub store: Result<Store, String>,
+    pub open: Box<Open>,
+    pub serving: bool,
+}
 
 impl Access {
     /// The credentials of the server at `resource` with client `client`, as
     /// server `server` of toolbox `toolbox` uses them: shared with every
-    /// other copy of that definition in the process.
-    pub(crate) fn new(resource: &Url, client: &Client, toolbox: &str, server: &str) -> Access {
+    /// other copy of that definition in `registry`, made with `means()`
+    /// by the first.
+    pub(super) fn new(
+        registry: &Registry,
+        means: impl FnOnce() -> Means,
+        (resource, client): (&Url, &Client),
+        toolbox: &str,
+        server: &str,
+    ) -> Access {
         let key = sha256::hex(
             format!(
                 "{}\n{:?}\n{:?}\n{:?}\n{:?}",
@@ -111,19 +128,9 @@ impl Access {
             )
             .as_bytes(),
         );
-        let shared = crate::lock(&REGISTRY)
-            .get_or_insert_with(HashMap::new)
+        let shared = crate::lock(&registry.0)
             .entry(key)
-            .or_insert_with(|| {
-                Arc::new(Shared::new(
-                    resource.clone(),
-                    client.clone(),
-                    http::system(),
-                    Store::open(&|name| std::env::var_os(name)),
-                    Box::new(crate::sys::open_browser),
-                    None,
-                ))
-            })
+            .or_insert_with(|| Arc::new(Shared::new(resource.clone(), client.clone(), means())))
             .clone();
         Access {
             toolbox: toolbox.to_string(),
@@ -210,7 +217,7 @@ impl Access {
             Some(w) => (format!(" ({w})"), format!(" {}.", capitalized(&w))),
             None => (String::new(), String::new()),
         };
-        if !self.shared.serving() {
+        if !self.shared.serving {
             return SignInNeeded {
                 message: format!(
                     "Sign-in needed for server '{server}' (toolbox '{toolbox}'): \
@@ -240,7 +247,7 @@ impl Access {
                 }
             }
         };
-        let id = NEXT_SIGN_IN.fetch_add(1, Ordering::Relaxed);
+        let id = shared.next_sign_in.fetch_add(1, Ordering::Relaxed);
         let finished = Arc::clone(shared);
         let done = move |outcome: Result<(PathBuf, Tokens), String>| {
             if let Ok((path, _)) = outcome {
@@ -305,28 +312,18 @@ fn capitalized(text: &str) -> String {
 }
 
 impl Shared {
-    fn new(
-        server: Url,
-        client: Client,
-        http: Arc<dyn Http>,
-        store: Result<Store, String>,
-        open: Box<Open>,
-        serving: Option<bool>,
-    ) -> Shared {
+    fn new(server: Url, client: Client, means: Means) -> Shared {
         Shared {
             server,
             client,
-            http,
-            store,
+            http: means.http,
+            store: means.store,
             known: Mutex::new(Known::default()),
             pending: Mutex::new(None),
-            open,
-            serving,
+            open: means.open,
+            serving: means.serving,
+            next_sign_in: AtomicU64::new(1),
         }
-    }
-
-    fn serving(&self) -> bool {
-        self.serving.unwrap_or_else(background::serving)
     }
 
     /// The tokens in use: the known file, read again when it changed, else
@@ -393,7 +390,7 @@ impl Shared {
         let Some((path, _)) = self.current() else {
             return Renewal::SignIn(None);
         };
-        let _held = match lock::take(&path) {
+        let _held = match store.lock(&path) {
             Ok(held) => held,
             Err(e) => return Renewal::Failed(e),
         };
@@ -458,30 +455,6 @@ impl Shared {
 
 #[cfg(test)]
 impl Access {
-    /// Credentials of their own (no registry), for the tests: `serving`
-    /// says whether sign-ins start in the background, `open` is the browser.
-    pub(super) fn for_tests(
-        server: &Url,
-        client: &Client,
-        http: Arc<dyn Http>,
-        store: Store,
-        open: impl Fn(&str) -> io::Result<()> + Send + Sync + 'static,
-        serving: bool,
-    ) -> Access {
-        Access {
-            toolbox: "T".into(),
-            server: "S".into(),
-            shared: Arc::new(Shared::new(
-                server.clone(),
-                client.clone(),
-                http,
-                Ok(store),
-                Box::new(open),
-                Some(serving),
-            )),
-        }
-    }
-
     /// Another copy sharing these credentials, as the registry gives.
     pub(super) fn copy(&self) -> Access {
         self.clone()

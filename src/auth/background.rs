@@ -3,31 +3,19 @@
 //! browser opens on the authorization page and a thread named `sign-in
 //! T/S` waits for the redirect, at most `TIMEOUT`, then stores the tokens;
 //! the request is answered at once. Only a process serving hosts does this
-//! (`serve_hosts`: the `serve` and `fleet` commands); `check`, `index` and
-//! the rest never open a browser.
+//! (its `SignIns` made by `SignIns::serving`: the `serve` and `fleet`
+//! commands); `check`, `index` and the rest never open a browser.
 
 use super::http::Http;
 use super::signin::Begun;
 use super::store::{Store, Tokens};
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 /// How long a background sign-in waits for the person.
 pub(crate) const TIMEOUT: Duration = Duration::from_secs(10 * 60);
-
-static SERVING: AtomicBool = AtomicBool::new(false);
-
-/// Says this process serves hosts: sign-ins start in the background.
-pub(crate) fn serve_hosts() {
-    SERVING.store(true, Ordering::SeqCst);
-}
-
-/// Whether this process serves hosts.
-pub(crate) fn serving() -> bool {
-    SERVING.load(Ordering::SeqCst)
-}
 
 /// What the person is told to do, with the authorization page's URL.
 pub(crate) struct Started {

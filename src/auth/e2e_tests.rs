@@ -25,7 +25,7 @@ use super::store::Store;
 use super::Client;
 use crate::net::client::{self, Request};
 use crate::net::pool::Pool;
-use crate::net::Url;
+use crate::net::{Agent, Url};
 use serde_json::{json, Value};
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
@@ -55,7 +55,8 @@ impl Http for Plain {
             body,
         };
         let deadline = Instant::now() + timeout;
-        let mut exchange = client::send(&Pool::default(), &request, deadline, &mut |_| true)
+        let (agent, pool) = (Agent::default(), Pool::default());
+        let mut exchange = client::send(&agent, &pool, &request, deadline, &mut |_| true)
             .map_err(|e| format!("{url}: {e}"))?;
         let body = exchange
             .body
@@ -196,7 +197,7 @@ fn sign_in(server: &Server, store: &Store) {
 }
 
 fn access(server: &Server, store: &Store) -> Access {
-    Access::for_tests(
+    super::tests::fresh(
         &server.url("/mcp"),
         &Client::default(),
         Arc::new(Plain),
@@ -361,7 +362,7 @@ fn child_refresher() {
     ) else {
         return;
     };
-    let a = Access::for_tests(
+    let a = super::tests::fresh(
         &Url::parse(&server).unwrap(),
         &Client::default(),
         Arc::new(Plain),
@@ -407,7 +408,7 @@ fn typescript_sdk_demo_server() {
         .unwrap();
     browser.join().unwrap();
     login.finish(&code).unwrap();
-    let a = Access::for_tests(
+    let a = super::tests::fresh(
         &mcp,
         &Client::default(),
         Arc::new(Plain),

@@ -1,13 +1,13 @@
 //! The HTTP the sign-in sends, behind a trait of its own with the
 //! signature of the HTTP layer's one-shot request (`net`'s `fetch`): a
 //! whole response, redirects and proxies handled below. The tests put a
-//! scripted fake behind it; the process's client is `system()`, which is
-//! `net::fetch`.
+//! scripted fake behind it; the process's client is `through(agent)`, which
+//! is `net::fetch` through that `net::Agent`.
 //!
 //! Plus the two bodies OAuth sends: forms (`application/x-www-form-urlencoded`)
 //! and JSON, and reading a JSON answer with a clear error.
 
-use crate::net::{url, Url};
+use crate::net::{url, Agent, Url};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -29,12 +29,12 @@ pub(crate) trait Http: Send + Sync {
     ) -> Result<Response, String>;
 }
 
-/// The process's HTTP client: `net::fetch`.
-pub(crate) fn system() -> Arc<dyn Http> {
-    Arc::new(Net)
+/// The HTTP client of `agent`: its `fetch`.
+pub(crate) fn through(agent: &Agent) -> Arc<dyn Http> {
+    Arc::new(Net(agent.clone()))
 }
 
-struct Net;
+struct Net(Agent);
 
 impl Http for Net {
     fn fetch(
@@ -45,7 +45,7 @@ impl Http for Net {
         body: Option<&[u8]>,
         timeout: Duration,
     ) -> Result<Response, String> {
-        crate::net::fetch(method, url, headers, body, timeout)
+        crate::net::fetch(&self.0, method, url, headers, body, timeout)
     }
 }
 

@@ -9,12 +9,11 @@
 
 use super::discovery::{self, Probe};
 use super::flow::Redirect;
-use super::http::{self, Http};
-use super::lock;
+use super::http::Http;
 use super::metadata;
 use super::signin::{self, Begun};
 use super::store::{self, Store, Tokens};
-use super::Client;
+use super::{Client, SignIns};
 use crate::net::Url;
 use std::path::PathBuf;
 use std::sync::atomic::AtomicBool;
@@ -44,11 +43,12 @@ pub(crate) struct Signed {
 }
 
 impl Terminal {
-    /// The process's HTTP client, and the store in the user's state folder.
-    pub(crate) fn system() -> Result<Terminal, String> {
+    /// The HTTP client of `sign_ins`, and its store in the user's state folder.
+    pub(crate) fn of(sign_ins: &SignIns) -> Result<Terminal, String> {
         Ok(Terminal {
-            http: http::system(),
-            store: Store::open(&|name| std::env::var_os(name))
+            http: sign_ins.http(),
+            store: sign_ins
+                .store()
                 .map_err(|e| format!("there is no folder to keep tokens in ({e})"))?,
         })
     }
@@ -87,7 +87,7 @@ impl Terminal {
     pub(crate) fn logout(&self, server: &Url, client: &Client) -> Result<Vec<String>, String> {
         let mut issuers = Vec::new();
         for (path, tokens) in self.store.find(server, client.client_id.as_deref()) {
-            let _held = lock::take(&path)?;
+            let _held = self.store.lock(&path)?;
             if self.store.delete(&path)? {
                 issuers.push(tokens.issuer);
             }
@@ -97,11 +97,16 @@ impl Terminal {
 }
 
 /// What `check` says of the sign-in of remote server `label` (`T/S`) at
-/// `server` with `client`: from the tokens stored, without a request;
-/// `None` when none are (whether the server wants a sign-in shows when it
-/// starts).
-pub(crate) fn state(server: &Url, client: &Client, label: &str) -> Option<String> {
-    let store = Store::open(&|name| std::env::var_os(name)).ok()?;
+/// `server` with `client`: from the tokens `sign_ins` stored, without a
+/// request; `None` when none are (whether the server wants a sign-in shows
+/// when it starts).
+pub(crate) fn state(
+    sign_ins: &SignIns,
+    server: &Url,
+    client: &Client,
+    label: &str,
+) -> Option<String> {
+    let store = sign_ins.store().ok()?;
     let (_, tokens) = store
         .find(server, client.client_id.as_deref())
         .into_iter()

@@ -51,6 +51,8 @@ mod pkce;
 #[cfg(feature = "remote")]
 mod register;
 #[cfg(feature = "remote")]
+mod sign_ins;
+#[cfg(feature = "remote")]
 mod signin;
 #[cfg(feature = "remote")]
 pub(crate) mod store;
@@ -62,9 +64,22 @@ pub mod token;
 #[cfg(feature = "remote")]
 pub(crate) use access::{Access, SignInNeeded};
 #[cfg(feature = "remote")]
-pub(crate) use background::serve_hosts;
-#[cfg(feature = "remote")]
 pub(crate) use flow::Redirect;
+#[cfg(feature = "remote")]
+pub(crate) use sign_ins::SignIns;
+
+/// The stdio-only build's stand-in for the sign-in's state: nothing.
+#[cfg(not(feature = "remote"))]
+#[derive(Clone, Default)]
+pub(crate) struct SignIns(());
+
+#[cfg(not(feature = "remote"))]
+impl SignIns {
+    /// As with the feature: for a process serving hosts.
+    pub(crate) fn serving() -> SignIns {
+        SignIns(())
+    }
+}
 
 /// The OAuth client a remote server's `oauth` key configures, expanded.
 /// Everything is optional: without a `client_id` the client registers

@@ -13,7 +13,6 @@ use super::discovery;
 use super::endpoint::{Failure, Grant};
 use super::flow::{self, Expect, Redirect, Request};
 use super::http::Http;
-use super::lock;
 use super::loopback::Loopback;
 use super::metadata;
 use super::pkce::{self, Pkce};
@@ -169,7 +168,7 @@ impl Begun {
             &self.grant.resource,
             &self.grant.client_id,
         );
-        let _held = lock::take(&path)?;
+        let _held = store.lock(&path)?;
         store.write(&path, &tokens)?;
         Ok((path, tokens))
     }

@@ -16,6 +16,7 @@
 //! handful of small files), so no other index has to be kept in step.
 //! Changing a token file is for the holder of its lock (`lock`).
 
+use super::lock::{Held, Locks};
 use super::metadata;
 use crate::net::Url;
 use crate::pins::sha256;
@@ -132,20 +133,37 @@ struct Clients {
     clients: Vec<Registration>,
 }
 
-/// The `oauth` folder of the user's state folder.
+/// The `oauth` folder of the user's state folder, and the in-process
+/// table of the files held in it (`lock`).
 #[derive(Debug, Clone)]
 pub(crate) struct Store {
     dir: PathBuf,
+    locks: Locks,
 }
 
 impl Store {
-    /// The store in the state folder the environment `env` names.
-    pub(crate) fn open(env: &dyn Fn(&str) -> Option<OsString>) -> Result<Store, String> {
-        Ok(Store::at(sys::user_dir(UserDir::State, env)?.join("oauth")))
+    /// The store in the state folder the environment `env` names, holding
+    /// its files through `locks` (the process's `SignIns`').
+    pub(crate) fn open(
+        env: &dyn Fn(&str) -> Option<OsString>,
+        locks: Locks,
+    ) -> Result<Store, String> {
+        let dir = sys::user_dir(UserDir::State, env)?.join("oauth");
+        Ok(Store { dir, locks })
     }
 
+    /// A store in `dir`, with a lock table of its own (the tests').
+    #[cfg(test)]
     pub(crate) fn at(dir: PathBuf) -> Store {
-        Store { dir }
+        Store {
+            dir,
+            locks: Locks::default(),
+        }
+    }
+
+    /// Takes the locks of file `path` of this store (`lock`).
+    pub(crate) fn lock(&self, path: &Path) -> Result<Held, String> {
+        self.locks.take(path)
     }
 
     #[cfg(all(test, unix))]
@@ -248,7 +266,7 @@ impl Store {
     /// same redirect URI.
     pub(crate) fn remember(&self, issuer: &str, registration: Registration) -> Result<(), String> {
         let path = self.clients_path(issuer);
-        let _held = super::lock::take(&path)?;
+        let _held = self.lock(&path)?;
         let mut clients = self.registrations(issuer);
         clients.retain(|c| c.redirect_uri != registration.redirect_uri);
         clients.insert(0, registration);
@@ -262,7 +280,7 @@ impl Store {
     /// Forgets a client registered at `issuer` (the server no longer knows it).
     pub(crate) fn forget(&self, issuer: &str, client_id: &str) -> Result<(), String> {
         let path = self.clients_path(issuer);
-        let _held = super::lock::take(&path)?;
+        let _held = self.lock(&path)?;
         let mut clients = self.registrations(issuer);
         let before = clients.len();
         clients.retain(|c| c.client_id != client_id);

@@ -7,12 +7,13 @@
 
 #![allow(clippy::unwrap_used)]
 
-use super::access::Access;
+use super::access::{Access, Means};
 use super::http::fake::{json, peers, Fake, Seen};
+use super::http::Http;
 use super::http::Response;
 use super::store::tests::{scratch, tokens};
 use super::store::{self, Store, Tokens};
-use super::Client;
+use super::{Client, SignIns};
 use crate::net::{url, Url};
 use serde_json::json;
 use std::io::{Read, Write};
@@ -20,6 +21,26 @@ use std::net::TcpStream;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Barrier, Mutex};
 use std::time::{Duration, Instant};
+
+/// Credentials of a fresh `SignIns` (a registry of their own) with the
+/// tests' HTTP peer, store and browser `open`; `serving`: sign-ins start in
+/// the background. Toolbox `T`, server `S`.
+pub(crate) fn fresh(
+    server: &Url,
+    client: &Client,
+    http: Arc<dyn Http>,
+    store: Store,
+    open: impl Fn(&str) -> std::io::Result<()> + Send + Sync + 'static,
+    serving: bool,
+) -> Access {
+    let means = Means {
+        http,
+        store: Ok(store),
+        open: Box::new(open),
+        serving,
+    };
+    SignIns::default().access_with(server, client, means)
+}
 
 const SERVER: &str = "https://mcp.example.com/mcp";
 
@@ -57,7 +78,7 @@ fn rotating() -> impl Fn(&Seen) -> Result<Response, String> + Send + Sync + 'sta
 }
 
 fn access(fake: &Arc<Fake>, store: &Store, serving: bool) -> Access {
-    Access::for_tests(
+    fresh(
         &server(),
         &Client::default(),
         fake.clone(),
@@ -288,7 +309,7 @@ fn tokens_written_by_another_process_are_picked_up() {
 #[test]
 fn plain_http_to_another_machine_is_never_signed_in() {
     let (fake, _) = peers(rotating());
-    let a = Access::for_tests(
+    let a = fresh(
         &Url::parse("http://mcp.example.com/mcp").unwrap(),
         &Client::default(),
         fake.clone(),
@@ -334,7 +355,7 @@ fn a_serving_process_signs_in_in_the_background_opening_the_browser_once() {
     let opened: Arc<Mutex<Vec<String>>> = Arc::default();
     let a = {
         let opened = opened.clone();
-        Access::for_tests(
+        fresh(
             &server(),
             &Client::default(),
             fake.clone(),
@@ -376,7 +397,7 @@ fn a_serving_process_signs_in_in_the_background_opening_the_browser_once() {
 #[test]
 fn a_serving_process_without_a_browser_shows_the_page() {
     let (fake, _) = peers(rotating());
-    let a = Access::for_tests(
+    let a = fresh(
         &server(),
         &Client::default(),
         fake,
@@ -404,7 +425,7 @@ fn a_serving_process_without_a_browser_shows_the_page() {
 fn a_page_whose_address_holds_a_secret_is_not_shown() {
     let (fake, _) = peers(rotating());
     let secret_path = server().hiding([("mcp".to_string(), "${PATH_KEY}".to_string())]);
-    let a = Access::for_tests(
+    let a = fresh(
         &secret_path,
         &Client::default(),
         fake,

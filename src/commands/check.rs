@@ -231,7 +231,7 @@ fn examine(config: &Config, launcher: &Launcher, catalog: &Catalog) -> Report {
                 sign_in: server
                     .remote
                     .as_ref()
-                    .and_then(|r| sign_in_state(&toolbox.name, server, r)),
+                    .and_then(|r| sign_in_state(launcher, &toolbox.name, server, r)),
                 tools: None,
                 tokens: None,
                 bytes: 0,
@@ -356,15 +356,26 @@ fn examine(config: &Config, launcher: &Launcher, catalog: &Catalog) -> Report {
 /// expired), from the tokens stored (`auth::login::state`); `None`: none
 /// are (a server that wants a sign-in says so when it starts).
 #[cfg(feature = "remote")]
-fn sign_in_state(toolbox: &str, server: &ServerConfig, _remote: &RemoteConfig) -> Option<String> {
+fn sign_in_state(
+    launcher: &Launcher,
+    toolbox: &str,
+    server: &ServerConfig,
+    _remote: &RemoteConfig,
+) -> Option<String> {
     let remote = launch::resolve(toolbox, server, None).ok()?.remote?;
     let url = remote.parsed_url().ok()?;
-    crate::auth::login::state(&url, &remote.oauth, &format!("{toolbox}/{}", server.name))
+    let label = format!("{toolbox}/{}", server.name);
+    crate::auth::login::state(launcher.sign_ins(), &url, &remote.oauth, &label)
 }
 
 /// Without remote servers there is no sign-in.
 #[cfg(not(feature = "remote"))]
-fn sign_in_state(_toolbox: &str, _server: &ServerConfig, _remote: &RemoteConfig) -> Option<String> {
+fn sign_in_state(
+    _launcher: &Launcher,
+    _toolbox: &str,
+    _server: &ServerConfig,
+    _remote: &RemoteConfig,
+) -> Option<String> {
     None
 }
 

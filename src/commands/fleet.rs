@@ -10,9 +10,8 @@ use std::process::ExitCode;
 pub(super) fn run(path: &Path, ready: Ready) -> ExitCode {
     let Ready { loaded, .. } = ready;
     // Its sessions' remote servers sign in through the browser, once for all.
-    #[cfg(feature = "remote")]
-    crate::auth::serve_hosts();
-    match crate::share::run_fleet(path, loaded.config, loaded.stamp) {
+    let sign_ins = crate::auth::SignIns::serving();
+    match crate::share::run_fleet(path, loaded.config, loaded.stamp, sign_ins) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             log::error!("the shared fleet cannot run: {e}");

@@ -368,6 +368,7 @@ fn describe_servers(
         let launcher = Arc::new(Launcher::new(
             Arc::new(Outbox::new(Box::new(io::sink()))),
             None,
+            crate::auth::SignIns::default(),
         ));
         let interrupt = Interrupt::watch(&launcher);
         let listings = listing::list(&jobs, folder, &launcher, &|| interrupt.came());

@@ -20,13 +20,15 @@ use std::thread::JoinHandle;
 /// What a command that starts the config's servers itself needs (`check`,
 /// `index`): the tool catalog of config file `path`, which their listings
 /// go into; a launcher whose children talk to no host (their forwarded
-/// output has nowhere to go); and the watch for a shutdown signal.
+/// output has nowhere to go), with sign-ins that never start a browser;
+/// and the watch for a shutdown signal.
 pub(super) fn local_servers(path: &Path) -> (Catalog, Arc<Launcher>, Interrupt) {
     let catalog = Catalog::default();
     catalog.attach(path);
     let launcher = Arc::new(Launcher::new(
         Arc::new(Outbox::new(Box::new(io::sink()))),
         None,
+        crate::auth::SignIns::default(),
     ));
     let interrupt = Interrupt::watch(&launcher);
     (catalog, launcher, interrupt)

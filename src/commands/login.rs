@@ -46,7 +46,7 @@ pub(super) fn login(
     stdin: io::Stdin,
     out: &mut impl Write,
 ) -> ExitCode {
-    let terminal = match Terminal::system() {
+    let terminal = match Terminal::of(&crate::auth::SignIns::default()) {
         Ok(terminal) => terminal,
         Err(e) => {
             let _ = writeln!(out, "error: {e}");
@@ -70,7 +70,7 @@ pub(super) fn login(
 
 /// `logout` as the command runs it.
 pub(super) fn logout(config: &Config, target: &str, out: &mut impl Write) -> ExitCode {
-    let code = match Terminal::system() {
+    let code = match Terminal::of(&crate::auth::SignIns::default()) {
         Ok(terminal) => run_logout(config, target, &terminal, None, out),
         Err(e) => {
             let _ = writeln!(out, "error: {e}");
@@ -522,7 +522,10 @@ mod tests {
         let written =
             |port: u16| format!("http://127.0.0.1:{port}/mcp/${{PATH_KEY}}?api_key=${{KEY}}");
         let login = |url: &str| {
-            let terminal = Terminal::with(crate::auth::http::system(), scratch("login-secret-url"));
+            let terminal = Terminal::with(
+                crate::auth::SignIns::default().http(),
+                scratch("login-secret-url"),
+            );
             let mut out = Vec::new();
             let code = run_login(
                 &config(url),

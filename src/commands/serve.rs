@@ -5,16 +5,19 @@
 //! a `host::server::Server` of its own, which gets stdout. Exit 0 when the
 //! host closed stdin, 1 when stdin cannot be read, 2 when the trace file
 //! cannot be written. Serving, it signs in to remote servers in the
-//! background (`auth::serve_hosts`).
+//! background (`auth::SignIns::serving`).
 
 use super::prepare::{self, Ready};
 use crate::cli::ConfigPath;
 use crate::host::inbox::HostInput;
 use crate::host::server::Server;
 use crate::protocol::mcp;
+use crate::wire::outbox::Outbox;
+use crate::wire::trace::Trace;
 use std::io::{self, IsTerminal};
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::sync::Arc;
 
 /// What a person who ran the workbench in a terminal reads: it waits for a
 /// host, and how to try it instead.
@@ -80,16 +83,19 @@ pub(super) fn run(
             stdout = io::stdout();
         }
     }
-    if let Some(path) = trace {
-        if let Err(e) = crate::wire::trace::start(&path) {
+    let trace = match trace.map(|path| (Trace::start(&path), path)) {
+        None => None,
+        Some((Ok(trace), _)) => Some(Arc::new(trace)),
+        Some((Err(e), path)) => {
             eprintln!("error: cannot write the trace file {}: {e}", path.display());
             return ExitCode::from(2);
         }
-    }
+    };
+    let outbox = Arc::new(Outbox::traced(Box::new(stdout), trace));
     // A remote server that needs a sign-in starts it in the browser.
-    #[cfg(feature = "remote")]
-    crate::auth::serve_hosts();
-    let server = match Server::new(loaded.config, Box::new(stdout), HostInput::stdin(stdin)) {
+    let sign_ins = crate::auth::SignIns::serving();
+    let input = HostInput::stdin(stdin);
+    let server = match Server::new(loaded.config, outbox, input, sign_ins) {
         Ok(server) => server,
         Err(e) => {
             log::error!("cannot serve: {e}");

@@ -17,7 +17,7 @@ use crate::protocol::framing;
 use crate::protocol::jsonrpc::{self, RequestId};
 use crate::protocol::mcp::{self, method, TextResult};
 use crate::wire::outbox::Outbox;
-use crate::wire::trace;
+use crate::wire::trace::{Dir, Trace};
 use crate::wire::SessionId;
 use crossbeam_channel::{bounded, Receiver, RecvTimeoutError};
 use serde_json::value::RawValue;
@@ -80,12 +80,21 @@ pub(crate) struct Downstream {
     born: Instant,
     /// The child's last stderr lines, published by the pump as it ends.
     last_words: OnceLock<String>,
+    /// The `--trace` file, if any (its outbox's).
+    trace: Option<Arc<Trace>>,
 }
 
 impl Downstream {
-    /// The handle around a transport's shared half.
-    pub(super) fn new(spec: Spec, outlet: Arc<dyn Outlet>, link: Option<Link>) -> Arc<Downstream> {
+    /// The handle around a transport's shared half; what it sends the
+    /// child goes to `trace` too.
+    pub(super) fn new(
+        spec: Spec,
+        outlet: Arc<dyn Outlet>,
+        link: Option<Link>,
+        trace: Option<Arc<Trace>>,
+    ) -> Arc<Downstream> {
         Arc::new(Downstream {
+            trace,
             label: format!("{}/{}", spec.toolbox, spec.server),
             outlet,
             flight: Flight::default(),
@@ -412,8 +421,8 @@ impl Downstream {
         if log::log_enabled!(log::Level::Debug) {
             log::debug!("[{}] <- {}", self.label, framing::preview(&line));
         }
-        if trace::enabled() {
-            trace::record(trace::Dir::WorkbenchToChild, Some(&self.label), &line);
+        if let Some(trace) = &self.trace {
+            trace.record(Dir::WorkbenchToChild, Some(&self.label), &line);
         }
         self.outlet.send(line)
     }

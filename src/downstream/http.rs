@@ -30,7 +30,7 @@ use super::peek::{self, Outgoing};
 use super::post;
 use super::remote::{self, Common, Event, Gate, Protocol};
 use super::{Downstream, Spec};
-use crate::auth::SignInNeeded;
+use crate::auth::{SignInNeeded, SignIns};
 use crate::lock;
 use crate::net::client::Exchange;
 use crate::net::sse;
@@ -63,8 +63,9 @@ pub(super) fn start(
     spec: Spec,
     outbox: Arc<Outbox>,
     changes: Option<crossbeam_channel::Sender<Arc<Downstream>>>,
+    sign_ins: &SignIns,
 ) -> Result<Arc<Downstream>, String> {
-    remote::start(spec, outbox, changes, |common| Streamable {
+    remote::start(spec, outbox, changes, sign_ins, |common| Streamable {
         common,
         session: Mutex::new(Session::default()),
         gate: Gate::default(),
@@ -192,6 +193,7 @@ impl Protocol for Streamable {
             .chain([("Mcp-Session-Id".to_string(), id)])
             .collect();
         let label = self.common.label.clone();
+        let net = self.common.net.clone();
         let spawned = self.common.spawn("close", move || {
             let headers: Vec<(&str, &str)> = headers
                 .iter()
@@ -205,7 +207,7 @@ impl Protocol for Streamable {
                 body: None,
             };
             let deadline = Instant::now() + DELETE_LIMIT;
-            match crate::net::client::send(&pool, &request, deadline, &mut |_| true) {
+            match crate::net::client::send(&net, &pool, &request, deadline, &mut |_| true) {
                 Ok(exchange) => {
                     log::debug!("[{label}] DELETE of the session: {}", exchange.status())
                 }

@@ -22,7 +22,7 @@ use crate::protocol::jsonrpc::{self, ErrorObject, Incoming, Read, RequestId};
 use crate::protocol::mcp::{method, TextResult};
 use crate::sys::Exit;
 use crate::wire::outbox::Outbox;
-use crate::wire::trace;
+use crate::wire::trace::Dir;
 use crossbeam_channel::Sender;
 use serde_json::value::RawValue;
 use serde_json::{json, Map, Value};
@@ -202,8 +202,8 @@ impl Inbound {
         if log::log_enabled!(log::Level::Debug) {
             log::debug!("[{}] -> {}", self.conn.label(), framing::preview(line));
         }
-        if trace::enabled() {
-            trace::record(trace::Dir::ChildToWorkbench, Some(self.conn.label()), line);
+        if let Some(trace) = self.outbox.trace() {
+            trace.record(Dir::ChildToWorkbench, Some(self.conn.label()), line);
         }
         // JSON text must be UTF-8 (RFC 8259 §8.1; MCP basic/transports §stdio).
         // A line that is JSON but for invalid bytes, usually inside a string, is

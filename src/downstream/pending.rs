@@ -273,12 +273,15 @@ impl Pending {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::wire::SessionIds;
 
     fn session() -> (SessionId, Arc<Outbox>) {
-        (
-            SessionId::next(),
-            Arc::new(Outbox::new(Box::new(std::io::sink()))),
-        )
+        session_of(&SessionIds::default())
+    }
+
+    /// A session numbered by `ids`: two of one `ids` differ.
+    fn session_of(ids: &SessionIds) -> (SessionId, Arc<Outbox>) {
+        (ids.next(), Arc::new(Outbox::new(Box::new(std::io::sink()))))
     }
 
     fn call(upstream: i64, timeout_ms: u64, max_ms: u64) -> Entry {
@@ -314,7 +317,8 @@ mod tests {
 
     #[test]
     fn cancel_finds_a_call_by_the_sessions_id() {
-        let (one, other) = (session(), session());
+        let ids = SessionIds::default();
+        let (one, other) = (session_of(&ids), session_of(&ids));
         let mut p = Pending::default();
         let id = p.register(call_of(&one, 7, 1000, 1000)).unwrap();
         let others = p.register(call_of(&other, 7, 1000, 1000)).unwrap();

@@ -89,7 +89,7 @@ pub(super) fn send_to(
             Ok(cut) => common.cuts.attach(token, cut),
             Err(_) => true,
         };
-        let exchange = client::send(&common.pool, &request, deadline, &mut attach)
+        let exchange = client::send(&common.net, &common.pool, &request, deadline, &mut attach)
             .map_err(|e| format!("{}: {e}", common.shown))?;
         let status = exchange.status();
         if !matches!(status, 307 | 308) {

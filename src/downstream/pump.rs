@@ -46,6 +46,7 @@ pub(super) fn launch<T: Transport>(
     let (opened_tx, opened_rx) = bounded::<io::Result<Arc<dyn Outlet>>>(1);
     let (conn_tx, conn_rx) = bounded::<Arc<Downstream>>(1);
     let (done_tx, done_rx) = bounded::<()>(0);
+    let trace = outbox.trace().cloned();
     let thread = thread::Builder::new()
         .name(format!("[{}/{}]", spec.toolbox, spec.server))
         .stack_size(THREAD_STACK)
@@ -82,7 +83,7 @@ pub(super) fn launch<T: Transport>(
         thread: Mutex::new(Some(thread)),
         done: done_rx,
     };
-    let conn = Downstream::new(spec, outlet, Some(link));
+    let conn = Downstream::new(spec, outlet, Some(link), trace);
     let _ = conn_tx.send(Arc::clone(&conn));
     Ok(conn)
 }

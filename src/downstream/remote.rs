@@ -25,13 +25,13 @@ use super::handle::Downstream;
 use super::input::WriteError;
 use super::transport::{Flow, Outlet, Ready, Sink, Transport};
 use super::{pump, Spec};
-use crate::auth::Access;
+use crate::auth::{Access, SignIns};
 use crate::lock;
 use crate::net::client::{Body, Chunk};
 use crate::net::conn::Cut;
 use crate::net::pool::Pool;
 use crate::net::sse;
-use crate::net::Url;
+use crate::net::{Agent, Url};
 use crate::sys::{Exit, NetWait, Waker};
 use crate::wire::outbox::Outbox;
 use crossbeam_channel::{unbounded, Receiver, Sender};
@@ -202,6 +202,8 @@ pub(super) struct Common {
     pub shown: String,
     /// The config's headers, expanded (values are secrets).
     pub headers: Vec<(String, String)>,
+    /// The network the requests go through (the process's `SignIns`').
+    pub net: Agent,
     pub pool: Pool,
     pub cuts: Cuts,
     pub mailbox: Mailbox,
@@ -372,11 +374,13 @@ pub(super) trait Protocol: Send + Sync + Sized + 'static {
 }
 
 /// Starts `spec`'s remote server: the pump and its handle, with the
-/// transport `make` builds on the pump's thread.
+/// transport `make` builds on the pump's thread; its network and
+/// credentials are `sign_ins`'.
 pub(super) fn start<P: Protocol>(
     spec: Spec,
     outbox: Arc<Outbox>,
     changes: Option<Sender<Arc<Downstream>>>,
+    sign_ins: &SignIns,
     make: impl FnOnce(Common) -> P + Send + 'static,
 ) -> Result<Arc<Downstream>, String> {
     let remote = spec
@@ -385,7 +389,8 @@ pub(super) fn start<P: Protocol>(
         .ok_or_else(|| "not a remote server".to_string())?;
     let url = remote.parsed_url()?;
     let label = format!("{}/{}", spec.toolbox, spec.server);
-    let credentials = Access::new(&url, &remote.oauth, &spec.toolbox, &spec.server);
+    let credentials = sign_ins.access(&url, &remote.oauth, &spec.toolbox, &spec.server);
+    let net = sign_ins.net().clone();
     let limit = spec.max_call_timeout.max(spec.startup_timeout) + THREAD_MARGIN;
     let stream_limit = spec.startup_timeout;
     let open = move || {
@@ -396,6 +401,7 @@ pub(super) fn start<P: Protocol>(
             url,
             shown: remote.url_display.clone(),
             headers: remote.headers.clone(),
+            net,
             pool: Pool::default(),
             cuts: Cuts::default(),
             mailbox: Mailbox { tx, waker },

@@ -11,7 +11,7 @@ use crate::lock;
 use crate::net::test_server::{Responder, Seen, Server};
 use crate::protocol::jsonrpc::RequestId;
 use crate::wire::outbox::Outbox;
-use crate::wire::SessionId;
+use crate::wire::{SessionId, SessionIds};
 use serde_json::{json, Map, Value};
 use std::io::{self, Write};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -87,13 +87,14 @@ impl Case {
     fn open(spec: Spec) -> Result<Case, String> {
         let host = Host::default();
         let outbox = Arc::new(Outbox::new(Box::new(host.clone())));
-        let started = start(spec, Arc::clone(&outbox), None, None, |_| true)?;
+        let sign_ins = crate::auth::SignIns::default();
+        let started = start(spec, Arc::clone(&outbox), None, None, &sign_ins, |_| true)?;
         Ok(Case {
             tools: started.tools.iter().map(|t| t.name.clone()).collect(),
             conn: started.conn,
             host,
             outbox,
-            session: SessionId::next(),
+            session: SessionIds::default().next(),
         })
     }
 

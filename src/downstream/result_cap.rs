@@ -18,7 +18,6 @@ use serde_json::json;
 use serde_json::value::RawValue;
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 /// How long a whole result's file is kept.
@@ -195,10 +194,13 @@ fn replace_member(raw: &RawValue, key: &str, value: &str) -> String {
     out
 }
 
-static FILES: AtomicU64 = AtomicU64::new(0);
+/// How many names `save` tries within one millisecond.
+const NAMES: u64 = 1000;
 
 /// Writes `text` to a new user-only file in the cache folder's `results`,
-/// after removing the files there older than a day; its path.
+/// after removing the files there older than a day; its path. The name is
+/// the time, the process and the first number from 0 whose file does not
+/// exist yet (the file is created only if it does not: no counter to share).
 fn save(text: &str) -> Result<PathBuf, String> {
     let dir = sys::user_dir(UserDir::Cache, &|name| std::env::var_os(name))?.join("results");
     sys::private_dir(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
@@ -207,10 +209,18 @@ fn save(text: &str) -> Result<PathBuf, String> {
         .duration_since(UNIX_EPOCH)
         .unwrap_or_default()
         .as_millis();
-    let n = FILES.fetch_add(1, Ordering::Relaxed);
-    let path = dir.join(format!("result-{ms}-{}-{n}.txt", std::process::id()));
-    let written = sys::private_file(&path).and_then(|mut file| file.write_all(text.as_bytes()));
-    match written {
+    let name = |n: u64| dir.join(format!("result-{ms}-{}-{n}.txt", std::process::id()));
+    let mut n = 0;
+    let (path, mut file) = loop {
+        let path = name(n);
+        match sys::private_file(&path) {
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists && n + 1 < NAMES => n += 1,
+            // Not created: nothing to remove (it may be another's).
+            Err(e) => return Err(format!("cannot write {}: {e}", path.display())),
+            Ok(file) => break (path, file),
+        }
+    };
+    match file.write_all(text.as_bytes()) {
         Ok(()) => Ok(path),
         Err(e) => {
             let _ = std::fs::remove_file(&path);

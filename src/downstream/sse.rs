@@ -32,8 +32,9 @@ pub(super) fn start(
     spec: Spec,
     outbox: Arc<Outbox>,
     changes: Option<Sender<Arc<Downstream>>>,
+    sign_ins: &crate::auth::SignIns,
 ) -> Result<Arc<Downstream>, String> {
-    remote::start(spec, outbox, changes, |common| Legacy {
+    remote::start(spec, outbox, changes, sign_ins, |common| Legacy {
         common,
         endpoint: Mutex::new(Endpoint::Waiting(Vec::new(), 0)),
         gate: Gate::default(),

@@ -7,6 +7,7 @@
 use super::era::Era;
 use super::handle::Downstream;
 use super::{child, handshake, Spec, Started};
+use crate::auth::SignIns;
 use crate::wire::outbox::Outbox;
 use crossbeam_channel::Sender;
 use std::sync::Arc;
@@ -18,17 +19,19 @@ use std::time::Instant;
 /// stop sequence. `admit` sees the connection right after the spawn;
 /// returning false stops it again (the workbench is shutting down).
 /// `known` is the era this server definition was found to speak earlier
-/// in the run, if it was: the opening goes straight to it.
+/// in the run, if it was: the opening goes straight to it. A remote server
+/// talks through `sign_ins`' network, with its credentials.
 pub(crate) fn start(
     spec: Spec,
     outbox: Arc<Outbox>,
     changes: Option<Sender<Arc<Downstream>>>,
     known: Option<&Era>,
+    sign_ins: &SignIns,
     admit: impl FnOnce(&Arc<Downstream>) -> bool,
 ) -> Result<Started, String> {
     let began = Instant::now();
     let deadline = began + spec.startup_timeout;
-    let conn = transport(spec, outbox, changes)?;
+    let conn = transport(spec, outbox, changes, sign_ins)?;
     if !admit(&conn) {
         conn.stop("");
         return Err("the workbench is shutting down".to_string());
@@ -55,12 +58,17 @@ fn transport(
     spec: Spec,
     outbox: Arc<Outbox>,
     changes: Option<Sender<Arc<Downstream>>>,
+    sign_ins: &SignIns,
 ) -> Result<Arc<Downstream>, String> {
+    #[cfg(not(feature = "remote"))]
+    let _ = sign_ins;
     #[cfg(feature = "remote")]
     if let Some(remote) = &spec.remote {
         return match remote.kind {
-            crate::config::RemoteKind::StreamableHttp => super::http::start(spec, outbox, changes),
-            crate::config::RemoteKind::Sse => super::sse::start(spec, outbox, changes),
+            crate::config::RemoteKind::StreamableHttp => {
+                super::http::start(spec, outbox, changes, sign_ins)
+            }
+            crate::config::RemoteKind::Sse => super::sse::start(spec, outbox, changes, sign_ins),
         };
     }
     #[cfg(not(feature = "remote"))]

@@ -11,7 +11,7 @@ use crate::lock;
 use crate::protocol::jsonrpc::{self, RequestId};
 use crate::sys::{Stdin, Waker};
 use crate::wire::outbox::Outbox;
-use crate::wire::SessionId;
+use crate::wire::{SessionId, SessionIds};
 use serde_json::{json, Map, Value};
 use std::io::{self, BufRead, BufReader, PipeReader, Write};
 use std::sync::Mutex;
@@ -80,11 +80,11 @@ impl Case {
         let outbox = Arc::new(Outbox::new(Box::new(host.clone())));
         let stdin = Stdin::new(stdin).expect("a non-blocking pipe");
         let input = ChildInput::new(stdin, Waker::detached(), None);
-        let conn = Downstream::new(spec, Arc::new(input), None);
+        let conn = Downstream::new(spec, Arc::new(input), None, None);
         let pump = Inbound::new(Arc::clone(&conn), Arc::clone(&outbox), None);
         Case {
             conn,
-            session: SessionId::next(),
+            session: SessionIds::default().next(),
             outbox,
             host,
             child: BufReader::new(child),

@@ -58,11 +58,13 @@ impl Holds {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::wire::SessionIds;
 
     #[test]
     fn a_copy_is_held_until_its_last_session_releases_it() {
         let holds = Holds::default();
-        let (a, b) = (SessionId::next(), SessionId::next());
+        let ids = SessionIds::default();
+        let (a, b) = (ids.next(), ids.next());
         holds.hold(1, a);
         holds.hold(1, b);
         holds.hold(2, a);

@@ -37,6 +37,8 @@ pub(crate) struct Launcher {
     /// The era each server definition was found to speak, for the rest of
     /// the run: a restart or a reopen goes straight to it (docs/reference.md §7).
     eras: Mutex<HashMap<Definition, Era>>,
+    /// The sign-in's and the network's state, for remote servers.
+    sign_ins: auth::SignIns,
 }
 
 #[derive(Default)]
@@ -47,8 +49,16 @@ struct Live {
 }
 
 impl Launcher {
-    pub(crate) fn new(outbox: Arc<Outbox>, changes: Option<Sender<Arc<Downstream>>>) -> Launcher {
+    /// A launcher whose servers' output goes to `outbox`, their tool list
+    /// changes to `changes`, and whose remote servers sign in and talk
+    /// through `sign_ins`.
+    pub(crate) fn new(
+        outbox: Arc<Outbox>,
+        changes: Option<Sender<Arc<Downstream>>>,
+        sign_ins: auth::SignIns,
+    ) -> Launcher {
         Launcher {
+            sign_ins,
             changes,
             shut_down: Condvar::new(),
             outbox,
@@ -56,6 +66,12 @@ impl Launcher {
             log_level: Mutex::new(None),
             eras: Mutex::new(HashMap::new()),
         }
+    }
+
+    /// The sign-in's and the network's state its remote servers use.
+    #[cfg_attr(not(feature = "remote"), allow(dead_code))]
+    pub(crate) fn sign_ins(&self) -> &auth::SignIns {
+        &self.sign_ins
     }
 
     /// Starts every spec in parallel; results in the order of `specs`.
@@ -90,7 +106,8 @@ impl Launcher {
         let definition = Definition::of(&spec);
         let known = lock(&self.eras).get(&definition).cloned();
         let outbox = Arc::clone(&self.outbox);
-        let started = downstream::start(spec, outbox, changes, known.as_ref(), |conn| {
+        let sign_ins = &self.sign_ins;
+        let started = downstream::start(spec, outbox, changes, known.as_ref(), sign_ins, |conn| {
             let mut live = lock(&self.live);
             live.conns.retain(|w| w.strong_count() > 0);
             live.conns.push(Arc::downgrade(conn));
@@ -492,7 +509,11 @@ mod tests {
             Some(&vars(&[("K", "planted")])),
         )
         .unwrap();
-        let launcher = Launcher::new(Arc::new(Outbox::new(Box::new(std::io::sink()))), None);
+        let launcher = Launcher::new(
+            Arc::new(Outbox::new(Box::new(std::io::sink()))),
+            None,
+            auth::SignIns::default(),
+        );
         let results = launcher.start_all(vec![spec]);
         let Err(why) = &results[0] else {
             panic!("started")

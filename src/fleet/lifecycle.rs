@@ -289,7 +289,8 @@ fn started_state(
                 Some(s.instructions.as_deref().unwrap_or_default()),
             )]);
             let pins = fleet.pins_for(toolbox, server, &s.tools);
-            RunningServer::state(s.conn, s.tools, server, pins.as_deref())
+            let number = fleet.registry.next_listing();
+            RunningServer::state(number, s.conn, s.tools, server, pins.as_deref())
         }
         Err(why) => {
             // The reason is the host's text (templates, never values).
@@ -604,6 +605,7 @@ fn list_again(
                 .record(&[(toolbox, server, env, &tools, None)]);
             let pins = fleet.pins_for(toolbox, server, &tools);
             Some(RunningServer::state(
+                fleet.registry.next_listing(),
                 Arc::clone(conn),
                 tools,
                 server,

@@ -35,7 +35,7 @@ use crate::pins::ServerPins;
 use crate::protocol::jsonrpc::RequestId;
 use crate::protocol::mcp::ToolEntry;
 use crate::sys::Stamp;
-use crate::wire::SessionId;
+use crate::wire::{SessionId, SessionIds};
 use event::Event;
 use facts::{Asked, Fact, Mailbox};
 use forward::{ForwardedCall, Unsent};
@@ -70,6 +70,8 @@ pub(crate) struct Fleet {
     sessions: Mutex<HashMap<SessionId, Mailbox>>,
     /// Which sessions hold which toolbox copies open.
     holds: Holds,
+    /// The ids of the sessions it serves.
+    session_ids: SessionIds,
 }
 
 impl Fleet {
@@ -85,7 +87,13 @@ impl Fleet {
             events,
             sessions: Mutex::default(),
             holds: Holds::default(),
+            session_ids: SessionIds::default(),
         }
+    }
+
+    /// An id for a new session of this fleet, never given before.
+    pub(crate) fn new_session_id(&self) -> SessionId {
+        self.session_ids.next()
     }
 
     /// Serves `session` from now on, until it `leave`s: its facts go to `mailbox`.

@@ -233,6 +233,7 @@ impl Queues {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::wire::SessionIds;
 
     fn slot(id: u64) -> Slot {
         Slot {
@@ -241,13 +242,18 @@ mod tests {
         }
     }
 
-    thread_local! {
-        static SESSION: SessionId = SessionId::next();
+    /// The tests' sessions: `session(1)`, the one `close` uses, and others.
+    fn session(n: u64) -> SessionId {
+        let ids = SessionIds::default();
+        (1..n).for_each(|_| {
+            ids.next();
+        });
+        ids.next()
     }
 
     fn close(n: u64) -> Op {
         Op::Close {
-            session: SESSION.with(|s| *s),
+            session: session(1),
             answer: Some((n, 0)),
         }
     }
@@ -284,7 +290,7 @@ mod tests {
         let t = slot(1);
         queues.push(&t, close(1));
         queues.push(&t, close(2));
-        let other = SessionId::next();
+        let other = session(2);
         queues.push(
             &t,
             Op::Close {
@@ -293,13 +299,13 @@ mod tests {
             },
         );
         queues.withdraw(Asked {
-            session: SESSION.with(|s| *s),
+            session: session(1),
             seq: 1,
         });
         let left: Vec<Asked> = std::iter::from_fn(|| queues.pop(&t, || false))
             .flat_map(|op| op.asked())
             .collect();
-        let session = SESSION.with(|s| *s);
+        let session = session(1);
         assert_eq!(
             left,
             [

@@ -68,7 +68,7 @@ fn apply(fleet: &Arc<Fleet>, old: &Config, new: &Config) {
                 .cloned()
                 .collect();
             if copies.is_empty() {
-                let toolbox = Toolbox::new(config.clone());
+                let toolbox = fleet.registry.toolbox_of(config.clone());
                 added.push(Arc::clone(&toolbox.slot));
                 entries.push(toolbox);
             }

@@ -21,9 +21,14 @@ use std::collections::HashSet;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
-/// Every configured toolbox and what is open, as one snapshot.
+/// Every configured toolbox and what is open, as one snapshot; and the
+/// numbers of its toolbox copies and their listings.
 pub(crate) struct Registry {
     current: Mutex<Arc<Toolboxes>>,
+    /// The next toolbox copy's `Slot::id`.
+    slots: AtomicU64,
+    /// The next listing's number (`RunningServer::listing`).
+    listings: AtomicU64,
 }
 
 /// A snapshot of the registry: the toolboxes in config order, then the ones a
@@ -94,12 +99,10 @@ pub(crate) struct Toolbox {
 /// identity. A toolbox removed by a reload and one added again under its
 /// name are two slots.
 pub(crate) struct Slot {
-    /// Unique in the process: the fleet keys its queues by it.
+    /// Unique in its registry: the fleet keys its queues by it.
     pub id: u64,
     pub name: String,
 }
-
-static SLOTS: AtomicU64 = AtomicU64::new(0);
 
 /// An open toolbox: one state per configured server, in config order.
 #[derive(Clone)]
@@ -152,18 +155,17 @@ pub(crate) struct RunningServer {
     listing: u64,
 }
 
-static LISTINGS: AtomicU64 = AtomicU64::new(0);
-
 impl RunningServer {
-    /// A running server's state: of `listing`, what `server`'s model may
-    /// see (`visible`), with `pins` when tools are pinned.
+    /// A running server's state: of `listing` (numbered `number` by the
+    /// registry: `Registry::next_listing`), what `server`'s model may see
+    /// (`visible`), with `pins` when tools are pinned.
     pub(crate) fn state(
+        number: u64,
         conn: Arc<Downstream>,
         listing: Vec<ToolEntry>,
         server: &ServerConfig,
         pins: Option<&ServerPins>,
     ) -> ServerState {
-        let number = LISTINGS.fetch_add(1, Ordering::Relaxed);
         ServerState::Running(Arc::new(RunningServer::build(
             conn, listing, server, pins, number,
         )))
@@ -288,14 +290,32 @@ pub(crate) struct ToolId {
 
 impl Registry {
     pub(crate) fn new(config: &Config) -> Registry {
+        let slots = AtomicU64::new(0);
         let toolboxes = Toolboxes {
-            entries: config.toolboxes.iter().cloned().map(Toolbox::new).collect(),
+            entries: config
+                .toolboxes
+                .iter()
+                .map(|c| Toolbox::new(c.clone(), slots.fetch_add(1, Ordering::Relaxed)))
+                .collect(),
             native_name_max: config.dynamic_name_max_length,
             open_setting: config.open_toolbox_result,
         };
         Registry {
             current: Mutex::new(Arc::new(toolboxes)),
+            slots,
+            listings: AtomicU64::new(0),
         }
+    }
+
+    /// A new toolbox copy of `config`, not open, with a slot of its own.
+    pub(crate) fn toolbox_of(&self, config: ToolboxConfig) -> Toolbox {
+        let id = self.slots.fetch_add(1, Ordering::Relaxed);
+        Toolbox::new(config, id)
+    }
+
+    /// The number of the next listing: later listings have larger ones.
+    pub(crate) fn next_listing(&self) -> u64 {
+        self.listings.fetch_add(1, Ordering::Relaxed)
     }
 
     /// The current snapshot.
@@ -393,7 +413,7 @@ impl Registry {
                 return Some(found.clone());
             }
             let base = all.find(name)?;
-            let mut copy = Toolbox::new(part.of(&base.config));
+            let mut copy = self.toolbox_of(part.of(&base.config));
             copy.variant = variant;
             copy.part = part;
             copy.env = Some(Arc::clone(env));
@@ -555,11 +575,11 @@ impl Toolboxes {
 }
 
 impl Toolbox {
-    /// A toolbox that is not open.
-    pub(crate) fn new(config: ToolboxConfig) -> Toolbox {
+    /// A toolbox that is not open, in slot `id` (`Registry::toolbox_of`).
+    fn new(config: ToolboxConfig, id: u64) -> Toolbox {
         Toolbox {
             slot: Arc::new(Slot {
-                id: SLOTS.fetch_add(1, Ordering::Relaxed),
+                id,
                 name: config.name.clone(),
             }),
             config: Arc::new(config),

@@ -18,6 +18,7 @@
 //! Params arrive as JSON text; each handler reads only the members it needs,
 //! and tool arguments are forwarded as the host's bytes, never parsed.
 
+use crate::auth::SignIns;
 use crate::config::{Config, Mode};
 use crate::fleet::facts::Fact;
 use crate::fleet::forward::{self, ForwardedCall, Unsent};
@@ -34,12 +35,12 @@ use crate::sys::{self, Stamp};
 use crate::tools::{self, Outcome};
 use crate::tools::{close_toolbox, dynamic, find_tools, open_toolbox, use_tool};
 use crate::wire::outbox::Outbox;
-use crate::wire::trace;
+use crate::wire::trace::Dir;
 use serde::Serialize;
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 use std::borrow::Cow;
-use std::io::{self, Write};
+use std::io;
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -72,19 +73,22 @@ struct InitializeResult<'a> {
 }
 
 impl Server {
-    pub fn new(
+    /// The session of a fleet of its own, writing to the host through
+    /// `outbox`, its remote servers signing in and talking through
+    /// `sign_ins`.
+    pub(crate) fn new(
         config: Config,
-        output: Box<dyn Write + Send>,
+        outbox: Arc<Outbox>,
         input: HostInput,
+        sign_ins: SignIns,
     ) -> io::Result<Server> {
-        let outbox = Arc::new(Outbox::new(output));
         let dynamic = config.mode == Mode::Dynamic;
         // Unbounded, but each child has at most one report in it: it reports
         // again only after the re-lister has listed its tools.
         let (changes, changed) = crossbeam_channel::unbounded();
-        let launcher = Launcher::new(Arc::clone(&outbox), dynamic.then_some(changes));
-        let session = Session::new(&config, Arc::clone(&outbox));
+        let launcher = Launcher::new(Arc::clone(&outbox), dynamic.then_some(changes), sign_ins);
         let fleet = main_loop::start(&config, launcher, dynamic.then_some(changed));
+        let session = Session::new(&config, Arc::clone(&outbox), fleet.new_session_id());
         Server::attach(fleet, config, session, input)
     }
 
@@ -166,8 +170,8 @@ impl Server {
         if log::log_enabled!(log::Level::Debug) {
             log::debug!("<- host {}", framing::preview(line));
         }
-        if trace::enabled() {
-            trace::record(trace::Dir::HostToWorkbench, None, line);
+        if let Some(trace) = self.session.outbox.trace() {
+            trace.record(Dir::HostToWorkbench, None, line);
         }
         match jsonrpc::read(line) {
             Ok(Read::One(incoming)) => self.dispatch(incoming),

@@ -180,10 +180,12 @@ fn copies(config: &ToolboxConfig, env: &Vars, id: u64) -> Vec<Copy> {
 }
 
 impl Session {
-    pub(crate) fn new(config: &Config, outbox: Arc<Outbox>) -> Session {
+    /// Session `id` (its fleet's: `Fleet::new_session_id`), writing to
+    /// the host through `outbox`.
+    pub(crate) fn new(config: &Config, outbox: Arc<Outbox>, id: SessionId) -> Session {
         let configs: Vec<&ToolboxConfig> = config.toolboxes.iter().collect();
         Session {
-            id: SessionId::next(),
+            id,
             outbox,
             mode: config.mode,
             initialized: false,
@@ -199,10 +201,10 @@ impl Session {
 
     /// A shared fleet's session (§8), known to the fleet by its card's id.
     pub(crate) fn attached(config: &Config, outbox: Arc<Outbox>, peer: Peer) -> Session {
+        let id = peer.card.id;
         Session {
-            id: peer.card.id,
             peer: Some(peer),
-            ..Session::new(config, outbox)
+            ..Session::new(config, outbox, id)
         }
     }
 

@@ -6,6 +6,7 @@
 //! is sent once more on a new connection: the server closed the idle one as
 //! it was taken. Everything here blocks, within the request's deadline.
 
+use super::agent::Agent;
 use super::conn::Conn;
 use super::connect;
 use super::error::NetError;
@@ -44,10 +45,12 @@ impl Exchange {
     }
 }
 
-/// Sends `request` by `deadline` and reads its response's head. `on_conn`
+/// Sends `request` by `deadline` and reads its response's head, on a
+/// connection from `pool` or a new one made through `agent`. `on_conn`
 /// sees the connection before anything is written to it (to keep a `Cut`);
 /// when it returns false the request is given up (the caller cut it).
 pub(crate) fn send(
+    agent: &Agent,
     pool: &Pool,
     request: &Request<'_>,
     deadline: Instant,
@@ -65,7 +68,7 @@ pub(crate) fn send(
             Err(Failed::After(e)) => return Err(e),
         }
     }
-    let conn = connect::connect(request.url, deadline)?;
+    let conn = connect::connect(agent, request.url, deadline)?;
     if !on_conn(&conn) {
         return Err(NetError::Ended);
     }

@@ -3,6 +3,7 @@
 //! `CONNECT` tunnel through a proxy for `https`, then the TLS handshake.
 //! Blocking, on the thread of the request that needs it; never on a pump.
 
+use super::agent::Agent;
 use super::conn::Conn;
 use super::error::NetError;
 use super::http;
@@ -22,14 +23,19 @@ pub(crate) fn key(url: &Url) -> String {
 }
 
 /// A new connection to `url`'s server, made by `deadline`, through the
-/// proxy the environment names for it, if any.
-pub(crate) fn connect(url: &Url, deadline: Instant) -> Result<Conn, NetError> {
+/// proxy the environment names for it, if any; TLS with `agent`'s config.
+pub(crate) fn connect(agent: &Agent, url: &Url, deadline: Instant) -> Result<Conn, NetError> {
     let route = proxy::route(url, |name| std::env::var(name).ok()).map_err(NetError::Proxy)?;
-    connect_routed(url, &route, deadline)
+    connect_routed(agent, url, &route, deadline)
 }
 
 /// `connect` by `route`.
-fn connect_routed(url: &Url, route: &Route, deadline: Instant) -> Result<Conn, NetError> {
+fn connect_routed(
+    agent: &Agent,
+    url: &Url,
+    route: &Route,
+    deadline: Instant,
+) -> Result<Conn, NetError> {
     let limit = deadline
         .saturating_duration_since(Instant::now())
         .min(CONNECT_LIMIT);
@@ -61,7 +67,7 @@ fn connect_routed(url: &Url, route: &Route, deadline: Instant) -> Result<Conn, N
         Some(tls::handshake(
             &mut sock,
             url.host(),
-            tls::config()?,
+            &agent.tls()?,
             remaining,
         )?)
     } else {
@@ -224,10 +230,15 @@ mod tests {
         // The test CA is not trusted here: the handshake with the server
         // behind the tunnel fails naming its certificate, which shows it
         // was reached.
-        let e = connect_routed(&url, &proxy_at(addr, Some("Basic dTpw")), soon())
-            .err()
-            .unwrap()
-            .to_string();
+        let e = connect_routed(
+            &Agent::default(),
+            &url,
+            &proxy_at(addr, Some("Basic dTpw")),
+            soon(),
+        )
+        .err()
+        .unwrap()
+        .to_string();
         assert!(e.contains("CN=localhost"), "{e}");
         let head = rx.recv().unwrap();
         assert_eq!(
@@ -247,7 +258,7 @@ mod tests {
                 .unwrap();
         });
         let url = Url::parse("https://mcp.example.com/mcp").unwrap();
-        let e = connect_routed(&url, &proxy_at(addr, None), soon())
+        let e = connect_routed(&Agent::default(), &url, &proxy_at(addr, None), soon())
             .err()
             .unwrap()
             .to_string();
@@ -269,7 +280,13 @@ mod tests {
                 .unwrap();
         });
         let url = Url::parse("http://mcp.example.com/mcp?x=1").unwrap();
-        let conn = connect_routed(&url, &proxy_at(addr, Some("Basic dTpw")), soon()).unwrap();
+        let conn = connect_routed(
+            &Agent::default(),
+            &url,
+            &proxy_at(addr, Some("Basic dTpw")),
+            soon(),
+        )
+        .unwrap();
         let request = Request {
             method: "GET",
             url: &url,

@@ -2,13 +2,12 @@
 //! (the sign-in's metadata, registration and token requests). Redirects
 //! within the same origin are followed, at most five; one to another origin
 //! is refused, so `Authorization` never reaches another server. Proxies and
-//! TLS as for the transports; connections kept alive in one shared pool.
+//! TLS as for the transports; connections kept alive in the `Agent`'s pool.
 
+use super::agent::Agent;
 use super::client::{self, Request};
-use super::pool::Pool;
 use super::redirect;
 use super::Url;
-use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
 /// The largest body `fetch` reads.
@@ -52,16 +51,16 @@ impl Response {
 /// Sends one request and reads its whole response (1 MiB at most) within
 /// `timeout`. The error is a sentence naming the URL and what went wrong
 /// (DNS, refused, TLS with the certificate's subject and why, time-out, a
-/// connection cut).
-pub fn fetch(
+/// connection cut). Through `agent`, keeping connections alive in its pool.
+pub(crate) fn fetch(
+    agent: &Agent,
     method: &str,
     url: &Url,
     headers: &[(&str, &str)],
     body: Option<&[u8]>,
     timeout: Duration,
 ) -> Result<Response, String> {
-    static POOL: OnceLock<Pool> = OnceLock::new();
-    let pool = POOL.get_or_init(Pool::default);
+    let pool = agent.pool();
     let deadline = Instant::now() + timeout;
     let mut method = method.to_string();
     let mut url = url.clone();
@@ -74,7 +73,7 @@ pub fn fetch(
             headers,
             body,
         };
-        let mut exchange = client::send(pool, &request, deadline, &mut |_| true)
+        let mut exchange = client::send(agent, pool, &request, deadline, &mut |_| true)
             .map_err(|e| fail(e.to_string()))?;
         let next = redirect::next(
             exchange.status(),
@@ -114,6 +113,16 @@ pub fn fetch(
 mod tests {
     use super::*;
     use crate::net::test_server::Server;
+
+    fn fetch(
+        method: &str,
+        url: &Url,
+        headers: &[(&str, &str)],
+        body: Option<&[u8]>,
+        timeout: Duration,
+    ) -> Result<Response, String> {
+        super::fetch(&Agent::default(), method, url, headers, body, timeout)
+    }
 
     const LIMIT: Duration = Duration::from_secs(10);
 

@@ -2,7 +2,8 @@
 //! (docs/reference.md §11). No MCP here, and nothing above this layer opens
 //! a socket. Without the `remote` feature only `url` and `text` are built.
 //!
-//! One job per file: `url` (URLs), `http` (HTTP/1.1 framing over bytes),
+//! One job per file: `agent` (the network's state: the TLS config and
+//! `fetch`'s pool, one owner carried by its users, no statics), `url` (URLs), `http` (HTTP/1.1 framing over bytes),
 //! `sse` (the event-stream parser), `proxy` (the route: a proxy from the
 //! environment, or none), `connect` (DNS, addresses, tunnels, the TLS
 //! handshake), `tls` (the client config and what a refused certificate
@@ -19,6 +20,8 @@ pub mod url;
 
 pub use url::Url;
 
+#[cfg(feature = "remote")]
+mod agent;
 #[cfg(feature = "remote")]
 pub(crate) mod base64;
 #[cfg(feature = "remote")]
@@ -51,4 +54,8 @@ pub(crate) mod test_server;
 pub(crate) mod tls;
 
 #[cfg(feature = "remote")]
-pub use fetch::{fetch, Response};
+pub(crate) use agent::Agent;
+#[cfg(feature = "remote")]
+pub(crate) use fetch::fetch;
+#[cfg(feature = "remote")]
+pub use fetch::Response;

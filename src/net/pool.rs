@@ -2,7 +2,7 @@
 //! open (the server may have closed it while it sat idle) or makes a new
 //! one, and gives it back once its response was read whole and the server
 //! keeps it open. A transport has a pool of its own, so that stopping a
-//! server closes its connections; `fetch` shares one.
+//! server closes its connections; an `Agent` keeps one for its `fetch`.
 
 use super::conn::Conn;
 use crate::lock;

@@ -1,14 +1,15 @@
 //! TLS for `https` URLs: rustls with the ring provider installed explicitly,
 //! certificates verified against the operating system's trust store
 //! (rustls-platform-verifier: corporate roots installed on the machine work)
-//! plus the PEM certificates `SSL_CERT_FILE` names. One client config per
-//! process, made at first use.
+//! plus the PEM certificates `SSL_CERT_FILE` names. One client config
+//! (`Tls`) per `Agent`, made at its first `https` connection.
 //!
 //! A refused certificate is named in the error: rustls keeps the server's
 //! certificates only once they are verified, so a thin wrapper around the
-//! verifier keeps what the server presented, for the thread doing the
-//! handshake (rustls verifies on that thread), and the error reads its
-//! subject, names and issuer (`der.rs`) and why it was refused.
+//! verifier keeps what the server presented, filed under the thread doing
+//! the handshake (rustls verifies on that thread) until the handshake ends,
+//! and the error reads its subject, names and issuer (`der.rs`) and why it
+//! was refused. No state of its own: the `Tls` value holds it.
 
 use super::der;
 use super::error::NetError;
@@ -16,25 +17,40 @@ use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, Server
 use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, ServerName, UnixTime};
 use rustls::{CertificateError, ClientConfig, ClientConnection, DigitallySignedStruct};
-use std::cell::RefCell;
+use std::collections::HashMap;
 use std::io;
 use std::net::TcpStream;
-use std::sync::{Arc, OnceLock};
+use std::sync::{Arc, Mutex};
+use std::thread::ThreadId;
 use std::time::Duration;
 
-thread_local! {
-    /// The end-entity certificate the server of this thread's handshake presented.
-    static PRESENTED: RefCell<Option<Vec<u8>>> = const { RefCell::new(None) };
+/// A client config and what its verifier was shown: cheap to clone, one
+/// per `Agent` (a fresh one shares no resumption or certificate with it).
+#[derive(Clone)]
+pub(crate) struct Tls {
+    config: Arc<ClientConfig>,
+    presented: Arc<Presented>,
 }
 
-/// The process's client config: made once, with `SSL_CERT_FILE`'s
-/// certificates as they were then.
-pub(crate) fn config() -> Result<Arc<ClientConfig>, NetError> {
-    static CONFIG: OnceLock<Result<Arc<ClientConfig>, String>> = OnceLock::new();
-    CONFIG
-        .get_or_init(|| client_config(extra_roots()).map(Arc::new))
-        .clone()
-        .map_err(NetError::Tls)
+/// The end-entity certificate each thread's handshake under way was
+/// presented, until that handshake ends.
+type Presented = Mutex<HashMap<ThreadId, Vec<u8>>>;
+
+impl Tls {
+    /// The client config with `SSL_CERT_FILE`'s certificates as they are now.
+    pub(crate) fn system() -> Result<Tls, String> {
+        Tls::trusting(extra_roots())
+    }
+
+    /// A client config trusting the system's roots and `extra`.
+    pub(crate) fn trusting(extra: Vec<CertificateDer<'static>>) -> Result<Tls, String> {
+        let presented = Arc::new(Presented::default());
+        let config = client_config(extra, Arc::clone(&presented))?;
+        Ok(Tls {
+            config: Arc::new(config),
+            presented,
+        })
+    }
 }
 
 /// The certificates of the PEM file `SSL_CERT_FILE` names; one that cannot
@@ -67,7 +83,10 @@ fn extra_roots() -> Vec<CertificateDer<'static>> {
 /// A client config trusting the system's roots and `extra`. Where the
 /// system cannot add roots to its own (Wine's crypt32 has no chain engine
 /// with extra roots), it trusts the system's alone, and says so.
-pub(crate) fn client_config(extra: Vec<CertificateDer<'static>>) -> Result<ClientConfig, String> {
+fn client_config(
+    extra: Vec<CertificateDer<'static>>,
+    presented: Arc<Presented>,
+) -> Result<ClientConfig, String> {
     use rustls_platform_verifier::Verifier;
     let provider = Arc::new(rustls::crypto::ring::default_provider());
     let system = |provider: &Arc<rustls::crypto::CryptoProvider>| {
@@ -89,42 +108,57 @@ pub(crate) fn client_config(extra: Vec<CertificateDer<'static>>) -> Result<Clien
         .with_safe_default_protocol_versions()
         .map_err(|e| format!("TLS cannot be set up: {e}"))?
         .dangerous()
-        .with_custom_certificate_verifier(Arc::new(Recording(verifier)))
+        .with_custom_certificate_verifier(Arc::new(Recording(verifier, presented)))
         .with_no_client_auth();
     config.alpn_protocols = vec![b"http/1.1".to_vec()];
     Ok(config)
 }
 
 /// Runs the handshake with `host` over `sock` (blocking, within the
-/// socket's timeouts), with `config`.
+/// socket's timeouts), with `tls`'s config.
 pub(crate) fn handshake(
     sock: &mut TcpStream,
     host: &str,
-    config: Arc<ClientConfig>,
+    tls: &Tls,
     limit: Duration,
 ) -> Result<ClientConnection, NetError> {
     let name = ServerName::try_from(host.to_string())
         .map_err(|_| NetError::Tls(format!("'{host}' cannot be a TLS server name")))?;
-    let mut tls = ClientConnection::new(config, name)
+    let mut conn = ClientConnection::new(Arc::clone(&tls.config), name)
         .map_err(|e| NetError::Tls(format!("TLS cannot start: {e}")))?;
-    PRESENTED.with(|p| p.borrow_mut().take());
-    while tls.is_handshaking() {
-        if let Err(e) = tls.complete_io(sock) {
-            return Err(failed(e, limit));
+    let seen = Seen(&tls.presented);
+    while conn.is_handshaking() {
+        if let Err(e) = conn.complete_io(sock) {
+            return Err(failed(e, limit, seen.take()));
         }
     }
-    Ok(tls)
+    Ok(conn)
 }
 
-/// What a failed handshake's IO error says.
-fn failed(e: io::Error, limit: Duration) -> NetError {
+/// What this thread's handshake was presented, forgotten when it ends.
+struct Seen<'a>(&'a Presented);
+
+impl Seen<'_> {
+    fn take(&self) -> Option<Vec<u8>> {
+        crate::lock(self.0).remove(&std::thread::current().id())
+    }
+}
+
+impl Drop for Seen<'_> {
+    fn drop(&mut self) {
+        self.take();
+    }
+}
+
+/// What a failed handshake's IO error says; `presented`: the certificate
+/// the server presented, if it got so far.
+fn failed(e: io::Error, limit: Duration, presented: Option<Vec<u8>>) -> NetError {
     let rustls_error = e
         .get_ref()
         .and_then(|inner| inner.downcast_ref::<rustls::Error>())
         .cloned();
     match rustls_error {
         Some(rustls::Error::InvalidCertificate(why)) => {
-            let presented = PRESENTED.with(|p| p.borrow_mut().take());
             let names = presented.map(|cert| der::names(&cert)).unwrap_or_default();
             NetError::Tls(format!(
                 "its TLS certificate {} was refused: {}",
@@ -164,8 +198,13 @@ fn refusal(why: &CertificateError) -> String {
 
 /// The platform verifier, keeping the end-entity certificate it is shown
 /// for the thread that asked.
-#[derive(Debug)]
-struct Recording(rustls_platform_verifier::Verifier);
+struct Recording(rustls_platform_verifier::Verifier, Arc<Presented>);
+
+impl std::fmt::Debug for Recording {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_tuple("Recording").field(&self.0).finish()
+    }
+}
 
 impl ServerCertVerifier for Recording {
     fn verify_server_cert(
@@ -176,7 +215,7 @@ impl ServerCertVerifier for Recording {
         ocsp_response: &[u8],
         now: UnixTime,
     ) -> Result<ServerCertVerified, rustls::Error> {
-        PRESENTED.with(|p| *p.borrow_mut() = Some(end_entity.to_vec()));
+        crate::lock(&self.1).insert(std::thread::current().id(), end_entity.to_vec());
         self.0
             .verify_server_cert(end_entity, intermediates, server_name, ocsp_response, now)
     }
@@ -225,8 +264,8 @@ mod tests {
         let mut sock = TcpStream::connect(server.addr).unwrap();
         let limit = Duration::from_secs(10);
         sock.set_read_timeout(Some(limit)).unwrap();
-        let config = Arc::new(client_config(roots).unwrap());
-        handshake(&mut sock, host, config, limit)
+        let tls = Tls::trusting(roots).unwrap();
+        handshake(&mut sock, host, &tls, limit)
     }
 
     #[test]
@@ -277,8 +316,8 @@ mod tests {
             std::thread::sleep(Duration::from_secs(1));
         });
         let mut sock = TcpStream::connect(addr).unwrap();
-        let config = Arc::new(client_config(Vec::new()).unwrap());
-        let refused = handshake(&mut sock, "127.0.0.1", config, Duration::from_secs(10))
+        let tls = Tls::trusting(Vec::new()).unwrap();
+        let refused = handshake(&mut sock, "127.0.0.1", &tls, Duration::from_secs(10))
             .err()
             .unwrap()
             .to_string();

@@ -13,6 +13,7 @@
 
 use super::endpoint::Endpoint;
 use super::wire::{Answer, Hello, ServerStatus, SessionStatus, Status};
+use crate::auth::SignIns;
 use crate::config::{Config, Mode, ServerConfig};
 use crate::fleet::launch::Launcher;
 use crate::fleet::toolbox::{ServerState, Toolbox, Toolboxes};
@@ -26,7 +27,6 @@ use crate::protocol::framing::LineReader;
 use crate::protocol::mcp;
 use crate::sys::{self, local::Stream, Stamp};
 use crate::wire::outbox::Outbox;
-use crate::wire::SessionId;
 use std::collections::{HashSet, VecDeque};
 use std::io::{self, BufReader, Write};
 use std::path::PathBuf;
@@ -43,8 +43,13 @@ const UNCOPIED: usize = 64 << 10;
 
 /// Serves the fleet of the config at `path` (`config`, read after its stamp
 /// `seen` was taken) until it lingered long enough without a session, or a
-/// signal ends it.
-pub(crate) fn run(path: PathBuf, config: Config, seen: Option<Stamp>) -> io::Result<()> {
+/// signal ends it. Its remote servers sign in and talk through `sign_ins`.
+pub(crate) fn run(
+    path: PathBuf,
+    config: Config,
+    seen: Option<Stamp>,
+    sign_ins: SignIns,
+) -> io::Result<()> {
     let endpoint = Endpoint::of(&path)?;
     let listener = endpoint.bind()?;
     log::info!(
@@ -58,7 +63,7 @@ pub(crate) fn run(path: PathBuf, config: Config, seen: Option<Stamp>) -> io::Res
     // Children's log notifications have no one host to go to: they go to
     // the fleet's log (its stderr), one JSON line each.
     let logs = Arc::new(Outbox::new(Box::new(io::stderr())));
-    let launcher = Launcher::new(logs, dynamic.then_some(changes));
+    let launcher = Launcher::new(logs, dynamic.then_some(changes), sign_ins);
     let fleet = main_loop::start(&config, launcher, dynamic.then_some(changed));
     fleet.watch_config(path.clone(), config.clone(), seen);
     let daemon = Arc::new(Daemon {
@@ -152,7 +157,7 @@ impl Daemon {
         let outbox = Arc::new(Outbox::new(Box::new(out)));
         let config = self.current_config();
         let card = Arc::new(Card {
-            id: SessionId::next(),
+            id: self.fleet.new_session_id(),
             pid: hello.pid,
             client: OnceLock::new(),
         });

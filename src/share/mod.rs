@@ -42,9 +42,15 @@ pub fn serve_session(
 }
 
 /// Runs the shared fleet of the config at `path` (`mcp-workbench fleet`):
-/// `config`, read after its stamp `seen` was taken (`config::Loaded`).
-pub fn run_fleet(path: &Path, config: Config, seen: Option<Stamp>) -> io::Result<()> {
-    daemon::run(path.to_path_buf(), config, seen)
+/// `config`, read after its stamp `seen` was taken (`config::Loaded`);
+/// its remote servers sign in and talk through `sign_ins`.
+pub(crate) fn run_fleet(
+    path: &Path,
+    config: Config,
+    seen: Option<Stamp>,
+    sign_ins: crate::auth::SignIns,
+) -> io::Result<()> {
+    daemon::run(path.to_path_buf(), config, seen, sign_ins)
 }
 
 /// What `check` says of the config's shared fleet: whether one runs, and

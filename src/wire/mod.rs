@@ -1,6 +1,7 @@
 //! What goes to a host session, from any thread: the one writer of its lines
 //! (`outbox`), the `--trace` file (`trace`), and the id the fleet and the
-//! children know the session by (`SessionId`).
+//! children know the session by (`SessionId`), handed out by the fleet's
+//! `SessionIds`.
 
 pub(crate) mod outbox;
 pub mod trace;
@@ -12,13 +13,19 @@ use std::sync::atomic::{AtomicU64, Ordering};
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub(crate) struct SessionId(u64);
 
-impl SessionId {
-    /// A session id never used before in this process.
-    pub(crate) fn next() -> SessionId {
-        static NEXT: AtomicU64 = AtomicU64::new(1);
-        SessionId(NEXT.fetch_add(1, Ordering::Relaxed))
-    }
+/// Hands out session ids, each once: one per fleet, which knows its
+/// sessions by them (a test makes its own).
+#[derive(Debug, Default)]
+pub(crate) struct SessionIds(AtomicU64);
 
+impl SessionIds {
+    /// A session id this one never gave before (1, 2, ...).
+    pub(crate) fn next(&self) -> SessionId {
+        SessionId(self.0.fetch_add(1, Ordering::Relaxed) + 1)
+    }
+}
+
+impl SessionId {
     /// The number, for logs and `"shareServers": false` variants.
     pub(crate) fn get(self) -> u64 {
         self.0

@@ -9,13 +9,15 @@ use crate::lock;
 use crate::protocol::batch::{Batches, Slot};
 use crate::protocol::framing;
 use crate::protocol::jsonrpc::{self, Incoming, Read, RequestId};
-use crate::wire::trace;
+use crate::wire::trace::{Dir, Trace};
 use serde_json::value::RawValue;
 use std::io::Write;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 pub(crate) struct Outbox {
+    /// The `--trace` file, if any.
+    trace: Option<Arc<Trace>>,
     out: Mutex<Box<dyn Write + Send>>,
     broken: AtomicBool,
     /// Set at shutdown: nothing more is written, so no thread that stops the
@@ -29,7 +31,14 @@ pub(crate) struct Outbox {
 
 impl Outbox {
     pub(crate) fn new(out: Box<dyn Write + Send>) -> Outbox {
+        Outbox::traced(out, None)
+    }
+
+    /// An outbox whose lines, and the lines of the children writing to it,
+    /// go to `trace` too (`--trace`).
+    pub(crate) fn traced(out: Box<dyn Write + Send>, trace: Option<Arc<Trace>>) -> Outbox {
         Outbox {
+            trace,
             out: Mutex::new(out),
             broken: AtomicBool::new(false),
             closed: AtomicBool::new(false),
@@ -67,6 +76,11 @@ impl Outbox {
     }
 
     /// Writes nothing from now on (shutdown).
+    /// The `--trace` file the lines of this outbox's host and children go to.
+    pub(crate) fn trace(&self) -> Option<&Arc<Trace>> {
+        self.trace.as_ref()
+    }
+
     pub(crate) fn close(&self) {
         self.closed.store(true, Ordering::SeqCst);
     }
@@ -122,10 +136,12 @@ impl Outbox {
             return;
         }
         let mut out = lock(&self.out);
-        if log::log_enabled!(log::Level::Debug) || trace::enabled() {
+        if log::log_enabled!(log::Level::Debug) || self.trace.is_some() {
             let line = parts.concat();
             log::debug!("-> host {}", framing::preview(&line));
-            trace::record(trace::Dir::WorkbenchToHost, None, &line);
+            if let Some(trace) = &self.trace {
+                trace.record(Dir::WorkbenchToHost, None, &line);
+            }
         }
         let written = parts
             .iter()

@@ -6,14 +6,19 @@
 //! `msg` is the message itself, or a string when the line was not JSON.
 //! `scripts/trace-to-transcript` turns a trace into a transcript case.
 //!
-//! When tracing is off, each hook costs one atomic load.
+//! The `Trace` is made by what sets it up (`serve`) and carried to the
+//! writers in the `Outbox` (the host's lines, and the children's through
+//! their handles and pumps); no statics. When tracing is off, each hook
+//! checks that the outbox has none.
 
 use std::fs::File;
 use std::io::{self, BufWriter, Write};
 use std::path::Path;
-use std::sync::{Mutex, OnceLock};
+use std::sync::Mutex;
 
-static TRACE: OnceLock<Mutex<Tracer>> = OnceLock::new();
+/// The trace file and its sequence numbers, behind the one lock that orders
+/// all four directions.
+pub(crate) struct Trace(Mutex<Tracer>);
 
 struct Tracer {
     out: BufWriter<File>,
@@ -28,21 +33,20 @@ pub enum Dir {
     ChildToWorkbench,
 }
 
-/// Starts tracing into `path` (truncated). Call once, before serving.
-pub fn start(path: &Path) -> io::Result<()> {
-    let out = BufWriter::new(File::create(path)?);
-    let _ = TRACE.set(Mutex::new(Tracer { out, seq: 0 }));
-    Ok(())
+impl Trace {
+    /// A trace into `path` (truncated).
+    pub(crate) fn start(path: &Path) -> io::Result<Trace> {
+        let out = BufWriter::new(File::create(path)?);
+        Ok(Trace(Mutex::new(Tracer { out, seq: 0 })))
+    }
+
+    /// Records one line (with or without its `\n`).
+    pub(crate) fn record(&self, dir: Dir, server: Option<&str>, line: &[u8]) {
+        record(&self.0, dir, server, line)
+    }
 }
 
-/// Whether tracing is on.
-pub fn enabled() -> bool {
-    TRACE.get().is_some()
-}
-
-/// Records one line (with or without its `\n`).
-pub fn record(dir: Dir, server: Option<&str>, line: &[u8]) {
-    let Some(tracer) = TRACE.get() else { return };
+fn record(tracer: &Mutex<Tracer>, dir: Dir, server: Option<&str>, line: &[u8]) {
     let line = line.strip_suffix(b"\n").unwrap_or(line);
     let msg = match serde_json::from_slice::<&serde_json::value::RawValue>(line) {
         Ok(raw) => raw.get().to_string(),
