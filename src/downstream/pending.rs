@@ -1,5 +1,8 @@
-//! The requests in flight to one child, keyed by the ids the workbench gives
-//! them (1, 2, 3, ...), so the host's ids never reach a child.
+//! The requests in flight to one server, keyed by the ids the workbench gives
+//! them (1, 2, 3, ...: the keys of `protocol::awaiting`, whose table this
+//! wraps), so the host's ids never reach a server; what each entry is, its
+//! deadline, and what this connection adds to the table: retiring, and
+//! counting the forwarded calls.
 //!
 //! No IO and no threads here (`flight.rs` puts it behind the one lock the
 //! handle and the pump share): the handle registers, cancels and retires
@@ -11,11 +14,11 @@
 //! ones in flight are still answered. The table also knows since when no
 //! forwarded call has been in flight: the idle timer's measure.
 
+use crate::protocol::awaiting::Awaiting;
 use crate::protocol::jsonrpc::RequestId;
 use crate::wire::outbox::Outbox;
 use crate::wire::SessionId;
 use serde_json::Value;
-use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -83,10 +86,8 @@ impl Call {
 }
 
 pub(super) struct Pending {
-    next_id: i64,
-    entries: HashMap<i64, Entry>,
-    /// Why the table is closed, once it is.
-    closed: Option<String>,
+    /// The entries, keyed by their child ids; closed with why.
+    table: Awaiting<Entry, String>,
     /// Why the table refuses new entries while the ones in flight finish.
     retiring: Option<String>,
     /// Whoever retired the table was told that nothing is left in flight.
@@ -100,9 +101,7 @@ pub(super) struct Pending {
 impl Default for Pending {
     fn default() -> Pending {
         Pending {
-            next_id: 0,
-            entries: HashMap::new(),
-            closed: None,
+            table: Awaiting::default(),
             retiring: None,
             drained: false,
             calls: 0,
@@ -118,17 +117,15 @@ impl Pending {
         if let Some(why) = self.refusing() {
             return Err(why.to_string());
         }
-        if let Entry::Call(_) = entry {
-            self.calls += 1;
-        }
-        self.next_id += 1;
-        self.entries.insert(self.next_id, entry);
-        Ok(self.next_id)
+        let call = matches!(entry, Entry::Call(_));
+        let id = self.table.register(entry)?;
+        self.calls += usize::from(call);
+        Ok(id)
     }
 
     /// Takes the entry answered by the child's response `id`.
     pub(super) fn complete(&mut self, id: i64) -> Option<Entry> {
-        let entry = self.entries.remove(&id)?;
+        let entry = self.table.complete(id)?;
         self.left(&entry);
         Some(entry)
     }
@@ -146,13 +143,11 @@ impl Pending {
     /// Forgets the forwarded call that `session` knows as `upstream`;
     /// its child id.
     pub(super) fn cancel(&mut self, upstream: &RequestId, session: SessionId) -> Option<i64> {
-        let id = self.entries.iter().find_map(|(id, e)| match e {
-            Entry::Call(call) if call.upstream_id == *upstream && call.session == session => {
-                Some(*id)
-            }
-            _ => None,
+        let (id, entry) = self.table.cancel(|e| match e {
+            Entry::Call(call) => call.upstream_id == *upstream && call.session == session,
+            _ => false,
         })?;
-        self.complete(id);
+        self.left(&entry);
         Some(id)
     }
 
@@ -165,7 +160,7 @@ impl Pending {
     /// past its cap) and returns the host's token, if the host gave one, with
     /// the session it goes to.
     pub(super) fn progress(&mut self, id: i64, timeout: Duration) -> Option<(Value, Arc<Outbox>)> {
-        match self.entries.get_mut(&id) {
+        match self.table.get_mut(id) {
             Some(Entry::Call(call)) => {
                 call.deadline = (Instant::now() + timeout).min(call.cap);
                 let token = call.progress_token.clone()?;
@@ -183,17 +178,13 @@ impl Pending {
     /// Removes and returns the waiting requests whose deadline is at or
     /// before `now`.
     pub(super) fn take_expired_waits(&mut self, now: Instant) -> Vec<Waiter> {
-        let ids: Vec<i64> = self
-            .entries
-            .iter()
-            .filter_map(|(id, e)| match e {
-                Entry::Wait(wait) if wait.deadline <= now => Some(*id),
-                _ => None,
-            })
-            .collect();
-        ids.into_iter()
-            .filter_map(|id| match self.complete(id) {
-                Some(Entry::Wait(wait)) => Some(wait),
+        let taken = self
+            .table
+            .take_where(|e| matches!(e, Entry::Wait(wait) if wait.deadline <= now));
+        taken
+            .into_iter()
+            .filter_map(|(_, e)| match e {
+                Entry::Wait(wait) => Some(wait),
                 _ => None,
             })
             .collect()
@@ -201,25 +192,28 @@ impl Pending {
 
     /// Removes and returns the forwarded calls `chosen` picks, with their ids.
     fn take_calls(&mut self, chosen: impl Fn(&Call) -> bool) -> Vec<(i64, Call)> {
-        let ids: Vec<i64> = self
-            .entries
-            .iter()
+        let taken = self
+            .table
+            .take_where(|e| matches!(e, Entry::Call(call) if chosen(call)));
+        let calls: Vec<(i64, Call)> = taken
+            .into_iter()
             .filter_map(|(id, e)| match e {
-                Entry::Call(call) if chosen(call) => Some(*id),
+                Entry::Call(call) => Some((id, call)),
                 _ => None,
             })
             .collect();
-        ids.into_iter()
-            .filter_map(|id| match self.complete(id) {
-                Some(Entry::Call(call)) => Some((id, call)),
-                _ => None,
-            })
-            .collect()
+        if !calls.is_empty() {
+            self.calls -= calls.len();
+            if self.calls == 0 {
+                self.quiet_since = Instant::now();
+            }
+        }
+        calls
     }
 
     /// The earliest deadline of a forwarded call or a waiting request.
     pub(super) fn next_deadline(&self) -> Option<Instant> {
-        self.entries
+        self.table
             .values()
             .filter_map(|e| match e {
                 Entry::Call(call) => Some(call.deadline),
@@ -232,22 +226,22 @@ impl Pending {
     /// Closes the table with `why` (the first reason wins) and returns every
     /// entry, each to be answered once by the caller. Later calls return nothing.
     pub(super) fn fail_all(&mut self, why: &str) -> Vec<Entry> {
-        self.closed.get_or_insert_with(|| why.to_string());
         if self.calls > 0 {
             self.calls = 0;
             self.quiet_since = Instant::now();
         }
-        self.entries.drain().map(|(_, e)| e).collect()
+        let all = self.table.close(why.to_string());
+        all.into_iter().map(|(_, e)| e).collect()
     }
 
     /// Why the table is closed, if it is.
     pub(super) fn closed(&self) -> Option<&str> {
-        self.closed.as_deref()
+        self.table.closed().map(String::as_str)
     }
 
     /// Why the table refuses new entries (closed or retiring), if it does.
     pub(super) fn refusing(&self) -> Option<&str> {
-        self.closed.as_deref().or(self.retiring.as_deref())
+        self.closed().or(self.retiring.as_deref())
     }
 
     /// Refuses new entries from now on, with `why`; the ones in flight stay.
@@ -264,7 +258,7 @@ impl Pending {
     /// then the connection can stop.
     pub(super) fn take_drained(&mut self) -> bool {
         let drained =
-            self.retiring.is_some() && self.closed.is_none() && self.calls == 0 && !self.drained;
+            self.retiring.is_some() && self.closed().is_none() && self.calls == 0 && !self.drained;
         self.drained |= drained;
         drained
     }

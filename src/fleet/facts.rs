@@ -7,6 +7,7 @@
 use super::forward::ForwardedCall;
 use super::toolbox::OpenToolbox;
 use crate::config::ToolboxConfig;
+use crate::protocol::awaiting::Key;
 use crate::sys::Waker;
 use crossbeam_channel::Sender;
 use std::sync::Arc;
@@ -16,25 +17,25 @@ use std::sync::Arc;
 pub(crate) enum Fact {
     /// Copy `part` of a toolbox the session asked to open was opened, or why not.
     Opened {
-        seq: u64,
+        seq: Key,
         part: usize,
         found: OpenFound,
     },
     /// Copy `part` of a toolbox the session asked to close was closed.
     Closed {
-        seq: u64,
+        seq: Key,
         part: usize,
         closed: Closed,
     },
     /// The server these calls waited for was started again (`Ok`: the
     /// session forwards them now), or why it could not be.
     Restarted {
-        calls: Vec<(u64, ForwardedCall)>,
+        calls: Vec<(Key, ForwardedCall)>,
         started: Result<(), String>,
     },
     /// A request could not wait in the fleet (no thread for its toolbox's
     /// worker): why.
-    Failed { seq: u64, why: String },
+    Failed { seq: Key, why: String },
     /// What is open changed (an open, close, restart, sleep or re-list):
     /// the session's tools may have changed.
     ToolsChanged,
@@ -66,12 +67,15 @@ impl Mailbox {
 }
 
 /// A host request that waits in the fleet: the session that asked, and the
-/// session's number for it (the host may use a request id again once it
-/// was answered or cancelled; this number is never used again).
+/// session's number for it, its key in the session's table of requests
+/// awaiting an answer (`protocol::awaiting`: the host may use a request id
+/// again once it was answered or cancelled; this number is never used
+/// again). The fleet holds only this name of a request, in the queues'
+/// operations; the session's table holds the request and answers it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct Asked {
     pub session: crate::wire::SessionId,
-    pub seq: u64,
+    pub seq: Key,
 }
 
 /// What opening one copy found.

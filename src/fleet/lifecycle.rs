@@ -31,6 +31,7 @@ use super::Fleet;
 use crate::config::expand::Vars;
 use crate::config::ServerConfig;
 use crate::downstream::{self, Downstream, Spec, Started};
+use crate::protocol::awaiting::Key;
 use crate::wire::SessionId;
 use std::collections::BTreeMap;
 use std::sync::{Arc, Weak};
@@ -88,7 +89,7 @@ pub(crate) fn reload(fleet: &Arc<Fleet>, slot: &Arc<Slot>, change: Reload) {
 /// Queues `call` (request `seq` of its session), which its server could not
 /// take (it died, sleeps or was reconfigured), for one start of that
 /// server, in its toolbox's queue.
-pub(crate) fn restart_for(fleet: &Arc<Fleet>, seq: u64, mut call: ForwardedCall) {
+pub(crate) fn restart_for(fleet: &Arc<Fleet>, seq: Key, mut call: ForwardedCall) {
     let all = fleet.registry.current();
     let slot = match all.find_variant(&call.tool_id.toolbox, call.variant) {
         Some(toolbox) => Arc::clone(&toolbox.slot),
@@ -358,11 +359,11 @@ fn restart_then_hand_back(
     fleet: &Arc<Fleet>,
     slot: &Arc<Slot>,
     server: &str,
-    calls: Vec<(u64, ForwardedCall)>,
+    calls: Vec<(Key, ForwardedCall)>,
 ) {
     let callers: Vec<SessionId> = calls.iter().map(|(_, call)| call.session).collect();
     let started = restart_server(fleet, slot, server, &callers).map(|_| ());
-    let mut by_session: BTreeMap<SessionId, Vec<(u64, ForwardedCall)>> = BTreeMap::new();
+    let mut by_session: BTreeMap<SessionId, Vec<(Key, ForwardedCall)>> = BTreeMap::new();
     for (seq, call) in calls {
         by_session
             .entry(call.session)

@@ -32,6 +32,7 @@ use crate::config::{Config, ServerConfig, ToolboxConfig};
 use crate::lock;
 use crate::pins::store::Pins;
 use crate::pins::ServerPins;
+use crate::protocol::awaiting::Key;
 use crate::protocol::jsonrpc::RequestId;
 use crate::protocol::mcp::ToolEntry;
 use crate::sys::Stamp;
@@ -201,7 +202,7 @@ impl Fleet {
 
     /// Queues `call` (request `seq` of its session), which its server could
     /// not take, for one start of that server (`Fact::Restarted`).
-    pub(crate) fn restart_for(self: &Arc<Self>, seq: u64, call: ForwardedCall) {
+    pub(crate) fn restart_for(self: &Arc<Self>, seq: Key, call: ForwardedCall) {
         lifecycle::restart_for(self, seq, call);
     }
 

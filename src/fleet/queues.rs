@@ -12,6 +12,7 @@ use crate::config::ToolboxConfig;
 use crate::downstream::Downstream;
 use crate::fleet::toolbox::Slot;
 use crate::lock;
+use crate::protocol::awaiting::Key;
 use crate::wire::SessionId;
 use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex, Weak};
@@ -27,13 +28,13 @@ pub(crate) enum Op {
     /// (`Fact::Closed`); none when the session left.
     Close {
         session: SessionId,
-        answer: Option<(u64, usize)>,
+        answer: Option<(Key, usize)>,
     },
     /// Start server `server` again, then hand `calls` (each with its
     /// session's number for it) back to their sessions (`Fact::Restarted`).
     Restart {
         server: String,
-        calls: Vec<(u64, ForwardedCall)>,
+        calls: Vec<(Key, ForwardedCall)>,
     },
     /// The idle timer: put server `server` to sleep if `conn` still runs it
     /// and has had no call in flight for `timeout`.
@@ -84,7 +85,7 @@ impl Op {
 }
 
 /// A call waiting for a restart, as its session knows it.
-fn waiting_call((seq, call): &(u64, ForwardedCall)) -> Asked {
+fn waiting_call((seq, call): &(Key, ForwardedCall)) -> Asked {
     Asked {
         session: call.session,
         seq: *seq,
@@ -251,14 +252,14 @@ mod tests {
         ids.next()
     }
 
-    fn close(n: u64) -> Op {
+    fn close(n: Key) -> Op {
         Op::Close {
             session: session(1),
             answer: Some((n, 0)),
         }
     }
 
-    fn close_ids(ops: &[Op]) -> Vec<u64> {
+    fn close_ids(ops: &[Op]) -> Vec<Key> {
         ops.iter().flat_map(Op::asked).map(|a| a.seq).collect()
     }
 

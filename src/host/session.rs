@@ -12,6 +12,7 @@ use crate::config::expand::Vars;
 use crate::config::{Config, Mode, ToolboxConfig};
 use crate::fleet::facts::{Asked, Closed, OpenFound};
 use crate::fleet::toolbox::{Part, Toolboxes, Variant, BASE};
+use crate::protocol::awaiting::{Awaiting, Key};
 use crate::protocol::jsonrpc::{self, RequestId};
 use crate::protocol::mcp::{self, method};
 use crate::tools::dynamic::NativeTable;
@@ -38,10 +39,9 @@ pub(crate) struct Session {
     meta_tools: [String; 2],
     /// Dynamic mode's native tools (empty in proxy mode).
     native: NativeTable,
-    /// Requests waiting in the fleet, by the session's number for each.
-    waiting: HashMap<u64, Waiting>,
-    /// The number of the next request to wait in the fleet.
-    next_seq: u64,
+    /// Requests waiting in the fleet, by the session's number for each (the
+    /// table is never closed: once the loop ends, the host hears no more).
+    waiting: Awaiting<Waiting>,
     /// A shared fleet's session (§8): who it is, and its copies of the toolboxes.
     pub peer: Option<Peer>,
 }
@@ -193,8 +193,7 @@ impl Session {
             client: None,
             meta_tools: meta_tools_entries(&configs),
             native: NativeTable::default(),
-            waiting: HashMap::new(),
-            next_seq: 0,
+            waiting: Awaiting::default(),
             peer: None,
         }
     }
@@ -267,9 +266,7 @@ impl Session {
     /// Parks request `waiting` while it waits in the fleet: what the fleet
     /// knows it by.
     pub(crate) fn park(&mut self, waiting: Waiting) -> Asked {
-        let seq = self.next_seq;
-        self.next_seq += 1;
-        self.waiting.insert(seq, waiting);
+        let Ok(seq) = self.waiting.register(waiting);
         Asked {
             session: self.id,
             seq,
@@ -278,27 +275,26 @@ impl Session {
 
     /// Request `seq` is done waiting: what it waited with, unless the host
     /// cancelled it.
-    pub(crate) fn finish(&mut self, seq: u64) -> Option<Waiting> {
-        self.waiting.remove(&seq)
+    pub(crate) fn finish(&mut self, seq: Key) -> Option<Waiting> {
+        self.waiting.complete(seq)
     }
 
     /// What copy `part` of request `seq` found: the request, done waiting,
     /// once every copy it went to reported; `None` before, or when the host
     /// cancelled it.
-    pub(crate) fn report(&mut self, seq: u64, part: usize, found: Found) -> Option<Waiting> {
-        let complete = match (self.waiting.get_mut(&seq)?, found) {
+    pub(crate) fn report(&mut self, seq: Key, part: usize, found: Found) -> Option<Waiting> {
+        let complete = match (self.waiting.get_mut(seq)?, found) {
             (Waiting::Open { parts, .. }, Found::Open(found)) => parts.put(part, found),
             (Waiting::Close { parts, .. }, Found::Close(closed)) => parts.put(part, closed),
             _ => false,
         };
-        complete.then(|| self.waiting.remove(&seq)).flatten()
+        complete.then(|| self.waiting.complete(seq)).flatten()
     }
 
     /// The host cancelled `id`: if it waits in the fleet, it will get no
     /// answer; what the fleet knows it by.
     pub(crate) fn cancel(&mut self, id: &RequestId) -> Option<Asked> {
-        let seq = *self.waiting.iter().find(|(_, w)| w.id() == id)?.0;
-        self.waiting.remove(&seq);
+        let (seq, _) = self.waiting.cancel(|w| w.id() == id)?;
         Some(Asked {
             session: self.id,
             seq,
@@ -363,4 +359,60 @@ fn meta_tools_entries(toolboxes: &[&ToolboxConfig]) -> [String; 2] {
         let text = list["tools"].to_string();
         text[1..text.len() - 1].to_string()
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::path::Path;
+
+    fn session() -> Session {
+        let text = br#"{"toolboxes":{}}"#;
+        let config = crate::config::parse(text, Path::new("c.json"), Path::new("/c"))
+            .unwrap()
+            .config;
+        Session::new(&config, Arc::new(Outbox::new(Box::new(std::io::sink()))))
+    }
+
+    fn close(id: i64, parts: usize) -> Waiting {
+        Waiting::Close {
+            id: RequestId::Int(id),
+            name: "t".into(),
+            parts: Parts::new(parts),
+        }
+    }
+
+    #[test]
+    fn a_waiting_request_is_answered_once_its_copies_all_reported() {
+        let mut s = session();
+        let asked = s.park(close(7, 2));
+        assert_eq!(asked.session, s.id);
+        let found = || Found::Close(Closed::NotOpen);
+        assert!(s.report(asked.seq, 0, found()).is_none(), "one copy left");
+        let done = s
+            .report(asked.seq, 1, found())
+            .expect("both copies reported");
+        assert_eq!(done.id(), &RequestId::Int(7));
+        assert!(s.report(asked.seq, 1, found()).is_none(), "answered once");
+        assert!(s.finish(asked.seq).is_none());
+    }
+
+    #[test]
+    fn a_cancelled_request_gets_no_answer_and_its_number_is_not_reused() {
+        let mut s = session();
+        let first = s.park(Waiting::Call {
+            id: RequestId::Int(1),
+        });
+        let second = s.park(close(2, 1));
+        assert_ne!(first.seq, second.seq);
+        assert_eq!(s.cancel(&RequestId::Int(3)), None, "not waiting");
+        assert_eq!(s.cancel(&RequestId::Int(2)), Some(second));
+        assert!(s
+            .report(second.seq, 0, Found::Close(Closed::NotOpen))
+            .is_none());
+        assert!(s.finish(first.seq).is_some());
+        // The host may use id 2 again: a new number.
+        let again = s.park(close(2, 1));
+        assert!(again.seq > second.seq);
+    }
 }
