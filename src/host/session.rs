@@ -371,7 +371,11 @@ mod tests {
         let config = crate::config::parse(text, Path::new("c.json"), Path::new("/c"))
             .unwrap()
             .config;
-        Session::new(&config, Arc::new(Outbox::new(Box::new(std::io::sink()))))
+        Session::new(
+            &config,
+            Arc::new(Outbox::new(Box::new(std::io::sink()))),
+            crate::wire::SessionIds::default().next(),
+        )
     }
 
     fn close(id: i64, parts: usize) -> Waiting {
