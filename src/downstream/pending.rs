@@ -19,7 +19,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use super::{Failure, Reply};
+use super::outcome::{Failure, Reply};
 
 /// What waits for a child's answer.
 pub(super) enum Entry {

@@ -25,17 +25,16 @@
 //! and has no session, no GET stream, and no `notifications/cancelled`:
 //! closing the request's connection cancels it.
 
-use super::input::WriteError;
+use super::super::{Opener, WriteError};
 use super::peek::{self, Outgoing};
 use super::post;
 use super::remote::{self, Common, Event, Gate, Protocol};
-use super::{Downstream, Spec};
 use crate::auth::SignInNeeded;
+use crate::downstream::spec::Spec;
 use crate::lock;
 use crate::net::client::Exchange;
 use crate::net::sse;
 use crate::protocol::mcp::method;
-use crate::wire::outbox::Outbox;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -58,13 +57,9 @@ fn session_id(common: &Common, exchange: &Exchange) -> Result<Option<String>, St
     }
 }
 
-/// Starts `spec`'s server over Streamable HTTP.
-pub(super) fn start(
-    spec: Spec,
-    outbox: Arc<Outbox>,
-    changes: Option<crossbeam_channel::Sender<Arc<Downstream>>>,
-) -> Result<Arc<Downstream>, String> {
-    remote::start(spec, outbox, changes, |common| Streamable {
+/// How to open `spec`'s server over Streamable HTTP (`Opener`).
+pub(in crate::downstream) fn opener(spec: &Spec) -> Result<impl Opener, String> {
+    remote::opener(spec, |common| Streamable {
         common,
         session: Mutex::new(Session::default()),
         gate: Gate::default(),

@@ -13,27 +13,22 @@
 //! flight fails with "the connection ended", and the next call connects
 //! again.
 
-use super::input::{WriteError, QUEUE_LIMIT};
+use super::super::{Opener, WriteError, QUEUE_LIMIT};
 use super::peek::Outgoing;
 use super::post;
 use super::remote::{self, Common, Event, Gate, Protocol};
-use super::{Downstream, Spec};
 use crate::auth::SignInNeeded;
+use crate::downstream::spec::Spec;
 use crate::lock;
 use crate::net::sse;
 use crate::net::Url;
-use crate::wire::outbox::Outbox;
-use crossbeam_channel::Sender;
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
-/// Starts `spec`'s server over the legacy HTTP+SSE transport.
-pub(super) fn start(
-    spec: Spec,
-    outbox: Arc<Outbox>,
-    changes: Option<Sender<Arc<Downstream>>>,
-) -> Result<Arc<Downstream>, String> {
-    remote::start(spec, outbox, changes, |common| Legacy {
+/// How to open `spec`'s server over the legacy HTTP+SSE transport
+/// (`Opener`).
+pub(in crate::downstream) fn opener(spec: &Spec) -> Result<impl Opener, String> {
+    remote::opener(spec, |common| Legacy {
         common,
         endpoint: Mutex::new(Endpoint::Waiting(Vec::new(), 0)),
         gate: Gate::default(),
