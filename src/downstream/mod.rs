@@ -17,13 +17,14 @@
 //! era once (`handle::Opened`).
 //!
 //! The rest of the pump, one job each: `start.rs` (a server's transport,
-//! then its opening), `spec.rs` (what a start needs), `outcome.rs` (what a
-//! request comes to: `Reply`, `Failure`, `Refused`, `Idle`), `call.rs` (a
-//! forwarded call's line), `tail.rs` (the last stderr lines),
+//! then its opening), `outcome.rs` (what a request comes to: `Reply`,
+//! `Failure`, `Refused`, `Idle`), `stop.rs` (how long a stop takes),
+//! `call.rs` (a forwarded call's line), `tail.rs` (the last stderr lines),
 //! `log_budget.rs` (flood control of logs), `era.rs` (which era a server
 //! speaks), `result_cap.rs` (`maxResultChars`).
 //!
-//! Below the pump, `transport/`: the seam (`transport/mod.rs`, below), and
+//! Below the pump, `transport/`: the seam (`transport/mod.rs`, below), what
+//! a start needs (`spec.rs`: the command or the url, and the limits), and
 //! one folder per kind of transport: `stdio/` (a child's pipes: `child.rs`
 //! spawns the child on its pump's thread, `owner.rs` spawns, reaps and
 //! kills the tree on drop, `input.rs` its stdin, `lines.rs` its stdout and
@@ -31,9 +32,9 @@
 //! looked) and `http/` (a remote server, feature `remote`: `remote.rs` what
 //! both HTTP transports share, `streamable.rs` Streamable HTTP, `sse.rs` the
 //! legacy transport, `post.rs` one exchange, `peek.rs` what a message
-//! says); `reach.rs` is how to reach
-//! a remote server, as the config says. No file of the pump imports `net`
-//! or `auth`: the network and the sign-in are the transports' own.
+//! says); `reach.rs` is how to reach a remote server, as the config says.
+//! No file of the pump imports `net` or `auth`: the network and the sign-in
+//! are the transports' own.
 //!
 //! The hot path: `forward_call` runs on the caller's thread, registers the
 //! call (one hold of `flight`'s lock) and writes its line through the
@@ -84,7 +85,6 @@ mod outcome;
 mod pending;
 mod pump;
 pub(crate) mod result_cap;
-mod spec;
 mod start;
 mod stop;
 mod tail;
@@ -93,10 +93,10 @@ mod transport;
 pub(crate) use handle::Downstream;
 pub(crate) use handshake::list_tools;
 pub(crate) use outcome::{Idle, Refused};
-pub(crate) use spec::{Lookup, Spec};
 pub(crate) use start::{start, Started};
 pub(crate) use stop::STOP_LIMIT;
 pub(crate) use transport::reach::Remote;
+pub(crate) use transport::spec::{Lookup, Spec};
 
 // The child's stdin is a plain pipe here. Tests, though not under
 // `cfg(test)` alone, which is all clippy takes for tests.

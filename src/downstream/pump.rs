@@ -14,8 +14,8 @@
 
 use super::handle::{Downstream, Link};
 use super::inbound::Inbound;
-use super::spec::Spec;
 use super::stop::STOP_GRACE;
+use super::transport::spec::Spec;
 use super::transport::{Flow, Opener, Outlet, Transport};
 use crate::sys::{self, Exit};
 use crate::wire::outbox::Outbox;

@@ -8,9 +8,9 @@ use super::era::Era;
 use super::handle::Downstream;
 use super::handshake;
 use super::pump;
-use super::spec::Spec;
 #[cfg(feature = "remote")]
 use super::transport::http;
+use super::transport::spec::Spec;
 use super::transport::stdio::child;
 use crate::protocol::mcp::ToolEntry;
 use crate::wire::outbox::Outbox;

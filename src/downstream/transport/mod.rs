@@ -17,6 +17,7 @@
 #[cfg(feature = "remote")]
 pub(super) mod http;
 pub(super) mod reach;
+pub(super) mod spec;
 pub(super) mod stdio;
 
 use crate::sys::Exit;

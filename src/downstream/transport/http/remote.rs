@@ -21,9 +21,9 @@
 //! `Cuts`, and a stop, a kill, a call's time-out or its cancellation shut
 //! the sockets concerned down, which ends the reads blocked on them.
 
+use super::super::spec::Spec;
 use super::super::{Flow, Opener, Outlet, Ready, Sink, Transport, WriteError};
 use crate::auth::Access;
-use crate::downstream::spec::Spec;
 use crate::lock;
 use crate::net::client::{Body, Chunk};
 use crate::net::conn::Cut;

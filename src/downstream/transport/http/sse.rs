@@ -13,12 +13,12 @@
 //! flight fails with "the connection ended", and the next call connects
 //! again.
 
+use super::super::spec::Spec;
 use super::super::{Opener, WriteError, QUEUE_LIMIT};
 use super::peek::Outgoing;
 use super::post;
 use super::remote::{self, Common, Event, Gate, Protocol};
 use crate::auth::SignInNeeded;
-use crate::downstream::spec::Spec;
 use crate::lock;
 use crate::net::sse;
 use crate::net::Url;

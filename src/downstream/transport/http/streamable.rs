@@ -25,12 +25,12 @@
 //! and has no session, no GET stream, and no `notifications/cancelled`:
 //! closing the request's connection cancels it.
 
+use super::super::spec::Spec;
 use super::super::{Opener, WriteError};
 use super::peek::{self, Outgoing};
 use super::post;
 use super::remote::{self, Common, Event, Gate, Protocol};
 use crate::auth::SignInNeeded;
-use crate::downstream::spec::Spec;
 use crate::lock;
 use crate::net::client::Exchange;
 use crate::net::sse;

@@ -6,12 +6,12 @@
 //! blocking by any thread, `input.rs`). Nothing here knows what a message
 //! means.
 
+use super::super::spec::Spec;
 use super::super::{Flow, Opener, Outlet, Ready, Sink, Transport, WriteError};
 use super::input::Input;
 use super::lines::{LineBuffer, StderrLines};
 use super::missing::Missing;
 use super::owner::{self, Owner};
-use crate::downstream::spec::Spec;
 use crate::sys::{self, Exit, Stdin, Stream, Tree, Waker, Watch};
 use std::io;
 use std::process::Stdio;

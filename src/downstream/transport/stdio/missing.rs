@@ -11,7 +11,7 @@
 //! path, or a `PATH` the server's `env` sets with references, is described
 //! without its value. The folders of the workbench's own `PATH` are shown.
 
-use crate::downstream::spec::{Lookup, Spec};
+use super::super::spec::{Lookup, Spec};
 use std::ffi::OsStr;
 use std::io;
 use std::path::{is_separator, Path, PathBuf};

@@ -1,8 +1,9 @@
 //! What starting one server needs (`Spec`), with environment references
-//! resolved: the command or the remote reach, and the limits. Plain data
-//! shared by the pump and the transports; nothing here starts anything.
+//! resolved: the command or the remote reach (`reach.rs`), and the limits.
+//! Plain data: a transport's constructor reads it, and the pump keeps it
+//! for its labels and limits; nothing here starts anything.
 
-use super::transport::reach::Remote;
+use super::reach::Remote;
 use std::collections::BTreeMap;
 use std::time::Duration;
 
