@@ -31,8 +31,8 @@
 //! stderr cut into lines, `missing.rs` where a start that found no program
 //! looked) and `http/` (a remote server, feature `remote`: `remote.rs` what
 //! both HTTP transports share, `streamable.rs` Streamable HTTP, `sse.rs` the
-//! legacy transport, `post.rs` one exchange, `peek.rs` what a message
-//! says); `reach.rs` is how to reach a remote server, as the config says.
+//! legacy transport, `post.rs` one exchange, `policy.rs` what a POST's
+//! answer asks for next, `peek.rs` what a message says); `reach.rs` is how to reach a remote server, as the config says.
 //! No file of the pump imports `net` or `auth`: the network and the sign-in
 //! are the transports' own.
 //!
