@@ -76,7 +76,7 @@ pub(crate) struct Definition {
 }
 
 impl Definition {
-    pub(crate) fn of(spec: &super::Spec) -> Definition {
+    pub(crate) fn of(spec: &super::transport::spec::Spec) -> Definition {
         Definition {
             program: spec.program.clone(),
             args: spec.args.clone(),
@@ -433,7 +433,7 @@ mod tests {
 
     #[test]
     fn definitions_differ_by_what_starts_them() {
-        let spec = |args: &[&str]| super::super::Spec {
+        let spec = |args: &[&str]| super::super::transport::spec::Spec {
             toolbox: "t".into(),
             server: "s".into(),
             program: "node".into(),

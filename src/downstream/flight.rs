@@ -4,8 +4,8 @@
 //! short hold of the lock; nothing here writes, sends or waits: the caller
 //! does, once the lock is released. The table itself is `pending.rs`.
 
+use super::outcome::Idle;
 use super::pending::{Call, Entry, Pending, Waiter};
-use super::Idle;
 use crate::lock;
 use crate::protocol::jsonrpc::RequestId;
 use crate::wire::outbox::Outbox;

@@ -6,12 +6,14 @@
 //! and reads what was published once (the opening, the last stderr lines at
 //! the end) or as a flag (tools changed, when they last did, a stop asked for).
 
+use super::call;
 use super::era::{Era, Modern};
 use super::flight::{Flight, Registered};
-use super::input::WriteError;
+use super::outcome::{Failure, Idle, Refused, Reply, Why};
 use super::pending::{Call, Entry, Waiter};
-use super::transport::Outlet;
-use super::{call, Failure, Idle, Refused, Reply, Spec, Why, STOP_LIMIT};
+use super::stop::STOP_LIMIT;
+use super::transport::spec::Spec;
+use super::transport::{Outlet, WriteError};
 use crate::lock;
 use crate::protocol::framing;
 use crate::protocol::jsonrpc::{self, RequestId};

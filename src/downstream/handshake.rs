@@ -9,7 +9,7 @@
 
 use super::era::{self, DiscoverResult, Era, Modern, Next};
 use super::handle::{Downstream, Opened};
-use super::{Failure, Why};
+use super::outcome::{Failure, Why};
 use crate::protocol::mcp::{self, method, InitializeResult, ListToolsResult, ToolEntry, ToolHead};
 use serde_json::{json, Map, Value};
 use std::time::Instant;

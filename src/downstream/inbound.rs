@@ -10,13 +10,14 @@
 //! A line that is not UTF-8 is read with its invalid bytes replaced by
 //! U+FFFD, so its answer is not lost.
 
+use super::era;
 use super::handle::Downstream;
 use super::log_budget::LogBudget;
+use super::outcome::{Failure, Reply};
 use super::pending::{self, Entry};
 use super::result_cap;
 use super::tail::Tail;
 use super::transport::Sink;
-use super::{era, Failure, Reply};
 use crate::protocol::framing;
 use crate::protocol::jsonrpc::{self, ErrorObject, Incoming, Read, RequestId};
 use crate::protocol::mcp::{method, TextResult};

@@ -22,7 +22,7 @@ use serde_json::Value;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use super::{Failure, Reply};
+use super::outcome::{Failure, Reply};
 
 /// What waits for a child's answer.
 pub(super) enum Entry {

@@ -1,5 +1,5 @@
 //! The pump: one server's one thread, named `[toolbox/server]`, and the
-//! loop it runs over a `Transport` (`transport.rs`). Each turn waits once
+//! loop it runs over a `Transport` (`transport/mod.rs`). Each turn waits once
 //! (`Transport::wait`: output, room for queued input, the end, a wake-up, or
 //! the earliest deadline in flight), hands what it read to its state
 //! (`inbound.rs`), fails what ran out, and moves the stop sequence on.
@@ -14,8 +14,9 @@
 
 use super::handle::{Downstream, Link};
 use super::inbound::Inbound;
-use super::transport::{Flow, Outlet, Transport};
-use super::Spec;
+use super::stop::STOP_GRACE;
+use super::transport::spec::Spec;
+use super::transport::{Flow, Opener, Outlet, Transport};
 use crate::sys::{self, Exit};
 use crate::wire::outbox::Outbox;
 use crossbeam_channel::{bounded, Sender};
@@ -24,9 +25,6 @@ use std::sync::{Arc, Mutex};
 use std::thread;
 use std::time::{Duration, Instant};
 
-/// How long a stopping server gets after its input is closed, and again
-/// after it was asked to end.
-pub(crate) const STOP_GRACE: Duration = Duration::from_secs(2);
 /// How long a killed process may take to go (only one stuck in the kernel takes long).
 const KILL_WAIT: Duration = Duration::from_secs(5);
 /// How long the end may follow the end of the messages and still be its cause.
@@ -37,11 +35,11 @@ const THREAD_STACK: usize = 512 * 1024;
 /// Starts a pump's thread, which makes its transport with `open` (a child
 /// is spawned by the thread that watches it), and the handle around the
 /// transport's shared half; then the thread pumps until the transport ends.
-pub(super) fn launch<T: Transport>(
+pub(super) fn launch(
     spec: Spec,
     outbox: Arc<Outbox>,
     changes: Option<Sender<Arc<Downstream>>>,
-    open: impl FnOnce() -> io::Result<(T, Arc<dyn Outlet>)> + Send + 'static,
+    open: impl Opener,
 ) -> Result<Arc<Downstream>, String> {
     let (opened_tx, opened_rx) = bounded::<io::Result<Arc<dyn Outlet>>>(1);
     let (conn_tx, conn_rx) = bounded::<Arc<Downstream>>(1);
@@ -53,7 +51,7 @@ pub(super) fn launch<T: Transport>(
         .spawn(move || {
             // Dropped last: the handle's `stop` sees the pump has ended.
             let _done = done_tx;
-            let transport = match open() {
+            let transport = match open.open() {
                 Ok((transport, outlet)) => {
                     let _ = opened_tx.send(Ok(outlet));
                     transport

@@ -1,17 +1,23 @@
-//! Starting a downstream server: its transport (`child::spawn`, a process
-//! Starting a downstream server: its transport (`child::spawn`, a process
-//! and its pipes; for a `url`, `http::start` or `sse::start`, a remote
-//! server's, picked in `transport`), then the opening (`handshake`), within
-//! its `startupTimeoutMs`. Above the handle and the pump: it puts them to work.
+//! Starting a downstream server: its transport, picked from its `Spec`
+//! (`transport/stdio/child.rs::spawn`, a process and its pipes; for a `url`,
+//! `transport/http/streamable.rs::start` or `transport/http/sse.rs::start`,
+//! a remote server's), then the opening (`handshake`), within its
+//! `startupTimeoutMs`. Above the handle and the pump: it puts them to work.
 
 use super::era::Era;
 use super::handle::Downstream;
-use super::{child, handshake, Spec, Started};
+use super::handshake;
+use super::pump;
+#[cfg(feature = "remote")]
+use super::transport::http;
+use super::transport::spec::Spec;
+use super::transport::stdio::child;
 use crate::auth::SignIns;
+use crate::protocol::mcp::ToolEntry;
 use crate::wire::outbox::Outbox;
 use crossbeam_channel::Sender;
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 /// Spawns the child, performs the MCP handshake and lists its tools, all
 /// within `startup_timeout`. On failure the child is stopped in the
@@ -64,12 +70,25 @@ fn transport(
     let _ = sign_ins;
     #[cfg(feature = "remote")]
     if let Some(remote) = &spec.remote {
-        return match remote.kind {
+        let conn = match remote.kind {
             crate::config::RemoteKind::StreamableHttp => {
-                super::http::start(spec, outbox, changes, sign_ins)
+                let open = http::streamable::opener(&spec, sign_ins)?;
+                pump::launch(spec, outbox, changes, open)?
             }
-            crate::config::RemoteKind::Sse => super::sse::start(spec, outbox, changes, sign_ins),
+            crate::config::RemoteKind::Sse => {
+                let open = http::sse::opener(&spec, sign_ins)?;
+                pump::launch(spec, outbox, changes, open)?
+            }
         };
+        log::info!(
+            "[{}] connecting to {}",
+            conn.label(),
+            conn.spec()
+                .remote
+                .as_ref()
+                .map_or("", |r| r.url_display.as_str())
+        );
+        return Ok(conn);
     }
     #[cfg(not(feature = "remote"))]
     if spec.remote.is_some() {
@@ -78,5 +97,25 @@ fn transport(
                 .to_string(),
         );
     }
-    child::spawn(spec, outbox, changes)
+    let open = child::opener(&spec);
+    let conn = pump::launch(spec, outbox, changes, open)?;
+    log::info!(
+        "[{}] started '{}' (pid {})",
+        conn.label(),
+        conn.spec().command_display,
+        conn.pid()
+    );
+    Ok(conn)
+}
+
+/// A started server: its connection and its tools (all pages, unfiltered).
+pub(crate) struct Started {
+    pub conn: Arc<Downstream>,
+    pub tools: Vec<ToolEntry>,
+    /// From spawn to the end of the tool listing.
+    pub startup: Duration,
+    /// The era the server speaks, and the revision agreed on.
+    pub era: Era,
+    /// The `instructions` of its opening result.
+    pub instructions: Option<String>,
 }

@@ -3,18 +3,23 @@
 //! child, a deadline, the end of the process) and reads what was written to
 //! the host and to the child's stdin.
 
-use super::child::ChildInput;
 use super::inbound::Inbound;
+use super::outcome::Why;
 use super::pending;
+use super::transport::stdio::child::ChildInput;
 use super::*;
 use crate::lock;
 use crate::protocol::jsonrpc::{self, RequestId};
 use crate::sys::{Stdin, Waker};
 use crate::wire::outbox::Outbox;
 use crate::wire::{SessionId, SessionIds};
+use serde_json::value::RawValue;
 use serde_json::{json, Map, Value};
+use std::collections::BTreeMap;
 use std::io::{self, BufRead, BufReader, PipeReader, Write};
+use std::sync::Arc;
 use std::sync::Mutex;
+use std::time::{Duration, Instant};
 
 /// What the host received, shared with the outbox.
 #[derive(Clone, Default)]

@@ -1,6 +1,7 @@
 //! One HTTP exchange: a request written on an idle pooled connection or a
-//! new one, the response's head read (interim 1xx responses skipped), then
-//! its body read as it comes (`Body`): whole, as a stream on the request's
+//! new one, the response's head read (interim 1xx responses skipped; the
+//! states up to the head are `exchange/`'s), then its body read as it
+//! comes (`Body`): whole, as a stream on the request's
 //! thread, or handed to a pump that reads it without blocking. A request
 //! that fails on a reused connection before any byte of its response came
 //! is sent once more on a new connection: the server closed the idle one as
@@ -10,14 +11,12 @@ use super::agent::Agent;
 use super::conn::Conn;
 use super::connect;
 use super::error::NetError;
-use super::http::{self, BodyDecoder, Head};
+use super::exchange::{self, read_more, Failed, Outgoing, Times};
+use super::http::{BodyDecoder, Head};
 use super::pool::Pool;
 use super::Url;
-use std::io::{self, Read};
+use std::io;
 use std::time::{Duration, Instant};
-
-/// How much a read asks the socket for.
-const READ_SIZE: usize = 16 * 1024;
 
 /// What to send.
 pub(crate) struct Request<'a> {
@@ -90,110 +89,42 @@ pub(crate) fn send_on(
     })
 }
 
-/// How an exchange failed.
-enum Failed {
-    /// Before any byte of a response: another connection may do.
-    Unanswered(NetError),
-    After(NetError),
-}
-
+/// Runs the exchange's states (`exchange`) on `conn` up to the response's
+/// head; the body follows as a `Body`.
 fn exchange(
-    mut conn: Conn,
+    conn: Conn,
     request: &Request<'_>,
     (deadline, limit): (Instant, Duration),
     reused: bool,
 ) -> Result<Exchange, Failed> {
-    let absolute;
-    let mut headers = request.headers.to_vec();
-    let target = match &conn.via_proxy {
-        Some(authorization) => {
-            absolute = request.url.as_sent();
-            if let Some(a) = authorization {
-                headers.push(("Proxy-Authorization", a.as_str()));
-            }
-            absolute.as_str()
-        }
-        None => request.url.target(),
+    let via_proxy = conn.via_proxy.clone();
+    let out = Outgoing {
+        method: request.method,
+        url: request.url,
+        headers: request.headers,
+        body: request.body,
+        via_proxy: via_proxy.as_ref(),
     };
-    let has_body = request.body.is_some() || matches!(request.method, "POST" | "PUT" | "PATCH");
-    let mut bytes = http::request_head(
-        request.method,
-        target,
-        &request.url.authority(),
-        &headers,
-        has_body.then(|| request.body.map_or(0, <[u8]>::len)),
-    )
-    .map_err(|e| Failed::After(NetError::Request(e)))?;
-    bytes.extend_from_slice(request.body.unwrap_or_default());
-    let unanswered = |e: NetError| {
-        if reused {
-            Failed::Unanswered(e)
-        } else {
-            Failed::After(e)
-        }
+    let times = Times {
+        deadline,
+        limit,
+        reused,
     };
-    let left = deadline.saturating_duration_since(Instant::now());
-    conn.wait_at_most(left)
-        .and_then(|()| conn.write_all(&bytes))
-        .map_err(|e| unanswered(NetError::reading(e, limit)))?;
-    let mut buf = Vec::with_capacity(READ_SIZE);
-    let mut start = 0;
-    loop {
-        match http::parse_head(&buf[start..]).map_err(|e| Failed::After(NetError::Protocol(e)))? {
-            Some((head, used)) if (100..200).contains(&head.status) && head.status != 101 => {
-                start += used;
-            }
-            Some((head, used)) => {
-                let framing = head
-                    .framing(request.method)
-                    .map_err(|e| Failed::After(NetError::Protocol(e)))?;
-                let body = Body {
-                    keep_alive: head.keep_alive(),
-                    conn,
-                    buf,
-                    start: start + used,
-                    decoder: BodyDecoder::new(framing),
-                    deadline: Some(deadline),
-                    limit,
-                    nonblocking: false,
-                };
-                return Ok(Exchange { head, body });
-            }
-            None => {
-                let before = buf.len();
-                match read_more(&mut conn, &mut buf, Some(deadline)) {
-                    Ok(0) if before == 0 => return Err(unanswered(NetError::Ended)),
-                    Ok(0) => return Err(Failed::After(NetError::Ended)),
-                    Ok(_) => {}
-                    Err(e)
-                        if before == 0
-                            && e.kind() != io::ErrorKind::WouldBlock
-                            && e.kind() != io::ErrorKind::TimedOut =>
-                    {
-                        return Err(unanswered(NetError::reading(e, limit)))
-                    }
-                    Err(e) => return Err(Failed::After(NetError::reading(e, limit))),
-                }
-            }
-        }
-    }
-}
-
-/// Reads once from `conn` into the end of `buf`, within `deadline` (none:
-/// the socket's own mode decides).
-fn read_more(conn: &mut Conn, buf: &mut Vec<u8>, deadline: Option<Instant>) -> io::Result<usize> {
-    if let Some(deadline) = deadline {
-        let left = deadline.saturating_duration_since(Instant::now());
-        if left.is_zero() {
-            return Err(io::ErrorKind::TimedOut.into());
-        }
-        conn.wait_at_most(left)?;
-    }
-    let len = buf.len();
-    buf.resize(len + READ_SIZE, 0);
-    let read = conn.read(&mut buf[len..]);
-    buf.truncate(len + *read.as_ref().unwrap_or(&0));
-    read
+    let answered = exchange::run(conn, &out, times)?;
+    let body = Body {
+        keep_alive: answered.head.keep_alive(),
+        conn: answered.wire,
+        buf: answered.buf,
+        start: answered.start,
+        decoder: BodyDecoder::new(answered.framing),
+        deadline: Some(deadline),
+        limit,
+        nonblocking: false,
+    };
+    Ok(Exchange {
+        head: answered.head,
+        body,
+    })
 }
 
 /// What one `Body::read` did.

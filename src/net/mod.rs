@@ -35,6 +35,8 @@ mod der;
 #[cfg(feature = "remote")]
 pub(crate) mod error;
 #[cfg(feature = "remote")]
+mod exchange;
+#[cfg(feature = "remote")]
 mod fetch;
 #[cfg(feature = "remote")]
 pub mod http;

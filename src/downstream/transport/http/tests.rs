@@ -4,19 +4,23 @@
 //! handle, as a session calls it; what reaches the host is read from its
 //! outbox. Every wait has a deadline and waits for what it checks.
 
-use super::era::Era;
-use super::*;
 use crate::config::RemoteKind;
+use crate::downstream::era::Era;
+use crate::downstream::{start, Downstream, Remote, Spec};
 use crate::lock;
 use crate::net::test_server::{Responder, Seen, Server};
 use crate::protocol::jsonrpc::RequestId;
 use crate::wire::outbox::Outbox;
 use crate::wire::{SessionId, SessionIds};
+use serde_json::value::RawValue;
 use serde_json::{json, Map, Value};
+use std::collections::BTreeMap;
 use std::io::{self, Write};
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 use std::sync::{Barrier, Mutex};
 use std::thread;
+use std::time::{Duration, Instant};
 
 /// What a wait for the host's lines allows.
 const WAIT: Duration = Duration::from_secs(15);

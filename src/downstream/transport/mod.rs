@@ -1,9 +1,11 @@
 //! The seam between a server's pump and the bytes it speaks over: a
 //! transport carries JSON-RPC messages both ways and can end. A child's
-//! stdio pipes and its exit are one (`child.rs`); a remote server's HTTP
-//! requests and event stream are another (`remote.rs`, with `http.rs` and
-//! `sse.rs`; the `//!` header of `mod.rs` says how one plugs in). No IO
-//! here: the two traits and what a wait found.
+//! stdio pipes and its exit are one (`stdio/`); a remote server's HTTP
+//! requests and event stream are another (`http/`: `remote.rs`, with
+//! `streamable.rs` and `sse.rs`; the `//!` header of `downstream/mod.rs`
+//! says how one plugs in). No IO here: the two traits, what a wait found,
+//! and why a line was not taken (`WriteError`). Re-exports nothing: the
+//! pump names a transport by its path.
 //!
 //! A transport has two halves. `Transport` is the pump's: owned by the
 //! pump's thread alone, it is where that thread waits, what it reads
@@ -12,10 +14,44 @@
 //! blocking (the hot path), wake the pump, and give up on a server whose
 //! pump is held up.
 
-use super::input::WriteError;
+#[cfg(feature = "remote")]
+pub(super) mod http;
+pub(super) mod reach;
+pub(super) mod spec;
+pub(super) mod stdio;
+
 use crate::sys::Exit;
 use std::io;
+use std::sync::Arc;
 use std::time::Duration;
+
+/// Bytes a child may leave unread before further lines to it are refused. A
+/// single line is always accepted when nothing is queued, whatever its size.
+pub(super) const QUEUE_LIMIT: usize = 8 << 20;
+
+/// Why a line was not taken.
+#[derive(Debug)]
+pub(crate) enum WriteError {
+    /// Stdin was closed (the server is being stopped).
+    Closed,
+    /// The child has not read what was already sent (`queued` bytes).
+    Full { queued: usize },
+    /// The pipe failed (the child closed its stdin or died).
+    Io(io::Error),
+}
+
+impl std::fmt::Display for WriteError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            WriteError::Closed => write!(f, "its stdin is closed"),
+            WriteError::Full { queued } => write!(
+                f,
+                "it is not reading its stdin ({queued} bytes sent to it are still unread)"
+            ),
+            WriteError::Io(e) => write!(f, "cannot write to its stdin: {e}"),
+        }
+    }
+}
 
 /// What a transport hands the pump as it reads.
 pub(super) trait Sink {
@@ -86,6 +122,26 @@ pub(super) trait Transport {
     /// Gives the transport up: ends what is left of it, and reaps. How it
     /// ended, as seen before.
     fn finish(&mut self) -> Exit;
+}
+
+/// How a transport is opened: a job the pump runs first on its own thread
+/// (a child is spawned by the thread that watches it), returning both
+/// halves. A transport's constructor returns one (any such closure is one);
+/// `start` hands it to `pump::launch`, so no transport knows the pump.
+pub(super) trait Opener: Send + 'static {
+    type Transport: Transport;
+    fn open(self) -> io::Result<(Self::Transport, Arc<dyn Outlet>)>;
+}
+
+impl<T, F> Opener for F
+where
+    T: Transport,
+    F: FnOnce() -> io::Result<(T, Arc<dyn Outlet>)> + Send + 'static,
+{
+    type Transport = T;
+    fn open(self) -> io::Result<(T, Arc<dyn Outlet>)> {
+        self()
+    }
 }
 
 /// The shared half, used from any thread.

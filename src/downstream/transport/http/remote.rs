@@ -1,4 +1,4 @@
-//! What the two remote transports share (Streamable HTTP, `http.rs`; the
+//! What the two remote transports share (Streamable HTTP, `streamable.rs`; the
 //! legacy HTTP+SSE transport, `sse.rs`), behind the `Transport`/`Outlet`
 //! seam: the pump's half (`Remote`), the shared half (`Handle`), and what
 //! request threads hand the pump (`Mailbox`).
@@ -21,10 +21,8 @@
 //! `Cuts`, and a stop, a kill, a call's time-out or its cancellation shut
 //! the sockets concerned down, which ends the reads blocked on them.
 
-use super::handle::Downstream;
-use super::input::WriteError;
-use super::transport::{Flow, Outlet, Ready, Sink, Transport};
-use super::{pump, Spec};
+use super::super::spec::Spec;
+use super::super::{Flow, Opener, Outlet, Ready, Sink, Transport, WriteError};
 use crate::auth::{Access, SignIns};
 use crate::lock;
 use crate::net::client::{Body, Chunk};
@@ -33,7 +31,6 @@ use crate::net::pool::Pool;
 use crate::net::sse;
 use crate::net::{Agent, Url};
 use crate::sys::{Exit, NetWait, Waker};
-use crate::wire::outbox::Outbox;
 use crossbeam_channel::{unbounded, Receiver, Sender};
 use std::io;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -373,16 +370,14 @@ pub(super) trait Protocol: Send + Sync + Sized + 'static {
     fn close(&self);
 }
 
-/// Starts `spec`'s remote server: the pump and its handle, with the
-/// transport `make` builds on the pump's thread; its network and
+/// How to open `spec`'s remote server: the job the pump runs on its own
+/// thread, which builds the transport with `make`; its network and
 /// credentials are `sign_ins`'.
-pub(super) fn start<P: Protocol>(
-    spec: Spec,
-    outbox: Arc<Outbox>,
-    changes: Option<Sender<Arc<Downstream>>>,
+pub(super) fn opener<P: Protocol>(
+    spec: &Spec,
     sign_ins: &SignIns,
     make: impl FnOnce(Common) -> P + Send + 'static,
-) -> Result<Arc<Downstream>, String> {
+) -> Result<impl Opener, String> {
     let remote = spec
         .remote
         .clone()
@@ -393,7 +388,7 @@ pub(super) fn start<P: Protocol>(
     let net = sign_ins.net().clone();
     let limit = spec.max_call_timeout.max(spec.startup_timeout) + THREAD_MARGIN;
     let stream_limit = spec.startup_timeout;
-    let open = move || {
+    Ok(move || {
         let (wait, waker) = NetWait::new()?;
         let (tx, rx) = unbounded();
         let common = Common {
@@ -414,17 +409,7 @@ pub(super) fn start<P: Protocol>(
         P::start(&proto);
         let outlet: Arc<dyn Outlet> = Arc::new(Handle(Arc::clone(&proto)));
         Ok((Remote::new(proto, wait, rx), outlet))
-    };
-    let conn = pump::launch(spec, outbox, changes, open)?;
-    log::info!(
-        "[{}] connecting to {}",
-        conn.label(),
-        conn.spec()
-            .remote
-            .as_ref()
-            .map_or("", |r| r.url_display.as_str())
-    );
-    Ok(conn)
+    })
 }
 
 /// The shared half: sends through the transport's own part, wakes the

@@ -9,39 +9,12 @@
 //! `QUEUE_LIMIT`; past it, lines are refused at once with `Full`, and the
 //! calls that carried them fail fast instead of freezing the workbench.
 
+use super::super::{WriteError, QUEUE_LIMIT};
 use crate::sys::{Stdin, Waker};
 use std::collections::VecDeque;
 use std::io;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
-
-/// Bytes a child may leave unread before further lines to it are refused. A
-/// single line is always accepted when nothing is queued, whatever its size.
-pub(super) const QUEUE_LIMIT: usize = 8 << 20;
-
-/// Why a line was not taken.
-#[derive(Debug)]
-pub(crate) enum WriteError {
-    /// Stdin was closed (the server is being stopped).
-    Closed,
-    /// The child has not read what was already sent (`queued` bytes).
-    Full { queued: usize },
-    /// The pipe failed (the child closed its stdin or died).
-    Io(io::Error),
-}
-
-impl std::fmt::Display for WriteError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            WriteError::Closed => write!(f, "its stdin is closed"),
-            WriteError::Full { queued } => write!(
-                f,
-                "it is not reading its stdin ({queued} bytes sent to it are still unread)"
-            ),
-            WriteError::Io(e) => write!(f, "cannot write to its stdin: {e}"),
-        }
-    }
-}
 
 pub(super) struct Input {
     state: Mutex<State>,

@@ -6,16 +6,13 @@
 //! blocking by any thread, `input.rs`). Nothing here knows what a message
 //! means.
 
-use super::handle::Downstream;
-use super::input::{Input, WriteError};
+use super::super::spec::Spec;
+use super::super::{Flow, Opener, Outlet, Ready, Sink, Transport, WriteError};
+use super::input::Input;
 use super::lines::{LineBuffer, StderrLines};
 use super::missing::Missing;
 use super::owner::{self, Owner};
-use super::transport::{Flow, Outlet, Ready, Sink, Transport};
-use super::{pump, Spec};
 use crate::sys::{self, Exit, Stdin, Stream, Tree, Waker, Watch};
-use crate::wire::outbox::Outbox;
-use crossbeam_channel::Sender;
 use std::io;
 use std::process::Stdio;
 use std::sync::Arc;
@@ -30,12 +27,10 @@ const STREAK: usize = 8;
 /// holds the pipes may write forever).
 const LAST_WORDS: Duration = Duration::from_millis(200);
 
-/// Starts `spec`'s child and its pump; the handle once the child runs.
-pub(super) fn spawn(
-    spec: Spec,
-    outbox: Arc<Outbox>,
-    changes: Option<Sender<Arc<Downstream>>>,
-) -> Result<Arc<Downstream>, String> {
+/// How to open `spec`'s child: the job the pump runs on its own thread
+/// (`Opener`), which spawns it there, so that PR_SET_PDEATHSIG follows the
+/// pump's life.
+pub(in crate::downstream) fn opener(spec: &Spec) -> impl Opener {
     let mut cmd = sys::command(&spec.program, &spec.env);
     cmd.args(&spec.args)
         .env_clear()
@@ -47,29 +42,24 @@ pub(super) fn spawn(
         cmd.current_dir(cwd);
     }
     let label = format!("{}/{}", spec.toolbox, spec.server);
-    let missing = Missing::of(&spec);
-    // Spawned on the pump's thread, so that PR_SET_PDEATHSIG follows its life.
-    let open = move || Pipes::spawn(cmd, label).map_err(|e| missing.explain(e));
-    let conn = pump::launch(spec, outbox, changes, open)?;
-    log::info!(
-        "[{}] started '{}' (pid {})",
-        conn.label(),
-        conn.spec().command_display,
-        conn.pid()
-    );
-    Ok(conn)
+    let missing = Missing::of(spec);
+    move || Pipes::spawn(cmd, label).map_err(|e| missing.explain(e))
 }
 
 /// The shared half: the child's stdin, and its process tree (to see its
 /// exit and kill it from any thread).
-pub(super) struct ChildInput {
+pub(in crate::downstream) struct ChildInput {
     input: Input,
     /// `None` in the unit tests, which have no process.
     tree: Option<Arc<Tree>>,
 }
 
 impl ChildInput {
-    pub(super) fn new(stdin: Stdin, waker: Waker, tree: Option<Arc<Tree>>) -> ChildInput {
+    pub(in crate::downstream) fn new(
+        stdin: Stdin,
+        waker: Waker,
+        tree: Option<Arc<Tree>>,
+    ) -> ChildInput {
         ChildInput {
             input: Input::new(stdin, waker),
             tree,

@@ -25,17 +25,17 @@
 //! and has no session, no GET stream, and no `notifications/cancelled`:
 //! closing the request's connection cancels it.
 
-use super::input::WriteError;
+use super::super::spec::Spec;
+use super::super::{Opener, WriteError};
 use super::peek::{self, Outgoing};
+use super::policy::{self, Asked, Next, Tried};
 use super::post;
 use super::remote::{self, Common, Event, Gate, Protocol};
-use super::{Downstream, Spec};
 use crate::auth::{SignInNeeded, SignIns};
 use crate::lock;
 use crate::net::client::Exchange;
 use crate::net::sse;
 use crate::protocol::mcp::method;
-use crate::wire::outbox::Outbox;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -58,14 +58,12 @@ fn session_id(common: &Common, exchange: &Exchange) -> Result<Option<String>, St
     }
 }
 
-/// Starts `spec`'s server over Streamable HTTP.
-pub(super) fn start(
-    spec: Spec,
-    outbox: Arc<Outbox>,
-    changes: Option<crossbeam_channel::Sender<Arc<Downstream>>>,
+/// How to open `spec`'s server over Streamable HTTP (`Opener`).
+pub(in crate::downstream) fn opener(
+    spec: &Spec,
     sign_ins: &SignIns,
-) -> Result<Arc<Downstream>, String> {
-    remote::start(spec, outbox, changes, sign_ins, |common| Streamable {
+) -> Result<impl Opener, String> {
+    remote::opener(spec, sign_ins, |common| Streamable {
         common,
         session: Mutex::new(Session::default()),
         gate: Gate::default(),
@@ -241,15 +239,15 @@ impl Streamable {
 
     /// POSTs `line` and hands what comes back to the pump; on a thread of
     /// its own. True when it was the legacy era's `notifications/initialized`
-    /// and the server took it: the GET stream is opened, once.
+    /// and the server took it: the GET stream is opened, once. What each
+    /// answer asks for next is `policy::next`'s.
     fn post(&self, line: &[u8], out: &Outgoing, token: u64) -> bool {
         let common = &self.common;
         let deadline = Instant::now() + common.limit;
         let expect = out.id.filter(|_| out.is_request);
         let initialize = out.method.as_deref() == Some(method::INITIALIZE);
         let mut authorization = common.credentials.authorization();
-        let mut renewed_session = false;
-        let mut signed_in = false;
+        let mut tried = Tried::default();
         loop {
             let session = lock(&self.session).clone();
             let mut more = vec![
@@ -269,77 +267,81 @@ impl Streamable {
                     return false;
                 }
             };
-            match exchange.status() {
-                200..=299 => {
-                    let given = match initialize.then(|| session_id(common, &exchange)) {
-                        Some(Err(why)) => {
-                            common.fail(expect, token, why);
-                            return false;
-                        }
-                        Some(Ok(given)) => given,
-                        None => None,
-                    };
-                    let mut now = lock(&self.session);
-                    if initialize {
-                        now.id = given;
-                        now.renewed = false;
-                    } else if session.id.is_some() && now.id == session.id {
-                        // The session served a request: it may be renewed again.
-                        now.renewed = false;
-                    }
-                    drop(now);
-                    let mut deliver = |message: Vec<u8>| {
-                        if initialize {
-                            if let Some(version) = peek::initialized_version(&message) {
-                                lock(&self.session).version = Some(version);
-                            }
-                        }
-                        common.mailbox.post(Event::Message(message));
-                    };
-                    if let Err(why) = post::read_answer(common, exchange, expect, &mut deliver) {
-                        common.fail(expect, token, why);
-                        return false;
-                    }
-                    return out.method.as_deref() == Some(method::INITIALIZED)
-                        && !session.modern
-                        && !self.stream_opened.swap(true, Ordering::SeqCst);
-                }
-                404 if session.id.is_some()
-                    && !initialize
-                    && !renewed_session
-                    && !session.renewed =>
-                {
-                    renewed_session = true;
-                    drop(exchange);
-                    if let Err(why) = self.renew_session(session.id.as_deref(), deadline) {
-                        common.fail(expect, token, why);
-                        return false;
-                    }
-                }
-                401 if !signed_in => {
-                    signed_in = true;
-                    let challenge = exchange.header("www-authenticate").map(str::to_string);
-                    drop(exchange);
-                    match common
-                        .credentials
-                        .unauthorized(authorization.as_deref(), challenge.as_deref())
-                    {
-                        Ok(value) => authorization = Some(value),
-                        Err(SignInNeeded { message }) => {
-                            common.fail(expect, token, message);
-                            return false;
-                        }
-                    }
-                }
-                _ => {
+            let asked = Asked {
+                initialize,
+                in_session: session.id.is_some(),
+                session_renewed: session.renewed,
+            };
+            let again = match policy::next(exchange.status(), &asked, &tried) {
+                Next::Deliver => return self.deliver(exchange, &session, out, token),
+                Next::Refuse => {
                     let mut deliver = |message| common.mailbox.post(Event::Message(message));
                     if let Some(why) = post::refusal(common, exchange, expect, &mut deliver, true) {
                         common.fail(expect, token, why);
                     }
                     return false;
                 }
+                Next::RenewSession => {
+                    tried.renewed_session = true;
+                    drop(exchange);
+                    self.renew_session(session.id.as_deref(), deadline)
+                }
+                Next::NewToken => {
+                    tried.signed_in = true;
+                    let challenge = exchange.header("www-authenticate").map(str::to_string);
+                    drop(exchange);
+                    common
+                        .credentials
+                        .unauthorized(authorization.as_deref(), challenge.as_deref())
+                        .map(|value| authorization = Some(value))
+                        .map_err(|SignInNeeded { message }| message)
+                }
+            };
+            if let Err(why) = again {
+                common.fail(expect, token, why);
+                return false;
             }
         }
+    }
+
+    /// A 2xx answer to `out`, sent in `session`: the session it names (an
+    /// initialize's), then its messages to the pump. True as `post` says.
+    fn deliver(&self, exchange: Exchange, session: &Session, out: &Outgoing, token: u64) -> bool {
+        let common = &self.common;
+        let expect = out.id.filter(|_| out.is_request);
+        let initialize = out.method.as_deref() == Some(method::INITIALIZE);
+        let given = match initialize.then(|| session_id(common, &exchange)) {
+            Some(Err(why)) => {
+                common.fail(expect, token, why);
+                return false;
+            }
+            Some(Ok(given)) => given,
+            None => None,
+        };
+        let mut now = lock(&self.session);
+        if initialize {
+            now.id = given;
+            now.renewed = false;
+        } else if session.id.is_some() && now.id == session.id {
+            // The session served a request: it may be renewed again.
+            now.renewed = false;
+        }
+        drop(now);
+        let mut deliver = |message: Vec<u8>| {
+            if initialize {
+                if let Some(version) = peek::initialized_version(&message) {
+                    lock(&self.session).version = Some(version);
+                }
+            }
+            common.mailbox.post(Event::Message(message));
+        };
+        if let Err(why) = post::read_answer(common, exchange, expect, &mut deliver) {
+            common.fail(expect, token, why);
+            return false;
+        }
+        out.method.as_deref() == Some(method::INITIALIZED)
+            && !session.modern
+            && !self.stream_opened.swap(true, Ordering::SeqCst)
     }
 
     /// The session `stale` expired (a 404): initializes again with the

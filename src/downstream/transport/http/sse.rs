@@ -13,28 +13,25 @@
 //! flight fails with "the connection ended", and the next call connects
 //! again.
 
-use super::input::{WriteError, QUEUE_LIMIT};
+use super::super::spec::Spec;
+use super::super::{Opener, WriteError, QUEUE_LIMIT};
 use super::peek::Outgoing;
 use super::post;
 use super::remote::{self, Common, Event, Gate, Protocol};
-use super::{Downstream, Spec};
 use crate::auth::SignInNeeded;
 use crate::lock;
 use crate::net::sse;
 use crate::net::Url;
-use crate::wire::outbox::Outbox;
-use crossbeam_channel::Sender;
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
-/// Starts `spec`'s server over the legacy HTTP+SSE transport.
-pub(super) fn start(
-    spec: Spec,
-    outbox: Arc<Outbox>,
-    changes: Option<Sender<Arc<Downstream>>>,
+/// How to open `spec`'s server over the legacy HTTP+SSE transport
+/// (`Opener`).
+pub(in crate::downstream) fn opener(
+    spec: &Spec,
     sign_ins: &crate::auth::SignIns,
-) -> Result<Arc<Downstream>, String> {
-    remote::start(spec, outbox, changes, sign_ins, |common| Legacy {
+) -> Result<impl Opener, String> {
+    remote::opener(spec, sign_ins, |common| Legacy {
         common,
         endpoint: Mutex::new(Endpoint::Waiting(Vec::new(), 0)),
         gate: Gate::default(),

@@ -11,7 +11,7 @@
 //! path, or a `PATH` the server's `env` sets with references, is described
 //! without its value. The folders of the workbench's own `PATH` are shown.
 
-use super::Spec;
+use super::super::spec::{Lookup, Spec};
 use std::ffi::OsStr;
 use std::io;
 use std::path::{is_separator, Path, PathBuf};
@@ -20,17 +20,6 @@ use std::path::{is_separator, Path, PathBuf};
 /// its count and its first `FIRST` folders.
 const LISTED: usize = 6;
 const FIRST: usize = 4;
-
-/// What a failed start may say of where it looked for the program.
-#[derive(Debug, Clone, Default)]
-pub(crate) struct Lookup {
-    /// The command holds a `${...}` reference: its expanded value (the
-    /// program's path) is not shown.
-    pub command_secret: bool,
-    /// The JSON path of the server's `env.PATH` when it holds a `${...}`
-    /// reference: the folders are counted, not shown.
-    pub path_secret: Option<String>,
-}
 
 /// Where the start looked for the program.
 pub(super) struct Missing {
