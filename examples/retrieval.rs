@@ -21,7 +21,7 @@
 // A benchmark: a failure is a panic with its reason, not an answer to handle.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use mcp_workbench::catalog::rank::{self, Ranker};
+use mcp_workbench::tools::search::rank::{self, Ranker};
 use serde_json::Value;
 use std::collections::HashMap;
 use std::path::Path;

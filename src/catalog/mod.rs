@@ -27,7 +27,6 @@
 mod file;
 pub(crate) mod key;
 pub(crate) mod learned;
-pub mod rank;
 
 use crate::config::expand::Vars;
 use crate::config::ServerConfig;

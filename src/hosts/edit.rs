@@ -392,6 +392,11 @@ fn edit_toml(
         if unended {
             out.truncate(out.len() - newline.len());
         }
+    } else if !text.ends_with('\n') {
+        // The same when the table at its end was replaced where it is.
+        if let Some(cut) = out.strip_suffix(newline) {
+            out.truncate(cut.len());
+        }
     }
     let check = toml::parse(&out).map_err(|e| {
         format!("internal error: the edited file would not read ({e}); nothing was written")

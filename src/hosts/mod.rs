@@ -3,7 +3,8 @@
 //! workbench into them (`install`). The hosts as one table, a row per host
 //! (`host`; each one's files per system in `paths`), each format's entries mapped onto the workbench's keys
 //! (`json_entry` for the JSON hosts, `codex` over a hand-written TOML
-//! subset, `toml`; `vars` for their variables; `jsonc` for comments), what
+//! subset, `toml`, tested against the toml-test suite and fuzzed through
+//! `toml_check`; `vars` for their variables; `jsonc` for comments), what
 //! was found (`found`, `read`), the plan of toolboxes (`plan`), their
 //! descriptions (`describe`; `listing`, which starts the servers to list
 //! them; `refill`, which finds those an earlier import wrote unlisted), the
@@ -37,9 +38,20 @@ pub(crate) mod read;
 pub(crate) mod refill;
 pub(crate) mod rewrite;
 pub(crate) mod toml;
+mod toml_check;
+#[cfg(test)]
+mod toml_suite;
 pub(crate) mod undo;
 mod undo_toml;
 mod vars;
 
 pub use host::Host;
 pub(crate) use host::ALL;
+
+/// What the TOML subset and Codex's edits promise, checked on `text`
+/// (`toml_check`): the first property it breaks. What the fuzz target
+/// (`.fuzz/`, `toml`) runs on its input.
+#[doc(hidden)]
+pub fn check_toml(text: &str) -> Result<(), String> {
+    toml_check::check(text)
+}

@@ -86,14 +86,16 @@ pub(crate) fn undo(
                 before_line.entry(first).or_default().extend(back);
                 Entry::Restored
             } else {
-                // At the end of the file: the blank line before it goes too.
+                // At the end of the file: the blank line the install put
+                // before it goes too (one, where the backup ended without).
                 let last = wb.last().copied().unwrap_or(0);
-                if lines[last + 1..].iter().all(|l| l.trim().is_empty()) {
-                    let mut i = wb.first().copied().unwrap_or(0);
-                    while i > 0 && lines[i - 1].trim().is_empty() {
-                        i -= 1;
-                        gone[i] = true;
-                    }
+                let first = wb.first().copied().unwrap_or(0);
+                if lines[last + 1..].iter().all(|l| l.trim().is_empty())
+                    && first > 0
+                    && lines[first - 1].trim().is_empty()
+                    && blank_put_before(backup, &before)
+                {
+                    gone[first - 1] = true;
                 }
                 Entry::Removed
             }
@@ -173,6 +175,19 @@ pub(crate) fn undo(
         put_back,
         left,
     })
+}
+
+/// Whether the install put a blank line before the table it appended to
+/// `backup` (`edit`): when the backup had no table of its own, and did not
+/// end with a blank line already.
+fn blank_put_before(backup: &str, before: &Document) -> bool {
+    let newline = newline_of(backup);
+    let mut ended = backup.to_string();
+    if !ended.is_empty() && !ended.ends_with('\n') {
+        ended.push_str(newline);
+    }
+    let own = servers(before).iter().any(|(name, _)| name == ENTRY);
+    !own && !ended.is_empty() && !ended.ends_with(&format!("{newline}{newline}"))
 }
 
 fn newline_of(text: &str) -> &'static str {

@@ -9,8 +9,9 @@
 //! fleet's `lifecycle`, and answered from what it found. What they share
 //! sits in `args` (reading arguments, with zod-like messages) and `outcome`
 //! (the finished call); what a tool definition costs a model's context, in
-//! `cost`. `find_tools`'s search, its index and what it learns
-//! from use sit in `search`. No IO in this folder.
+//! `cost`. How `find_tools` ranks tools (the relevance model,
+//! its index, the order of an answer, what it learns from use) sits in
+//! `search`, public for the retrieval benchmark (`examples/retrieval.rs`). No IO in this folder.
 
 mod args;
 pub(crate) mod close_toolbox;
@@ -21,7 +22,7 @@ pub(crate) mod naming;
 pub(crate) mod open_result;
 pub(crate) mod open_toolbox;
 mod outcome;
-mod search;
+pub mod search;
 pub(crate) mod use_tool;
 
 pub(crate) use close_toolbox::NAME as CLOSE_TOOLBOX;

@@ -2,9 +2,12 @@
 //! tables (`[a.b]`, `[a."b c"]`), dotted and quoted keys, and values that are
 //! strings (basic and literal, one line or several, with escapes), integers,
 //! floats, booleans, arrays of those and inline tables; comments anywhere a
-//! line may end. What it does not understand (arrays of tables `[[x]]`,
-//! dates and times, a key defined twice) is refused with its line number,
-//! never guessed at. Beside the values it records on which lines each table
+//! line may end; TOML 1.1's inline tables over several lines with a comma
+//! after the last pair. What it does not understand (arrays of tables
+//! `[[x]]`, dates and times) and what TOML forbids (a key or table defined
+//! twice, an inline table extended by a header or a dotted key) is refused
+//! with its line number, never guessed at: the toml-test suite's cases
+//! within the subset are its test (`hosts::toml_suite`). Beside the values it records on which lines each table
 //! and each key sits, so `install` can replace or remove one table and leave
 //! every other byte of the file as it was. Also the one emitter the workbench
 //! needs: a table of strings and arrays of strings.

@@ -12,8 +12,14 @@ pub(crate) fn parse(text: &str) -> Result<Document, Error> {
         line: 1,
     };
     let mut doc = Document::default();
-    // The tables defined by a header so far, and the header being filled.
+    // The tables defined so far (by a header, or by dotted keys under an
+    // earlier header), those dotted keys define under the header being
+    // filled, and the values written whole (inline tables, arrays), which
+    // no header or dotted key may extend (TOML 1.1, "Inline Table"). As
+    // the toml-test suite and tomli read the rules.
     let mut defined: Vec<Vec<String>> = Vec::new();
+    let mut dotted: Vec<Vec<String>> = Vec::new();
+    let mut closed: Vec<Vec<String>> = Vec::new();
     let mut current: Vec<String> = Vec::new();
     // The span of the open header: its first line, its last line with a key.
     let mut open: Option<(Vec<String>, usize, usize)> = None;
@@ -36,6 +42,7 @@ pub(crate) fn parse(text: &str) -> Result<Document, Error> {
                 return Err(parser.error("expected ']' to end the table header"));
             }
             parser.end_of_line()?;
+            defined.append(&mut dotted);
             if defined.contains(&path) {
                 return Err(Error {
                     line: first + 1,
@@ -43,6 +50,16 @@ pub(crate) fn parse(text: &str) -> Result<Document, Error> {
                 });
             }
             table_at(&mut doc.root, &path, first + 1)?;
+            if let Some(whole) = closed.iter().find(|c| path.starts_with(c)) {
+                return Err(Error {
+                    line: first + 1,
+                    message: format!(
+                        "table [{}] extends {}, which was written whole (an inline table is closed where it is written)",
+                        show_path(&path),
+                        show_path(whole)
+                    ),
+                });
+            }
             defined.push(path.clone());
             if let Some((path, start, last)) = open.take() {
                 doc.spans.push(Span {
@@ -70,13 +87,41 @@ pub(crate) fn parse(text: &str) -> Result<Document, Error> {
             return Err(parser.error("expected a key"));
         };
         let mut table_path = current.clone();
-        table_path.extend(tables.iter().cloned());
+        for part in tables {
+            table_path.push(part.clone());
+            if defined.contains(&table_path) {
+                return Err(Error {
+                    line: first + 1,
+                    message: format!(
+                        "key {} adds to table [{}], defined above: add it under that header",
+                        show_path(&full),
+                        show_path(&table_path)
+                    ),
+                });
+            }
+            if !dotted.contains(&table_path) {
+                dotted.push(table_path.clone());
+            }
+        }
         let table = table_at(&mut doc.root, &table_path, first + 1)?;
+        if let Some(whole) = closed.iter().find(|c| table_path.starts_with(c)) {
+            return Err(Error {
+                line: first + 1,
+                message: format!(
+                    "key {} extends {}, which was written whole (an inline table is closed where it is written)",
+                    show_path(&full),
+                    show_path(whole)
+                ),
+            });
+        }
         if table.get(name).is_some() {
             return Err(Error {
                 line: first + 1,
                 message: format!("key {} is defined twice", show_path(&full)),
             });
+        }
+        if matches!(value, Value::Table(_) | Value::Array(_)) {
+            closed.push(full.clone());
         }
         table.entries.push((name.clone(), value));
         doc.spans.push(Span {
@@ -188,7 +233,7 @@ impl Parser<'_> {
                 if c == '\n' || (c == '\r' && self.rest().starts_with("\r\n")) {
                     break;
                 }
-                if c.is_control() && c != '\t' {
+                if forbidden(c) {
                     return Err(self.error("a control character in a comment"));
                 }
                 self.bump();
@@ -345,12 +390,14 @@ impl Parser<'_> {
     fn inline_table(&mut self) -> Result<Value, Error> {
         self.bump();
         let mut table = Table::default();
-        self.skip_blank_lines()?;
-        if self.eat('}') {
-            return Ok(Value::Table(table));
-        }
+        // Its values written whole, which its dotted keys may not extend.
+        let mut closed: Vec<Vec<String>> = Vec::new();
         loop {
+            // Newlines, and a comma after the last pair (TOML 1.1).
             self.skip_blank_lines()?;
+            if self.eat('}') {
+                return Ok(Value::Table(table));
+            }
             let line = self.line;
             let key = self.key_path()?;
             self.skip_spaces();
@@ -363,11 +410,24 @@ impl Parser<'_> {
                 return Err(self.error("expected a key"));
             };
             let inner = table_at(&mut table, tables, line)?;
+            if let Some(whole) = closed.iter().find(|c| tables.starts_with(c)) {
+                return Err(Error {
+                    line,
+                    message: format!(
+                        "key {} extends {}, which was written whole",
+                        show_path(&key),
+                        show_path(whole)
+                    ),
+                });
+            }
             if inner.get(name).is_some() {
                 return Err(Error {
                     line,
                     message: format!("key {} is defined twice", show_path(&key)),
                 });
+            }
+            if matches!(value, Value::Table(_) | Value::Array(_)) {
+                closed.push(key.clone());
             }
             inner.entries.push((name.clone(), value));
             self.skip_blank_lines()?;
@@ -392,7 +452,7 @@ impl Parser<'_> {
                 Some('"') => return Ok(out),
                 Some('\\') => out.push(self.escape()?),
                 Some('\n') | None => return Err(self.error("unterminated string")),
-                Some(c) if c.is_control() && c != '\t' => {
+                Some(c) if forbidden(c) => {
                     return Err(self.error("a control character in a string; escape it"))
                 }
                 Some(c) => out.push(c),
@@ -411,6 +471,9 @@ impl Parser<'_> {
                     return Ok(text);
                 }
                 Some('\n') | None => return Err(self.error("unterminated string")),
+                Some(c) if forbidden(c) => {
+                    return Err(self.error("a control character in a string"))
+                }
                 Some(_) => {
                     self.bump();
                 }
@@ -433,6 +496,7 @@ impl Parser<'_> {
                 }
                 return Ok(out);
             }
+            self.multiline_control()?;
             match self.bump() {
                 None => return Err(self.error("unterminated multi-line string")),
                 Some('\\') => {
@@ -466,10 +530,23 @@ impl Parser<'_> {
                 }
                 return Ok(out);
             }
+            self.multiline_control()?;
             match self.bump() {
                 None => return Err(self.error("unterminated multi-line string")),
                 Some(c) => out.push(c),
             }
+        }
+    }
+
+    /// A control character at `pos` in a multi-line string: refused, but a
+    /// newline (LF or CRLF).
+    fn multiline_control(&self) -> Result<(), Error> {
+        match self.peek() {
+            Some('\r') if self.rest().starts_with("\r\n") => Ok(()),
+            Some(c) if c != '\n' && forbidden(c) => {
+                Err(self.error("a control character in a string; escape it"))
+            }
+            _ => Ok(()),
         }
     }
 
@@ -506,6 +583,12 @@ impl Parser<'_> {
     }
 }
 
+/// A control character TOML allows in no string or comment: all but tab
+/// (a newline ends them, or is allowed in a multi-line string).
+fn forbidden(c: char) -> bool {
+    matches!(c, '\0'..='\u{8}' | '\n'..='\u{1f}' | '\u{7f}')
+}
+
 /// Whether a bare word continues after `true` or `false` (`trueish`).
 fn word_goes_on(rest: &str) -> bool {
     rest.chars()
@@ -525,26 +608,23 @@ fn number(word: &str) -> Option<Value> {
         "nan" => return Some(Value::Float(f64::NAN)),
         _ => {}
     }
-    // Underscores only between digits.
-    let bytes = body.as_bytes();
-    for (i, b) in bytes.iter().enumerate() {
-        if *b == b'_'
-            && !(i > 0
-                && bytes[i - 1].is_ascii_alphanumeric()
-                && bytes.get(i + 1).is_some_and(u8::is_ascii_alphanumeric))
-        {
-            return None;
-        }
-    }
-    let digits = body.replace('_', "");
     for (prefix, radix) in [("0x", 16), ("0o", 8), ("0b", 2)] {
-        if let Some(rest) = digits.strip_prefix(prefix) {
-            if sign < 0 || word.starts_with('+') {
+        if let Some(rest) = body.strip_prefix(prefix) {
+            let digit = |b: &u8| char::from(*b).is_digit(radix);
+            if word.starts_with(['+', '-']) || !underscores_between(rest, digit) {
                 return None;
             }
-            return i64::from_str_radix(rest, radix).ok().map(Value::Integer);
+            let rest = rest.replace('_', "");
+            if !rest.bytes().all(|b| digit(&b)) {
+                return None;
+            }
+            return i64::from_str_radix(&rest, radix).ok().map(Value::Integer);
         }
     }
+    if !underscores_between(body, u8::is_ascii_digit) {
+        return None;
+    }
+    let digits = body.replace('_', "");
     if digits.is_empty() || !digits.as_bytes()[0].is_ascii_digit() {
         return None;
     }
@@ -554,8 +634,12 @@ fn number(word: &str) -> Option<Value> {
         return None;
     }
     if digits.bytes().all(|b| b.is_ascii_digit()) {
-        let n: i64 = digits.parse().ok()?;
-        return Some(Value::Integer(n * i64::from(sign)));
+        let signed = if sign < 0 {
+            format!("-{digits}")
+        } else {
+            digits
+        };
+        return signed.parse().ok().map(Value::Integer);
     }
     let float_shape = digits
         .bytes()
@@ -568,6 +652,14 @@ fn number(word: &str) -> Option<Value> {
     }
     let f: f64 = digits.parse().ok()?;
     Some(Value::Float(f * f64::from(sign)))
+}
+
+/// Whether every underscore of `text` stands between two digits.
+fn underscores_between(text: &str, digit: impl Fn(&u8) -> bool) -> bool {
+    let bytes = text.as_bytes();
+    bytes.iter().enumerate().all(|(i, b)| {
+        *b != b'_' || i > 0 && digit(&bytes[i - 1]) && bytes.get(i + 1).is_some_and(&digit)
+    })
 }
 
 #[cfg(test)]
@@ -706,5 +798,43 @@ nested = [[1, 2], ["a"],
             assert_eq!(error.line, line, "{text:?}: {error}");
             assert!(error.message.contains(message), "{text:?}: {error}");
         }
+    }
+
+    #[test]
+    fn refuses_what_the_toml_test_suite_found_it_read() {
+        let cases = [
+            ("a = {x = 1}\n[a]\n", 2, "written whole"),
+            ("a = {x = 1}\n[a.b]\n", 2, "written whole"),
+            (
+                "[p]\nt = { name = \"n\" }\nt.edible = false\n",
+                3,
+                "written whole",
+            ),
+            ("t = { a = {}, a.b = 1 }\n", 1, "written whole"),
+            (
+                "[f]\napple.color = \"red\"\n[f.apple]\n",
+                3,
+                "defined twice",
+            ),
+            ("[a.b.c]\nz = 9\n[a]\nb.c.t = 1\n", 4, "defined above"),
+            ("x = 'a\u{7f}'\n", 1, "control character"),
+            ("x = \"\"\"a\rb\"\"\"\n", 1, "control character"),
+            ("x = 1_e2\n", 1, "is not a number"),
+            ("x = 0x_1\n", 1, "is not a number"),
+            ("x = 0x-1\n", 1, "is not a number"),
+        ];
+        for (text, line, message) in cases {
+            let error = parse(text).unwrap_err();
+            assert_eq!(error.line, line, "{text:?}: {error}");
+            assert!(error.message.contains(message), "{text:?}: {error}");
+        }
+    }
+
+    #[test]
+    fn reads_what_toml_1_1_allows() {
+        let doc = parse("t = { a = 1,\n  b = 2, }\nmin = -9223372036854775808\n# \u{80} \u{9f}\n")
+            .unwrap();
+        assert_eq!(table(&doc, &["t"]).get("b"), Some(&Value::Integer(2)));
+        assert_eq!(doc.root.get("min"), Some(&Value::Integer(i64::MIN)));
     }
 }

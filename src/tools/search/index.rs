@@ -9,7 +9,7 @@
 //! `current` decides, so a search costs a few lookups, not a rebuild.
 //! No IO; no ranking of its own (that is `rank`), no answer.
 
-use crate::catalog::rank::{self, Index, Ranker};
+use super::rank::{self, Index, Ranker};
 use crate::catalog::{key, Catalog, CatalogTool};
 use crate::config::expand::Vars;
 use crate::config::ToolboxConfig;

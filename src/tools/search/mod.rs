@@ -1,6 +1,10 @@
-//! The search of `find_tools` (docs/reference.md §5) over its index
-//! (`index`), ranked by `rank`, and what a search keeps to learn from the
-//! session's next call (`learn`).
+//! How `find_tools` ranks tools (docs/reference.md §5), all of it in this
+//! folder: the relevance model (`rank`: BM25F over words, concepts and a
+//! lexicon, servers first), the index it runs over, built from what the
+//! catalog holds as the model may see it (`index`), the order of an answer
+//! (below), and what a search keeps to learn from the session's next call
+//! (`learn`). The catalog holds the data (listings, what was learned) and
+//! ranks nothing; `find_tools` renders the answer.
 //!
 //! The order: a tool the query names exactly first, then tools the catalog
 //! learned these words meant (`learned`), then the rest by score. When the
@@ -13,8 +17,8 @@
 
 pub(crate) mod index;
 pub(crate) mod learn;
+pub mod rank;
 
-use crate::catalog::rank;
 use crate::catalog::Catalog;
 use crate::tools::search::index::{id, Built, Entry};
 
