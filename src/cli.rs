@@ -55,6 +55,16 @@ Usage:
       also takes out of HOST the servers the workbench's config now holds
       (per-project ones too with --include-projects);
       --undo reverses the install, keeping what HOST wrote since
+  mcp-workbench tools [QUERY | TOOLBOX/SERVER/TOOL] [--config PATH] [--json] [--limit N]
+      every tool of every toolbox, one line each, from the tool catalog; QUERY:
+      the tools find_tools finds for it, best first; TOOLBOX/SERVER/TOOL: that
+      tool described (its arguments, an example call); --json for scripts
+  mcp-workbench call TOOLBOX/SERVER/TOOL [ARGS | -] [--config PATH] [--json] [--batch] [--timeout MS]
+      call a tool from a script as use_tool does (same servers, pins, caps): ARGS
+      is a JSON object, key=value words, or - (stdin); prints the result's text
+      (--json: the whole result); --batch reads JSON Lines of
+      {\"tool\", \"arguments\"} and prints one result per line in order; exit 1
+      for an error result or a failed call, 2 when nothing was called
   mcp-workbench --help | --version
 
 The config path is --config, else $WORKBENCH_CONFIG, else ./workbench-config.json
@@ -70,7 +80,7 @@ Exit codes: 0 clean shutdown, 1 runtime failure, 2 usage or config error.
 /// The one line printed with a usage error, before the hint to `--help`:
 /// every command, serving (no command word) first.
 pub const USAGE_LINE: &str =
-    "usage: mcp-workbench [--config PATH] [--trace FILE] (serve MCP over stdio) | mcp-workbench check|index|status|pins|learned|login|logout|import|install [--config PATH] [OPTIONS]";
+    "usage: mcp-workbench [--config PATH] [--trace FILE] (serve MCP over stdio) | mcp-workbench check|index|status|pins|learned|login|logout|import|install|tools|call [--config PATH] [OPTIONS]";
 
 /// The config file of the working directory, used where it exists.
 pub const DEFAULT_CONFIG: &str = "workbench-config.json";
@@ -203,6 +213,26 @@ pub enum Command {
         /// `--include-projects`: `--replace` takes per-project entries out too.
         include_projects: bool,
     },
+    /// Every tool, a search (`query`), or one tool (`query` is
+    /// `TOOLBOX/SERVER/TOOL`): docs/reference.md §13.
+    Tools {
+        config: ConfigPath,
+        query: Option<String>,
+        json: bool,
+        limit: Option<usize>,
+    },
+    /// Call one tool (`target`, with the `args` words) or, with `batch`,
+    /// the JSON Lines of stdin: docs/reference.md §13.
+    Call {
+        config: ConfigPath,
+        target: Option<String>,
+        args: Vec<String>,
+        json: bool,
+        batch: bool,
+        /// `--timeout MS`: this call's `callTimeoutMs`.
+        timeout: Option<u64>,
+        trace: Option<PathBuf>,
+    },
     Help,
     Version,
 }
@@ -251,6 +281,10 @@ pub fn parse(
     env: &dyn Fn(&str) -> Option<OsString>,
     exists: &dyn Fn(&Path) -> bool,
 ) -> Result<Command, String> {
+    let args: Vec<OsString> = args.into_iter().collect();
+    if let Some(word) = script_word(&args) {
+        return parse_script(word, args, env, exists);
+    }
     let mut word: Option<&'static str> = None;
     // The words after `pins`, `learned` or `install`.
     let mut pins = Vec::new();
@@ -378,19 +412,7 @@ pub fn parse(
     if include_projects && !replace {
         return Err("--include-projects applies to install --replace".to_string());
     }
-    let config = match config {
-        Some(path) => ConfigPath {
-            path,
-            source: ConfigSource::Flag,
-        },
-        None => match env("WORKBENCH_CONFIG") {
-            Some(path) if !path.is_empty() => ConfigPath {
-                path: expand_home(path, env).map_err(|e| format!("WORKBENCH_CONFIG: {e}"))?,
-                source: ConfigSource::Environment,
-            },
-            _ => unnamed_config(Os::current(), env, exists)?,
-        },
-    };
+    let config = choose_config(config, env, exists)?;
     match (word, trace) {
         (Some(word), Some(_)) => Err(format!("--trace applies to serving, not to {word}")),
         (Some("pins"), None) => Ok(Command::Pins {
@@ -431,9 +453,168 @@ pub fn parse(
     }
 }
 
+/// The config `--config` named, else `$WORKBENCH_CONFIG`'s, else
+/// `unnamed_config`.
+fn choose_config(
+    config: Option<PathBuf>,
+    env: &dyn Fn(&str) -> Option<OsString>,
+    exists: &dyn Fn(&Path) -> bool,
+) -> Result<ConfigPath, String> {
+    Ok(match config {
+        Some(path) => ConfigPath {
+            path,
+            source: ConfigSource::Flag,
+        },
+        None => match env("WORKBENCH_CONFIG") {
+            Some(path) if !path.is_empty() => ConfigPath {
+                path: expand_home(path, env).map_err(|e| format!("WORKBENCH_CONFIG: {e}"))?,
+                source: ConfigSource::Environment,
+            },
+            _ => unnamed_config(Os::current(), env, exists)?,
+        },
+    })
+}
+
+// --- `tools` and `call` (docs/reference.md §13): their words and flags ---
+
+/// The flags of `tools` and `call` that take a value.
+const SCRIPT_VALUED: &[&str] = &["--config", "--trace", "--limit", "--timeout"];
+
+/// `tools` or `call` when it is the first word (the values of flags skipped).
+fn script_word(args: &[OsString]) -> Option<&'static str> {
+    let mut args = args.iter().filter_map(|a| a.to_str());
+    while let Some(arg) = args.next() {
+        if SCRIPT_VALUED.contains(&arg) {
+            args.next();
+        } else if arg == "-" || !arg.starts_with('-') {
+            return ["tools", "call"].into_iter().find(|w| *w == arg);
+        }
+    }
+    None
+}
+
+/// The arguments of `tools` (`word` "tools") or `call`: the words after it
+/// are the query or tool and its ARGS, each flag given once.
+fn parse_script(
+    word: &'static str,
+    args: Vec<OsString>,
+    env: &dyn Fn(&str) -> Option<OsString>,
+    exists: &dyn Fn(&Path) -> bool,
+) -> Result<Command, String> {
+    let (mut json, mut batch, mut seen_word) = (false, false, false);
+    let (mut config, mut trace, mut limit, mut timeout) = (None, None, None, None);
+    let mut words = Vec::new();
+    let mut args = args.into_iter();
+    while let Some(arg) = args.next() {
+        let Some(text) = arg.to_str() else {
+            return Err(format!("unexpected argument {arg:?}"));
+        };
+        let (flag, inline) = match text.split_once('=') {
+            Some((flag, value)) if flag.starts_with("--") => (flag, Some(value.to_string())),
+            _ => (text, None),
+        };
+        let mut value = || match inline.clone() {
+            Some(value) => Ok(value),
+            None => args
+                .next()
+                .and_then(|v| v.into_string().ok())
+                .ok_or(format!("{flag} needs a value")),
+        };
+        match flag {
+            "-h" | "--help" => return Ok(Command::Help),
+            w if w == word && !seen_word => seen_word = true,
+            "--json" => set_flag(&mut json, "--json")?,
+            "--batch" if word == "call" => set_flag(&mut batch, "--batch")?,
+            "--config" | "--trace" if flag == "--config" || word == "call" => {
+                let path = value()?;
+                if path.is_empty() {
+                    return Err(format!("{flag} needs a path"));
+                }
+                let path = expand_home(path.into(), env).map_err(|e| format!("{flag}: {e}"))?;
+                let slot = if flag == "--config" {
+                    &mut config
+                } else {
+                    &mut trace
+                };
+                if slot.replace(path).is_some() {
+                    return Err(format!("{flag} was given twice"));
+                }
+            }
+            "--limit" | "--timeout" if (flag == "--limit") == (word == "tools") => {
+                let text = value()?;
+                let n = text
+                    .parse::<u64>()
+                    .ok()
+                    .filter(|n| *n > 0)
+                    .ok_or(format!("{flag} needs a whole number above 0, not '{text}'"))?;
+                let slot = if flag == "--limit" {
+                    &mut limit
+                } else {
+                    &mut timeout
+                };
+                if slot.replace(n).is_some() {
+                    return Err(format!("{flag} was given twice"));
+                }
+            }
+            "-" => words.push(text.to_string()),
+            _ if !text.starts_with('-') => words.push(text.to_string()),
+            "--limit" => return Err("--limit applies to tools".to_string()),
+            "--batch" | "--timeout" | "--trace" => return Err(format!("{flag} applies to call")),
+            _ => {
+                let known = [
+                    "--config",
+                    "--json",
+                    "--limit",
+                    "--batch",
+                    "--timeout",
+                    "--trace",
+                ];
+                return Err(match suggest::closest(flag, &known) {
+                    Some(close) => {
+                        format!("{word}: unknown option '{text}'; did you mean '{close}'?")
+                    }
+                    None => format!("{word}: unknown option '{text}'"),
+                });
+            }
+        }
+    }
+    let config = choose_config(config, env, exists)?;
+    if word == "tools" {
+        let query = (!words.is_empty()).then(|| words.join(" "));
+        let limit = limit.map(|n| usize::try_from(n).unwrap_or(usize::MAX));
+        return Ok(Command::Tools {
+            config,
+            query,
+            json,
+            limit,
+        });
+    }
+    let mut words = words.into_iter();
+    let target = words.next();
+    let args: Vec<String> = words.collect();
+    match (&target, batch) {
+        (Some(target), true) => Err(format!(
+            "call --batch takes its calls on stdin, not '{target}'"
+        )),
+        (None, false) => Err("call needs TOOLBOX/SERVER/TOOL: the tool to call".to_string()),
+        _ => Ok(Command::Call {
+            config,
+            target,
+            args,
+            json,
+            batch,
+            timeout,
+            trace,
+        }),
+    }
+}
+
+// --- end of `tools` and `call` ---
+
 /// The command words (`fleet`, last, is the shared fleet's own, not in the usage).
 const WORDS: &[&str] = &[
-    "check", "index", "status", "pins", "learned", "import", "install", "login", "logout", "fleet",
+    "check", "index", "status", "pins", "learned", "import", "install", "login", "logout", "tools",
+    "call", "fleet",
 ];
 
 /// The one `TOOLBOX/SERVER` after `login` or `logout`.
@@ -809,7 +990,7 @@ mod tests {
     fn the_usage_names_every_command() {
         let commands = [
             "serve", "check", "index", "status", "pins", "learned", "login", "logout", "import",
-            "install",
+            "install", "tools", "call",
         ];
         let named = |text: &str, word: &str| {
             text.split(|c: char| !c.is_ascii_alphanumeric())
@@ -825,6 +1006,86 @@ mod tests {
             }
         }
         assert!(USAGE_LINE.lines().count() == 1);
+    }
+
+    #[test]
+    fn tools_and_call_take_their_words_and_flags() {
+        assert_eq!(
+            parse_str(&[
+                "--config",
+                "c.json",
+                "tools",
+                "read",
+                "a",
+                "file",
+                "--limit=3"
+            ]),
+            Ok(Command::Tools {
+                config: flag("c.json"),
+                query: Some("read a file".into()),
+                json: false,
+                limit: Some(3),
+            })
+        );
+        assert_eq!(
+            parse_str(&[
+                "call",
+                "t/s/n",
+                "a=1",
+                "b=x y",
+                "--json",
+                "--config",
+                "c.json",
+                "--timeout",
+                "50"
+            ]),
+            Ok(Command::Call {
+                config: flag("c.json"),
+                target: Some("t/s/n".into()),
+                args: vec!["a=1".into(), "b=x y".into()],
+                json: true,
+                batch: false,
+                timeout: Some(50),
+                trace: None,
+            })
+        );
+        assert_eq!(
+            parse_str(&["call", "--batch", "--config=c.json"]),
+            Ok(Command::Call {
+                config: flag("c.json"),
+                target: None,
+                args: Vec::new(),
+                json: false,
+                batch: true,
+                timeout: None,
+                trace: None,
+            })
+        );
+        let err = |args: &[&str]| parse_str(args).unwrap_err();
+        assert_eq!(
+            err(&["call"]),
+            "call needs TOOLBOX/SERVER/TOOL: the tool to call"
+        );
+        assert_eq!(
+            err(&["call", "--batch", "t/s/n"]),
+            "call --batch takes its calls on stdin, not 't/s/n'"
+        );
+        assert_eq!(
+            err(&["tools", "--timeout", "5"]),
+            "--timeout applies to call"
+        );
+        assert_eq!(
+            err(&["call", "t/s/n", "--timeout", "0"]),
+            "--timeout needs a whole number above 0, not '0'"
+        );
+        assert_eq!(
+            err(&["call", "t/s/n", "--jsn"]),
+            "call: unknown option '--jsn'; did you mean '--json'?"
+        );
+        assert_eq!(
+            err(&["tool"]),
+            "unexpected argument 'tool'; did you mean 'tools'?"
+        );
     }
 
     #[test]
