@@ -6,7 +6,8 @@
 //! that tool's server and stops it before the exit.
 //!
 //! Before anything is called, the name and the arguments are checked
-//! (`script::lookup`, `script::args`): a usage error exits 2. The result's
+//! (`script::lookup`, `script::args`; a server the catalog never listed is
+//! listed first, as `index` does): a usage error exits 2. The result's
 //! text goes to stdout (`--json`: the whole result as one line); exit 0, or
 //! 1 for an `isError` result or a failed call (the text on stderr). A
 //! `use_tool` answer that the tool does not exist is a usage error too.
@@ -47,7 +48,7 @@ pub(super) fn run(
     let known = Known::load(&config, path);
     if asked.batch {
         let lines = io::BufReader::new(stdin);
-        return call_batch::run(&known, config, path, shared, &asked, lines, out);
+        return call_batch::run(known, config, path, shared, &asked, lines, out);
     }
     let Some(target) = asked.target.as_deref() else {
         return usage("call needs TOOLBOX/SERVER/TOOL");
@@ -65,6 +66,7 @@ pub(super) fn run(
         Ok(arguments) => arguments,
         Err(e) => return usage(&e),
     };
+    let known = listed(known, &config, path, shared, target);
     let call = match checked(&known, target, &arguments) {
         Ok(call) => call,
         Err(e) => return usage(&e),
@@ -111,6 +113,38 @@ pub(super) fn run(
     }
 }
 
+/// `known`, or, when the catalog never listed the server `target` names
+/// and no fleet runs it, the catalog after listing that one server (once:
+/// from then on the catalog has it), so its arguments can be checked
+/// before the call.
+pub(super) fn listed(
+    known: Known,
+    config: &Config,
+    path: &Path,
+    shared: bool,
+    target: &str,
+) -> Known {
+    let Ok(Named::Unlisted {
+        toolbox,
+        server,
+        known: names,
+        ..
+    }) = known.resolve(target)
+    else {
+        return known;
+    };
+    if shared || !names.is_empty() {
+        return known;
+    }
+    let mut one = config.clone();
+    one.toolboxes.retain(|t| t.name == toolbox);
+    for t in &mut one.toolboxes {
+        t.servers.retain(|s| s.name == server);
+    }
+    super::index::quietly(&one, path);
+    Known::load(config, path)
+}
+
 /// A usage error: said on stderr, exit 2.
 fn usage(message: &str) -> ExitCode {
     eprintln!("error: {message}");
@@ -149,6 +183,18 @@ pub(super) fn checked(
                 server: tool.server,
                 tool: tool.tool.name,
             })
+        }
+        // A listed server without that tool: unknown, unless it may be held
+        // back by a pin, which the session says (exit 1).
+        Named::Unlisted {
+            toolbox,
+            server,
+            tool,
+            known: names,
+        } if !names.is_empty() && !known.pinned() => {
+            let names: Vec<&str> = names.iter().map(String::as_str).collect();
+            let what = format!("tool '{tool}' in server '{server}' (toolbox '{toolbox}')");
+            Err(unknown(&what, &tool, &names))
         }
         Named::Unlisted {
             toolbox,

@@ -43,7 +43,7 @@ enum Done {
 
 /// Runs the batch read from `lines`.
 pub(super) fn run(
-    known: &Known,
+    known: Known,
     config: Config,
     path: &Path,
     shared: bool,
@@ -51,16 +51,24 @@ pub(super) fn run(
     lines: impl BufRead,
     out: &mut impl Write,
 ) -> ExitCode {
-    // Every line, checked: its name, and the call or why it cannot be made.
-    let mut todo: Vec<Todo> = Vec::new();
-    for line in lines.split(b'\n') {
-        let Ok(line) = line else { break };
-        let text = String::from_utf8_lossy(&line);
-        if text.trim().is_empty() {
-            continue;
+    let texts: Vec<String> = lines
+        .split(b'\n')
+        .map_while(Result::ok)
+        .map(|line| String::from_utf8_lossy(&line).into_owned())
+        .filter(|text| !text.trim().is_empty())
+        .collect();
+    // The servers the catalog never listed are listed first, once each.
+    let mut known = known;
+    for text in &texts {
+        if let Ok(line) = serde_json::from_str::<Line>(text) {
+            known = call::listed(known, &config, path, shared, &line.tool);
         }
-        todo.push(checked_line(known, &text));
     }
+    // Every line, checked: its name, and the call or why it cannot be made.
+    let todo: Vec<Todo> = texts
+        .iter()
+        .map(|text| checked_line(&known, text))
+        .collect();
     let mut done: Vec<Option<Done>> = (0..todo.len()).map(|_| None).collect();
     let mut ready: VecDeque<usize> = VecDeque::new();
     for (i, (_, call)) in todo.iter().enumerate() {

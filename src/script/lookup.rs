@@ -56,6 +56,13 @@ impl Known {
         }
     }
 
+    /// Whether tools are pinned (`pinTools`): a tool missing from the
+    /// catalog's view may then be one held back, which only the session
+    /// can say.
+    pub(crate) fn pinned(&self) -> bool {
+        self.pins.is_some()
+    }
+
     fn scope(&self) -> Scope<'_> {
         Scope {
             toolboxes: &self.toolboxes,

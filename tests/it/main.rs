@@ -31,6 +31,7 @@ mod remote;
 #[cfg(feature = "remote")]
 mod remote_config;
 mod repo;
+mod script;
 #[cfg(target_os = "linux")]
 mod shared;
 #[cfg(feature = "remote")]
