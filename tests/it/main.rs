@@ -31,6 +31,7 @@ mod remote;
 #[cfg(feature = "remote")]
 mod remote_config;
 mod repo;
+#[cfg(target_os = "linux")]
 mod script;
 #[cfg(target_os = "linux")]
 mod shared;

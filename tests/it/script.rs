@@ -2,7 +2,8 @@
 //! `mcp-workbench call` run as a script runs them, against the fake server:
 //! every exit code, `--batch`'s order, a shared fleet's server reached by a
 //! script and a host session alike, a held pin, a cut result, and no process
-//! left behind. Each case has its own cache, state and runtime folders.
+//! left behind (read from `/proc`: Linux). Each case has its own cache,
+//! state and runtime folders.
 
 use crate::harness::*;
 use serde_json::{json, Value};
@@ -334,7 +335,6 @@ fn timeout_caps_and_pins_are_the_sessions_own() {
 
 /// With a shared fleet, a script's call goes to the server the host's
 /// session started: the same process.
-#[cfg(target_os = "linux")]
 #[test]
 fn a_script_reaches_the_server_a_host_session_runs() {
     let config = json!({"shareServers": true, "shareLingerMs": 300,
