@@ -16,6 +16,7 @@ pub mod hosts;
 pub mod net;
 pub(crate) mod pins;
 pub mod protocol;
+pub(crate) mod script;
 pub mod share;
 pub mod sys;
 pub mod tools;

@@ -956,11 +956,61 @@ async def check_remote_everything():
         shutil.rmtree(run, ignore_errors=True)
 
 
+async def check_scripts():
+    """§13: `tools` and `call` from a script against the real servers: list,
+    describe, call (one, --json, --batch), the usage error of a missing
+    argument, no secret in any output, no process left."""
+    run = new_run_dir()
+    config = write_config(run)
+    env = workbench_env(run)
+
+    def wb(*args, stdin=""):
+        done = subprocess.run([WB, *args, "--config", config], env=env, cwd=run, input=stdin,
+                              capture_output=True, text=True, timeout=OPEN_TIMEOUT)
+        expect("must-not-leak" not in done.stdout + done.stderr, f"the secret in {args}")
+        return done.returncode, done.stdout, done.stderr
+
+    async with step("scripts-tools-and-call"):
+        code, out, err = wb("tools")
+        expect(code == 0, f"tools: exit {code}: {err[-500:]}")
+        lines = out.splitlines()
+        for name in ("everything/everything/echo", "everything/time/get_current_time", "dev/memory/read_graph"):
+            expect(any(line.startswith(name + "  ") or line == name for line in lines), f"{name} not in {out[:800]}")
+        code, out, err = wb("tools", "everything/time/convert_time")
+        expect(code == 0 and "(string, required)" in out and "mcp-workbench call everything/time/convert_time" in out,
+               f"describe: exit {code}: {out}{err}")
+        code, out, err = wb("call", "everything/everything/echo", "message=hello from a script")
+        expect(code == 0 and "hello from a script" in out, f"echo: exit {code}: {out}{err}")
+        code, out, err = wb("call", "everything/everything/get-sum", '{"a": 2, "b": 3}', "--json")
+        result = json.loads(out)
+        expect(code == 0 and "5" in result["content"][0]["text"], f"get-sum: exit {code}: {out}{err}")
+        code, out, err = wb("call", "everything/time/get_current_time")
+        expect(code == 2 and "'timezone'" in err, f"missing timezone: exit {code}: {err}")
+        batch = "\n".join(json.dumps(line) for line in (
+            {"tool": "everything/time/get_current_time", "arguments": {"timezone": "UTC"}},
+            {"tool": "everything/everything/echo", "arguments": {"message": "second"}},
+            {"tool": "everything/everything/nope"},
+        ))
+        code, out, err = wb("call", "--batch", stdin=batch)
+        answers = [json.loads(line) for line in out.splitlines()]
+        expect(code == 1 and len(answers) == 3, f"batch: exit {code}: {out}{err}")
+        expect("datetime" in answers[0]["result"]["content"][0]["text"], f"batch 1: {answers[0]}")
+        expect("second" in answers[1]["result"]["content"][0]["text"], f"batch 2: {answers[1]}")
+        expect("unknown tool 'nope'" in answers[2]["error"], f"batch 3: {answers[2]}")
+        # A workbench's watchdog (whose command line names the config) ends
+        # just after the workbench: wait for it as for anything else.
+        deadline = time.monotonic() + 5
+        while (left := processes_in(run)) and time.monotonic() < deadline:
+            await anyio.sleep(0.1)
+        expect(not left, f"left after the calls: {left}")
+    shutil.rmtree(run, ignore_errors=True)
+
+
 async def main():
     started = time.monotonic()
     checks = (check_sdk_and_real_servers, check_auto_mode, check_inspector, check_isolation,
               check_exact_passthrough, check_dynamic_validation, check_shutdown, check_era_bridge,
-              check_remote_everything, check_claude_code, check_claude_code_install_undo)
+              check_remote_everything, check_claude_code, check_claude_code_install_undo, check_scripts)
     # IO_CHECKS=check_era_bridge,... runs only those (while working on one area).
     only = [name for name in os.environ.get("IO_CHECKS", "").split(",") if name]
     for check in (c for c in checks if not only or c.__name__ in only):

@@ -69,6 +69,26 @@ pub enum Command {
         /// `--include-projects`: `--replace` takes per-project entries out too.
         include_projects: bool,
     },
+    /// Every tool, a search (`query`), or one tool (`query` is
+    /// `TOOLBOX/SERVER/TOOL`): docs/reference.md §13.
+    Tools {
+        config: ConfigPath,
+        query: Option<String>,
+        json: bool,
+        limit: Option<usize>,
+    },
+    /// Call one tool (`target`, with the `args` words) or, with `batch`,
+    /// the JSON Lines of stdin: docs/reference.md §13.
+    Call {
+        config: ConfigPath,
+        target: Option<String>,
+        args: Vec<String>,
+        json: bool,
+        batch: bool,
+        /// `--timeout MS`: this call's `callTimeoutMs`.
+        timeout: Option<u64>,
+        trace: Option<PathBuf>,
+    },
     Help,
     Version,
 }

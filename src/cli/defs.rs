@@ -9,7 +9,7 @@
 use super::command::Command;
 use super::config::ConfigPath;
 use super::given::Given;
-use super::operands::{install_host, learned_action, pins_action, target};
+use super::operands::{call_operands, install_host, learned_action, pins_action, target};
 
 /// One flag.
 pub(super) struct Flag {
@@ -37,6 +37,8 @@ pub(super) enum Takes {
     Path(&'static str),
     /// A host's name or a file (`--from`), shown as this name.
     HostOrFile(&'static str),
+    /// A whole number above 0, shown as this name.
+    Number(&'static str),
     /// Nothing, and the parse ends with this command (`--help`).
     Ends(fn() -> Command),
 }
@@ -48,9 +50,9 @@ pub(super) enum Applies {
     All,
     /// These words, and how the error names them.
     To(&'static [&'static str], &'static str),
-    /// Serving only: checked once the config is known, and the error names
-    /// the command given.
-    Serving,
+    /// Serving, and these words: checked once the config is known, and
+    /// the error names the command given and how the serving list reads.
+    Serving(&'static [&'static str], &'static str),
 }
 
 /// Where a command's usage line shows a flag.
@@ -111,7 +113,7 @@ pub(super) const FLAGS: &[Flag] = &[
         short: None,
         takes: Takes::Path("FILE"),
         repeats: false,
-        applies: Applies::Serving,
+        applies: Applies::Serving(&["call"], "serving and call"),
         needs: None,
         excludes: None,
         shown: Shown::Own,
@@ -130,7 +132,27 @@ pub(super) const FLAGS: &[Flag] = &[
     },
     Flag {
         name: "--json",
-        applies: Applies::To(&["check", "status"], "check and status"),
+        applies: Applies::To(
+            &["check", "status", "tools", "call"],
+            "check, status, tools and call",
+        ),
+        ..switch()
+    },
+    Flag {
+        name: "--limit",
+        takes: Takes::Number("N"),
+        applies: Applies::To(&["tools"], "tools"),
+        ..switch()
+    },
+    Flag {
+        name: "--batch",
+        applies: Applies::To(&["call"], "call"),
+        ..switch()
+    },
+    Flag {
+        name: "--timeout",
+        takes: Takes::Number("MS"),
+        applies: Applies::To(&["call"], "call"),
         ..switch()
     },
     Flag {
@@ -362,6 +384,52 @@ pub(super) const COMMANDS: &[Def] = &[
         ..command()
     },
     Def {
+        word: "tools",
+        takes_words: true,
+        before: "[QUERY | TOOLBOX/SERVER/TOOL]",
+        help: &[
+            "every tool of every toolbox, one line each, from the tool catalog; QUERY:",
+            "the tools find_tools finds for it, best first; TOOLBOX/SERVER/TOOL: that",
+            "tool described (its arguments, an example call); --json for scripts",
+        ],
+        build: |given, config| {
+            Ok(Command::Tools {
+                config,
+                query: (!given.words.is_empty()).then(|| given.words.join(" ")),
+                json: given.has("--json"),
+                limit: given
+                    .number("--limit")
+                    .map(|n| usize::try_from(n).unwrap_or(usize::MAX)),
+            })
+        },
+        ..command()
+    },
+    Def {
+        word: "call",
+        takes_words: true,
+        before: "TOOLBOX/SERVER/TOOL [ARGS | -]",
+        help: &[
+            "call a tool from a script as use_tool does (same servers, pins, caps): ARGS",
+            "is a JSON object, key=value words, or - (stdin); prints the result's text",
+            "(--json: the whole result); --batch reads JSON Lines of",
+            "{\"tool\", \"arguments\"} and prints one result per line in order; exit 1",
+            "for an error result or a failed call, 2 when nothing was called",
+        ],
+        build: |given, config| {
+            let (target, args) = call_operands(&given.words, given.has("--batch"))?;
+            Ok(Command::Call {
+                config,
+                target,
+                args,
+                json: given.has("--json"),
+                batch: given.has("--batch"),
+                timeout: given.number("--timeout"),
+                trace: given.path("--trace"),
+            })
+        },
+        ..command()
+    },
+    Def {
         word: "fleet",
         kind: Kind::Hidden,
         build: |_, config| Ok(Command::Fleet { config }),
@@ -389,7 +457,7 @@ impl Flag {
         match self.applies {
             Applies::All => true,
             Applies::To(words, _) => words.contains(&word),
-            Applies::Serving => word == SERVE,
+            Applies::Serving(words, _) => word == SERVE || words.contains(&word),
         }
     }
 

@@ -12,6 +12,8 @@ pub(super) enum Value {
     On,
     Path(PathBuf),
     From(ImportFrom),
+    /// A whole number above 0.
+    Number(u64),
 }
 
 #[derive(Debug, Default)]
@@ -34,6 +36,14 @@ impl Given {
     pub(super) fn path(&self, flag: &str) -> Option<PathBuf> {
         self.flags.iter().find_map(|(name, value)| match value {
             Value::Path(path) if *name == flag => Some(path.clone()),
+            _ => None,
+        })
+    }
+
+    /// The number `flag` gave.
+    pub(super) fn number(&self, flag: &str) -> Option<u64> {
+        self.flags.iter().find_map(|(name, value)| match value {
+            Value::Number(n) if *name == flag => Some(*n),
             _ => None,
         })
     }

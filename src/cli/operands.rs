@@ -93,3 +93,19 @@ pub(super) fn pins_action(words: &[String], yes: bool) -> Result<PinsAction, Str
     }
     Ok(action)
 }
+
+/// The words after `call`: the tool, then its ARGS words; with `--batch`
+/// (`batch`), none: the calls come on stdin.
+pub(super) fn call_operands(
+    words: &[String],
+    batch: bool,
+) -> Result<(Option<String>, Vec<String>), String> {
+    match (words.split_first(), batch) {
+        (Some((target, _)), true) => Err(format!(
+            "call --batch takes its calls on stdin, not '{target}'"
+        )),
+        (None, false) => Err("call needs TOOLBOX/SERVER/TOOL: the tool to call".to_string()),
+        (Some((target, args)), false) => Ok((Some(target.clone()), args.to_vec())),
+        (None, true) => Ok((None, Vec::new())),
+    }
+}

@@ -34,9 +34,12 @@ pub fn parse(
     check_flags(&given)?;
     let config = choose(given.path("--config"), env, exists)?;
     if let Some(word) = given.word {
-        let serving = FLAGS.iter().filter(|f| f.applies == Applies::Serving);
-        if let Some(flag) = serving.into_iter().find(|f| given.has(f.name)) {
-            return Err(format!("{} applies to serving, not to {word}", flag.name));
+        let serving = FLAGS.iter().filter_map(|f| match f.applies {
+            Applies::Serving(_, only) if !f.applies_to(word) => Some((f, only)),
+            _ => None,
+        });
+        if let Some((flag, only)) = serving.into_iter().find(|(f, _)| given.has(f.name)) {
+            return Err(format!("{} applies to {only}, not to {word}", flag.name));
         }
     }
     (defs::command_of(given.word).build)(&given, config)
@@ -61,7 +64,8 @@ fn read_one(
     let takes_words = given
         .word
         .is_some_and(|word| defs::command_of(Some(word)).takes_words);
-    if takes_words && !text.starts_with('-') {
+    // `-`: stdin (`call T/S/N -`), a word like any other.
+    if takes_words && (!text.starts_with('-') || text == "-") {
         given.words.push(text.to_string());
         return Ok(None);
     }
@@ -75,7 +79,12 @@ fn read_one(
             }
             given.flags.push((flag.name, Value::On));
         }
-        (Some(flag), _) if matches!(flag.takes, Takes::Path(_) | Takes::HostOrFile(_)) => {
+        (Some(flag), _)
+            if matches!(
+                flag.takes,
+                Takes::Path(_) | Takes::HostOrFile(_) | Takes::Number(_)
+            ) =>
+        {
             let value = match inline {
                 Some(value) => OsString::from(value),
                 None => rest.next().ok_or_else(|| missing(flag))?,
@@ -104,6 +113,7 @@ fn set_word(given: &mut Given, word: &'static str) -> Result<(), String> {
 fn missing(flag: &Flag) -> String {
     match flag.takes {
         Takes::HostOrFile(_) => format!("{} needs a host or a file", flag.name),
+        Takes::Number(_) => format!("{} needs a whole number above 0", flag.name),
         _ => format!("{} needs a path", flag.name),
     }
 }
@@ -120,6 +130,11 @@ fn read_value(
     }
     let path = |value| expand_home(value, env).map_err(|e| format!("{name}: {e}"));
     Ok(match flag.takes {
+        Takes::Number(_) => {
+            let text = value.to_string_lossy();
+            let n = text.parse::<u64>().ok().filter(|n| *n > 0);
+            Value::Number(n.ok_or(format!("{name} needs a whole number above 0, not '{text}'"))?)
+        }
         Takes::HostOrFile(_) => match Host::parse(value.to_str().unwrap_or_default()) {
             Some(host) => Value::From(ImportFrom::Host(host)),
             None => Value::From(ImportFrom::File(path(value)?)),

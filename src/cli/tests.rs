@@ -66,10 +66,13 @@ fn commands() {
             &["index", "check"][..],
             "index and check cannot be combined",
         ),
-        (&["index", "--json"], "--json applies to check and status"),
+        (
+            &["index", "--json"],
+            "--json applies to check, status, tools and call",
+        ),
         (
             &["index", "--trace", "t"],
-            "--trace applies to serving, not to index",
+            "--trace applies to serving and call, not to index",
         ),
         (&["index", "index"], "index was given twice"),
         (
@@ -166,7 +169,7 @@ fn learned_lists_or_clears() {
     );
     assert_eq!(
         err(&["learned", "--json"]),
-        "--json applies to check and status"
+        "--json applies to check, status, tools and call"
     );
 }
 
@@ -234,11 +237,11 @@ fn pins_takes_an_action() {
     assert_eq!(err(&["check", "pins"]), "check and pins cannot be combined");
     assert_eq!(
         err(&["pins", "--json"]),
-        "--json applies to check and status"
+        "--json applies to check, status, tools and call"
     );
     assert_eq!(
         err(&["pins", "--trace", "t"]),
-        "--trace applies to serving, not to pins"
+        "--trace applies to serving and call, not to pins"
     );
     assert_eq!(
         err(&["pin"]),
@@ -252,7 +255,7 @@ fn pins_takes_an_action() {
 fn the_usage_names_every_command() {
     let commands = [
         "serve", "check", "index", "status", "pins", "learned", "login", "logout", "import",
-        "install",
+        "install", "tools", "call",
     ];
     let named = |text: &str, word: &str| {
         text.split(|c: char| !c.is_ascii_alphanumeric())
@@ -425,7 +428,7 @@ fn login_and_logout_take_one_remote_server() {
     );
     assert_eq!(
         err(&["login", "a/b", "--json"]),
-        "--json applies to check and status"
+        "--json applies to check, status, tools and call"
     );
     assert_eq!(
         err(&["logon"]),
@@ -459,10 +462,13 @@ fn errors_name_the_argument() {
         err(&["check", "--json", "--json"]),
         "--json was given twice"
     );
-    assert_eq!(err(&["--json"]), "--json applies to check and status");
+    assert_eq!(
+        err(&["--json"]),
+        "--json applies to check, status, tools and call"
+    );
     assert_eq!(
         err(&["fleet", "--json"]),
-        "--json applies to check and status"
+        "--json applies to check, status, tools and call"
     );
     assert_eq!(
         err(&["check", "status"]),
@@ -470,7 +476,7 @@ fn errors_name_the_argument() {
     );
     assert_eq!(
         err(&["status", "--trace", "t"]),
-        "--trace applies to serving, not to status"
+        "--trace applies to serving and call, not to status"
     );
     assert_eq!(
         err(&["stauts"]),
@@ -478,7 +484,7 @@ fn errors_name_the_argument() {
     );
     assert_eq!(
         err(&["check", "--trace", "t"]),
-        "--trace applies to serving, not to check"
+        "--trace applies to serving and call, not to check"
     );
     assert_eq!(err(&["--config"]), "--config needs a path");
     assert_eq!(err(&["--config="]), "--config needs a path");
@@ -570,4 +576,104 @@ fn every_flag_shows_where_it_applies() {
             assert_eq!(count, want, "{} in {line:?}", flag.name);
         }
     }
+}
+
+#[test]
+fn tools_and_call_take_their_words_and_flags() {
+    assert_eq!(
+        parse_str(&[
+            "--config",
+            "c.json",
+            "tools",
+            "read",
+            "a",
+            "file",
+            "--limit=3"
+        ]),
+        Ok(Command::Tools {
+            config: flag("c.json"),
+            query: Some("read a file".into()),
+            json: false,
+            limit: Some(3),
+        })
+    );
+    assert_eq!(
+        parse_str(&[
+            "call",
+            "t/s/n",
+            "a=1",
+            "b=x y",
+            "--json",
+            "--config",
+            "c.json",
+            "--timeout",
+            "50"
+        ]),
+        Ok(Command::Call {
+            config: flag("c.json"),
+            target: Some("t/s/n".into()),
+            args: vec!["a=1".into(), "b=x y".into()],
+            json: true,
+            batch: false,
+            timeout: Some(50),
+            trace: None,
+        })
+    );
+    assert_eq!(
+        parse_str(&["--config", "c.json", "call", "t/s/n", "-"]),
+        Ok(Command::Call {
+            config: flag("c.json"),
+            target: Some("t/s/n".into()),
+            args: vec!["-".into()],
+            json: false,
+            batch: false,
+            timeout: None,
+            trace: None,
+        })
+    );
+    assert_eq!(
+        parse_str(&["call", "--batch", "--config=c.json"]),
+        Ok(Command::Call {
+            config: flag("c.json"),
+            target: None,
+            args: Vec::new(),
+            json: false,
+            batch: true,
+            timeout: None,
+            trace: None,
+        })
+    );
+    let err = |args: &[&str]| parse_str(args).unwrap_err();
+    assert_eq!(
+        err(&["call"]),
+        "call needs TOOLBOX/SERVER/TOOL: the tool to call"
+    );
+    assert_eq!(
+        err(&["call", "--batch", "t/s/n"]),
+        "call --batch takes its calls on stdin, not 't/s/n'"
+    );
+    assert_eq!(
+        err(&["tools", "--timeout", "5"]),
+        "--timeout applies to call"
+    );
+    assert_eq!(
+        err(&["call", "t/s/n", "--limit", "5"]),
+        "--limit applies to tools"
+    );
+    assert_eq!(
+        err(&["call", "t/s/n", "--timeout", "0"]),
+        "--timeout needs a whole number above 0, not '0'"
+    );
+    assert_eq!(
+        err(&["call", "t/s/n", "--jsn"]),
+        "unknown option '--jsn'; did you mean '--json'?"
+    );
+    assert_eq!(
+        err(&["tools", "--trace", "f"]),
+        "--trace applies to serving and call, not to tools"
+    );
+    assert_eq!(
+        err(&["tool"]),
+        "unexpected argument 'tool'; did you mean 'tools'?"
+    );
 }

@@ -86,7 +86,7 @@ fn synopsis(command: &Def) -> String {
 /// `[--replace [--include-projects]]`.
 fn shown(flag: &Flag, word: &str) -> String {
     let mut text = format!("[{}", flag.name);
-    if let Takes::Path(value) | Takes::HostOrFile(value) = flag.takes {
+    if let Takes::Path(value) | Takes::HostOrFile(value) | Takes::Number(value) = flag.takes {
         text.push(' ');
         text.push_str(value);
     }

@@ -3,13 +3,18 @@
 //! tool catalog, stops it, and prints one line per server: its tool count
 //! or why it failed. Exit 0 when every server listed, 1 otherwise.
 //!
+//! `quietly` is the same listing for `call`, which lists a server the
+//! catalog lacks before it checks the arguments against its tools.
+//!
 //! Prints on stdout and serves no host, like `check`. A shutdown signal stops
 //! every server (the launcher's shutdown) and ends the run with the shell's
 //! code for it (`interrupt`), printing and recording nothing more.
 
 use super::interrupt::local_servers;
+use crate::catalog::Catalog;
 use crate::config::Config;
-use crate::fleet::launch;
+use crate::fleet::launch::{self, Launcher};
+use crate::wire::outbox::Outbox;
 use std::io::Write;
 use std::path::Path;
 use std::process::ExitCode;
@@ -23,6 +28,44 @@ pub(super) fn run(config: &Config, path: &Path, out: &mut impl Write) -> ExitCod
     // As `check` does: on a signal every server stopped, then the shell's
     // code for it, with nothing printed or recorded after the signal.
     let (catalog, launcher, interrupt) = local_servers(path);
+    let (healthy, lines) = list_all(config, &catalog, &launcher, &|| interrupt.came());
+    // After a signal the watcher stops the servers; a second `shutdown` here
+    // would count as a second trigger and cut their grace periods short.
+    if let Some((_, code)) = interrupt.finish() {
+        return code;
+    }
+    launcher.shutdown();
+    let printed = lines.iter().try_for_each(|line| writeln!(out, "{line}"));
+    if let Err(e) = printed {
+        log::error!("cannot write the report: {e}");
+    }
+    if healthy {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    }
+}
+
+/// Lists every server of `config` (file `path`) into its catalog as `run`
+/// does, printing nothing and leaving the signals to the caller (`call`,
+/// whose session of its own watches them).
+pub(super) fn quietly(config: &Config, path: &Path) {
+    let catalog = Catalog::default();
+    catalog.attach(path);
+    let sink = Arc::new(Outbox::new(Box::new(std::io::sink())));
+    let launcher = Arc::new(Launcher::new(sink, None, crate::auth::SignIns::default()));
+    let _ = list_all(config, &catalog, &launcher, &|| false);
+    launcher.shutdown();
+}
+
+/// Starts, lists and stops every enabled server of `config`, `PARALLEL` at
+/// a time, until `stopped`; whether each listed, and a line for each.
+fn list_all(
+    config: &Config,
+    catalog: &Catalog,
+    launcher: &Launcher,
+    stopped: &dyn Fn() -> bool,
+) -> (bool, Vec<String>) {
     // Every enabled server, in config order, with its spec or its problem.
     let mut jobs = Vec::new();
     for toolbox in &config.toolboxes {
@@ -43,7 +86,7 @@ pub(super) fn run(config: &Config, path: &Path, out: &mut impl Write) -> ExitCod
             }
         }
         let mut started = launcher.start_all(specs).into_iter();
-        if interrupt.came() {
+        if stopped() {
             break;
         }
         let mut conns = Vec::new();
@@ -85,19 +128,5 @@ pub(super) fn run(config: &Config, path: &Path, out: &mut impl Write) -> ExitCod
         catalog.record(&records);
         launch::stop_all(&conns, "");
     }
-    // After a signal the watcher stops the servers; a second `shutdown` here
-    // would count as a second trigger and cut their grace periods short.
-    if let Some((_, code)) = interrupt.finish() {
-        return code;
-    }
-    launcher.shutdown();
-    let printed = lines.iter().try_for_each(|line| writeln!(out, "{line}"));
-    if let Err(e) = printed {
-        log::error!("cannot write the report: {e}");
-    }
-    if healthy {
-        ExitCode::SUCCESS
-    } else {
-        ExitCode::from(1)
-    }
+    (healthy, lines)
 }

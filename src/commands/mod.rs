@@ -3,13 +3,16 @@
 //! (`Needs`, the one table of how commands differ) and runs its entry, one
 //! arm per command, each in a file of its own here. Returns the exit code;
 //! `main` only parses, sets up logging and exits with it.
-//! `import` and `install` read and write the hosts' configs (`hosts/`).
+//! `import` and `install` read and write the hosts' configs (`hosts/`);
+//! `tools` and `call` reach the tools from scripts (`script/`).
 //!
 //! A command writes its output to the `Console`'s stdout, which `main`
 //! hands over: through a `printer::Printer` (a reader that went away ends
 //! the output quietly), except serving, which gives it to the outbox;
 //! nothing else may write it.
 
+mod call;
+mod call_batch;
 mod check;
 mod fleet;
 mod import;
@@ -24,6 +27,7 @@ mod prepare;
 mod printer;
 mod serve;
 mod status;
+mod tools;
 
 use crate::cli::{self, Command};
 use crate::protocol::mcp;
@@ -115,6 +119,21 @@ impl Needs {
                 log: Some("warn"),
                 ..nothing
             },
+            // `tools` lists a toolbox the catalog lacks by starting its
+            // servers, as `index` does; `call` calls through a session, the
+            // shared fleet's when the config shares one (not with --trace).
+            Command::Tools { .. } => Needs {
+                log: Some("warn"),
+                watchdog: true,
+                ..nothing
+            },
+            Command::Call { trace, .. } => Needs {
+                log: Some("warn"),
+                starts_servers: true,
+                watchdog: true,
+                may_share: trace.is_none(),
+                ..nothing
+            },
             // Starts servers to describe them (not with --no-start); the
             // report says what happened to each.
             Command::Import { start, .. } => Needs {
@@ -190,6 +209,42 @@ pub fn run(command: Command, console: Console) -> ExitCode {
             undo,
             &mut out,
         )),
+        Command::Tools {
+            config,
+            query,
+            json,
+            limit,
+        } => prepare::run(&config, needs, &mut out).map(|ready| {
+            let path = &config.path;
+            tools::run(
+                &ready.loaded.config,
+                path,
+                query.as_deref(),
+                json,
+                limit,
+                &mut out,
+            )
+        }),
+        Command::Call {
+            config,
+            target,
+            args,
+            json,
+            batch,
+            timeout,
+            trace,
+        } => prepare::run(&config, needs, &mut out).map(|ready| {
+            let asked = call::Asked {
+                target,
+                args,
+                json,
+                batch,
+                timeout,
+                trace,
+            };
+            let (loaded, shared) = (ready.loaded.config, ready.shared);
+            call::run(loaded, &config.path, shared, asked, stdin, &mut out)
+        }),
         Command::Serve { config, trace } => prepare::run(&config, needs, &mut out)
             .map(|ready| serve::run(&config, ready, trace, stdin, stdout)),
     };

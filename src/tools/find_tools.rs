@@ -199,6 +199,22 @@ pub(crate) fn find_tools(
     }
 }
 
+/// The index of `scope`, built afresh (`mcp-workbench tools`' list).
+pub(crate) fn index(catalog: &Catalog, scope: &Scope<'_>) -> Arc<Built> {
+    search::index::current(catalog, scope, &mut None)
+}
+
+/// `find_tools`'s answer to `query` (its result object, compact JSON), for
+/// `mcp-workbench tools QUERY`: the same search and ranking, nothing learned.
+pub(crate) fn search_text(
+    catalog: &Catalog,
+    scope: &Scope<'_>,
+    query: &str,
+    limit: usize,
+) -> String {
+    answer(catalog, scope, &mut None, query, limit.clamp(1, MAX_LIMIT)).0
+}
+
 /// The `find_tools` result object (compact JSON): the best `limit` tools for
 /// `query` across every configured toolbox, and the toolboxes not indexed;
 /// and what the session keeps of the search to learn from its next call.

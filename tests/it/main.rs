@@ -32,6 +32,8 @@ mod remote;
 mod remote_config;
 mod repo;
 #[cfg(target_os = "linux")]
+mod script;
+#[cfg(target_os = "linux")]
 mod shared;
 #[cfg(feature = "remote")]
 mod signin;

@@ -94,6 +94,11 @@ pub(crate) fn current(
 }
 
 impl Built {
+    /// Every tool of the index, in config order (`tools`' list).
+    pub(crate) fn entries(&self) -> &[Entry] {
+        &self.entries
+    }
+
     fn new(catalog: &Catalog, scope: &Scope<'_>) -> Built {
         let snapshot = catalog.snapshot();
         let configs: Vec<Arc<ToolboxConfig>> = scope
