@@ -26,7 +26,6 @@ use std::io::{self, IsTerminal, Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
 
 /// What `call` was asked.
 pub(super) struct Asked {
@@ -80,12 +79,7 @@ pub(super) fn run(
             return ExitCode::from(1);
         }
     };
-    let answer = one_call(
-        &mut client,
-        &call,
-        &arguments.raw,
-        deadline_of(shared, &asked),
-    );
+    let answer = one_call(&mut client, &call, &arguments.raw, asked.timeout);
     client.close();
     let result = match answer {
         Ok(result) => result,
@@ -212,13 +206,8 @@ pub(super) fn checked(
 }
 
 /// A session for the calls: the shared fleet's, or this process's own,
-/// with `--timeout` as every server's `callTimeoutMs` and `--trace` on.
-pub(super) fn open(
-    mut config: Config,
-    path: &Path,
-    shared: bool,
-    asked: &Asked,
-) -> io::Result<Client> {
+/// with `--trace` on.
+pub(super) fn open(config: Config, path: &Path, shared: bool, asked: &Asked) -> io::Result<Client> {
     if shared {
         match Client::shared(path) {
             Ok(client) => return Ok(client),
@@ -227,17 +216,6 @@ pub(super) fn open(
                 log::warn!("calling through a session of this process's own");
                 prepare::watchdog();
             }
-        }
-    }
-    if let Some(ms) = asked.timeout {
-        let timeout = Duration::from_millis(ms);
-        for server in config
-            .toolboxes
-            .iter_mut()
-            .flat_map(|t| t.servers.iter_mut())
-        {
-            server.call_timeout = timeout;
-            server.max_call_timeout = server.max_call_timeout.max(timeout);
         }
     }
     let trace = match &asked.trace {
@@ -252,45 +230,28 @@ pub(super) fn open(
     Client::local(config, path, trace)
 }
 
-/// How long the client itself waits for each call: with `--timeout`
-/// through a shared fleet, whose servers keep their own `callTimeoutMs`,
-/// the client cancels the call at the time asked.
-pub(super) fn deadline_of(shared: bool, asked: &Asked) -> Option<Duration> {
-    asked.timeout.filter(|_| shared).map(Duration::from_millis)
-}
-
-/// What a call that ran out of `--timeout` says.
-pub(super) fn timed_out(call: &Call, limit: Duration) -> String {
-    format!(
-        "Tool '{}' of server '{}' (toolbox '{}') did not answer within {} ms (--timeout); the call was cancelled",
-        call.tool,
-        call.server,
-        call.toolbox,
-        limit.as_millis()
-    )
-}
-
-/// Calls `call` with `arguments` and waits for its result (`limit`: at most
-/// that long, then cancels it).
+/// Calls `call` with `arguments` (within `time_limit` ms when given) and
+/// waits for its result.
 fn one_call(
     client: &mut Client,
     call: &Call,
     arguments: &RawValue,
-    limit: Option<Duration>,
+    time_limit: Option<u64>,
 ) -> Result<Box<RawValue>, String> {
     let gone = |e: io::Error| format!("the session ended: {e}");
     let id = client
-        .use_tool(&call.toolbox, &call.server, &call.tool, arguments)
+        .use_tool(
+            &call.toolbox,
+            &call.server,
+            &call.tool,
+            arguments,
+            time_limit,
+        )
         .map_err(gone)?;
-    let deadline = limit.map(|limit| Instant::now() + limit);
     loop {
-        match client.next_answer(deadline) {
+        match client.next_answer(None) {
             Some(answer) if answer.id == id => return answer.result,
             Some(_) => continue,
-            None if deadline.is_some_and(|d| Instant::now() >= d) => {
-                let _ = client.cancel(id, "--timeout");
-                return Err(timed_out(call, limit.unwrap_or_default()));
-            }
             None => return Err("the session ended before the call was answered".to_string()),
         }
     }

@@ -19,7 +19,6 @@ use std::collections::{HashMap, VecDeque};
 use std::io::{BufRead, Write};
 use std::path::Path;
 use std::process::ExitCode;
-use std::time::{Duration, Instant};
 
 /// At most this many calls in flight.
 const IN_FLIGHT: usize = 8;
@@ -82,17 +81,17 @@ pub(super) fn run(
     if !ready.is_empty() {
         match call::open(config, path, shared, asked) {
             Ok(mut client) => {
-                let limit = call::deadline_of(shared, asked);
-                let mut flight: HashMap<u64, (usize, Option<Instant>)> = HashMap::new();
+                let mut flight: HashMap<u64, usize> = HashMap::new();
                 loop {
                     while flight.len() < IN_FLIGHT {
                         let Some(i) = ready.pop_front() else { break };
                         let Ok((call, arguments)) = &todo[i].1 else {
                             continue;
                         };
-                        match client.use_tool(&call.toolbox, &call.server, &call.tool, arguments) {
+                        let (toolbox, server, tool) = (&call.toolbox, &call.server, &call.tool);
+                        match client.use_tool(toolbox, server, tool, arguments, asked.timeout) {
                             Ok(id) => {
-                                flight.insert(id, (i, limit.map(|l| Instant::now() + l)));
+                                flight.insert(id, i);
                             }
                             Err(e) => {
                                 done[i] = Some(Done::Error(format!("the session ended: {e}")))
@@ -103,10 +102,9 @@ pub(super) fn run(
                     if flight.is_empty() {
                         break;
                     }
-                    let deadline = flight.values().filter_map(|(_, d)| *d).min();
-                    match client.next_answer(deadline) {
+                    match client.next_answer(None) {
                         Some(answer) => {
-                            if let Some((i, _)) = flight.remove(&answer.id) {
+                            if let Some(i) = flight.remove(&answer.id) {
                                 done[i] = Some(match answer.result {
                                     Ok(result) => Done::Result(result),
                                     Err(e) => Done::Error(e),
@@ -114,31 +112,10 @@ pub(super) fn run(
                             }
                         }
                         None => {
-                            let now = Instant::now();
-                            let late: Vec<u64> = flight
-                                .iter()
-                                .filter(|(_, (_, d))| d.is_some_and(|d| d <= now))
-                                .map(|(id, _)| *id)
-                                .collect();
-                            if late.is_empty() {
-                                // The session ended: what is in flight fails.
-                                for (_, (i, _)) in flight.drain() {
-                                    let e = "the session ended before the call was answered";
-                                    done[i] = Some(Done::Error(e.to_string()));
-                                }
-                            }
-                            for id in late {
-                                if let Some((i, _)) = flight.remove(&id) {
-                                    let _ = client.cancel(id, "--timeout");
-                                    let call = todo[i].1.as_ref().map(|c| &c.0);
-                                    let e = match call {
-                                        Ok(call) => {
-                                            call::timed_out(call, limit.unwrap_or(Duration::ZERO))
-                                        }
-                                        Err(e) => e.clone(),
-                                    };
-                                    done[i] = Some(Done::Error(e));
-                                }
+                            // The session ended: what is in flight fails.
+                            for (_, i) in flight.drain() {
+                                let e = "the session ended before the call was answered";
+                                done[i] = Some(Done::Error(e.to_string()));
                             }
                         }
                     }

@@ -86,8 +86,8 @@ impl Flight {
 
     /// Progress for call `id`: its deadline restarts; the host's token and
     /// session, if the host gave one.
-    pub(super) fn progress(&self, id: i64, timeout: Duration) -> Option<(Value, Arc<Outbox>)> {
-        lock(&self.0).pending.progress(id, timeout)
+    pub(super) fn progress(&self, id: i64) -> Option<(Value, Arc<Outbox>)> {
+        lock(&self.0).pending.progress(id, Instant::now())
     }
 
     /// The deadline the pump sleeps towards, recorded so that a registration

@@ -252,8 +252,11 @@ impl Downstream {
     /// Forwards a host's `tools/call`; the answer reaches the host from the
     /// pump's thread (its result, its deadline, its end) or from `stop`.
     /// `meta` is the host's `_meta` without its progress token;
-    /// `progress_token` is that token, if any. When the call is refused,
-    /// nothing was sent and nobody else answers it.
+    /// `progress_token` is that token, if any; `time_limit`, when given,
+    /// is this call's `callTimeoutMs` (and its `maxCallTimeoutMs` when
+    /// longer than the server's). When the call is refused, nothing was
+    /// sent and nobody else answers it.
+    #[allow(clippy::too_many_arguments)]
     pub(crate) fn forward_call(
         &self,
         upstream_id: RequestId,
@@ -262,6 +265,7 @@ impl Downstream {
         arguments: &RawValue,
         meta: &Map<String, Value>,
         progress_token: Option<&Value>,
+        time_limit: Option<Duration>,
     ) -> Result<(), Refused> {
         let has_token = progress_token.is_some();
         let entry = Call::new(
@@ -269,7 +273,7 @@ impl Downstream {
             (session, Arc::clone(reply)),
             tool,
             progress_token.cloned(),
-            self.spec.call_timeout,
+            time_limit.unwrap_or(self.spec.call_timeout),
             self.spec.max_call_timeout,
         );
         let deadline = entry.deadline;

@@ -180,9 +180,9 @@ impl Inbound {
     fn time_out(&self, id: i64, call: pending::Call) {
         let spec = self.conn.spec();
         let (ms, key) = if call.hit_cap() {
-            (spec.max_call_timeout.as_millis(), "maxCallTimeoutMs")
+            (call.max.as_millis(), "maxCallTimeoutMs")
         } else {
-            (spec.call_timeout.as_millis(), "callTimeoutMs")
+            (call.timeout.as_millis(), "callTimeoutMs")
         };
         self.conn
             .tell_cancelled(id, Some(&format!("timed out after {ms} ms")));
@@ -283,7 +283,7 @@ impl Inbound {
         let Some(id) = params.get("progressToken").and_then(Value::as_i64) else {
             return;
         };
-        let host_token = self.conn.flight.progress(id, self.conn.spec().call_timeout);
+        let host_token = self.conn.flight.progress(id);
         if let Some((token, reply)) = host_token {
             params.insert("progressToken".into(), token);
             reply.send(&jsonrpc::notification_line(method::PROGRESS, Some(&params)));

@@ -49,7 +49,11 @@ pub(super) struct Call {
     /// Where its answer and progress go.
     pub reply: Arc<Outbox>,
     pub tool: String,
-    /// Restarted by each progress notification, never past `cap`.
+    /// This call's `callTimeoutMs` and `maxCallTimeoutMs`: the server's,
+    /// or the time limit the call was forwarded with.
+    pub timeout: Duration,
+    pub max: Duration,
+    /// Restarted by each progress notification (by `timeout`), never past `cap`.
     pub deadline: Instant,
     /// The call's start plus `maxCallTimeoutMs`: progress cannot defer it.
     pub cap: Instant,
@@ -67,12 +71,15 @@ impl Call {
         max: Duration,
     ) -> Call {
         let now = Instant::now();
-        let cap = now + max.max(timeout);
+        let max = max.max(timeout);
+        let cap = now + max;
         Call {
             upstream_id,
             session,
             reply,
             tool: tool.to_string(),
+            timeout,
+            max,
             deadline: (now + timeout).min(cap),
             cap,
             progress_token,
@@ -159,10 +166,10 @@ impl Pending {
     /// A progress notification for call `id`: restarts its deadline (never
     /// past its cap) and returns the host's token, if the host gave one, with
     /// the session it goes to.
-    pub(super) fn progress(&mut self, id: i64, timeout: Duration) -> Option<(Value, Arc<Outbox>)> {
+    pub(super) fn progress(&mut self, id: i64, now: Instant) -> Option<(Value, Arc<Outbox>)> {
         match self.table.get_mut(id) {
             Some(Entry::Call(call)) => {
-                call.deadline = (Instant::now() + timeout).min(call.cap);
+                call.deadline = (now + call.timeout).min(call.cap);
                 let token = call.progress_token.clone()?;
                 Some((token, Arc::clone(&call.reply)))
             }
@@ -334,9 +341,9 @@ mod tests {
         let slow = p.register(call(2, 60_000, 60_000)).unwrap();
         let capped = p.register(call(3, 10, 20)).unwrap();
         // Progress restarts the deadline, but never past the cap.
+        let later = Instant::now() + Duration::from_millis(15);
         assert_eq!(
-            p.progress(capped, Duration::from_secs(60))
-                .map(|(token, _)| token),
+            p.progress(capped, later).map(|(token, _)| token),
             Some(Value::from("tok"))
         );
         let expired = p.take_expired(Instant::now() + Duration::from_millis(50));

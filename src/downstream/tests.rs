@@ -120,6 +120,7 @@ impl Case {
                 &args,
                 &Map::new(),
                 token.as_ref(),
+                None,
             )
             .expect("taken");
         self.child_got()
@@ -287,6 +288,7 @@ fn the_end_of_the_process_fails_what_is_in_flight_once_with_its_last_words() {
         "c",
         &args,
         &Map::new(),
+        None,
         None,
     );
     assert!(matches!(refused, Err(Refused::Down(_))));

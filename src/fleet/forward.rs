@@ -17,6 +17,7 @@ use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 use std::ops::Deref;
 use std::sync::Arc;
+use std::time::Duration;
 
 /// A validated call on its way to a child. On the hot path its arguments are
 /// borrowed from the host's line (`&RawValue`); a call that waits for a
@@ -35,6 +36,8 @@ pub(crate) struct ForwardedCall<A = Box<RawValue>> {
     /// The host's `_meta` without its progress token.
     pub meta: Map<String, Value>,
     pub progress_token: Option<Value>,
+    /// This call's `callTimeoutMs`, when the host set one (`mcp::TIME_LIMIT_META`).
+    pub time_limit: Option<Duration>,
     /// Restarts this call has waited for: a server that dies again before
     /// taking it gets one more, then the call fails.
     pub restarts: u8,
@@ -52,6 +55,7 @@ impl<A: Deref<Target = RawValue>> ForwardedCall<A> {
             arguments: self.arguments.to_owned(),
             meta: self.meta,
             progress_token: self.progress_token,
+            time_limit: self.time_limit,
             restarts: self.restarts,
         }
     }
@@ -115,6 +119,7 @@ fn send<A: Deref<Target = RawValue>>(
         &call.arguments,
         &call.meta,
         token,
+        call.time_limit,
     )
 }
 

@@ -43,6 +43,7 @@ use std::borrow::Cow;
 use std::io;
 use std::path::PathBuf;
 use std::sync::Arc;
+use std::time::Duration;
 
 /// The host session's loop: one `Session`, served by one `Fleet`.
 pub struct Server {
@@ -593,6 +594,24 @@ impl Server {
             },
         };
         let progress_token = meta.remove("progressToken");
+        let time_limit = meta
+            .remove(mcp::TIME_LIMIT_META)
+            .map(|ms| match ms.as_u64() {
+                Some(ms) if ms > 0 => Ok(Duration::from_millis(ms)),
+                _ => Err(invalid_params(&format!(
+                    "_meta: {} must be a whole number of milliseconds above 0",
+                    mcp::TIME_LIMIT_META
+                ))),
+            });
+        let time_limit = match time_limit.transpose() {
+            Ok(limit) => limit,
+            Err(error) => {
+                return self
+                    .session
+                    .outbox
+                    .send(&jsonrpc::error_line(Some(&id), &error))
+            }
+        };
         let call = ForwardedCall {
             id,
             session: self.session.id,
@@ -602,6 +621,7 @@ impl Server {
             arguments,
             meta,
             progress_token,
+            time_limit,
             restarts: 0,
         };
         match self.fleet.forward(call) {

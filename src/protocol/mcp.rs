@@ -20,6 +20,12 @@ pub(crate) const STRUCTURED_CONTENT_SINCE: &str = "2025-06-18";
 pub const NAME: &str = "mcp-workbench";
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");
 
+/// The `_meta` key of a `use_tool` call that sets this call's time limit in
+/// milliseconds, in place of its server's `callTimeoutMs` (`call --timeout`
+/// sends it; docs/reference.md §13). The workbench takes it out: the
+/// server never sees it.
+pub const TIME_LIMIT_META: &str = "mcp-workbench/timeoutMs";
+
 pub(crate) mod method {
     pub(crate) const INITIALIZE: &str = "initialize";
     pub(crate) const INITIALIZED: &str = "notifications/initialized";

@@ -142,27 +142,27 @@ impl Client {
     }
 
     /// `tools/call` of `use_tool` for `toolbox`/`server`/`tool` with
-    /// `arguments` (a JSON object's text, sent as it is); its id.
+    /// `arguments` (a JSON object's text, sent as it is), within
+    /// `time_limit` ms in place of the server's `callTimeoutMs` when given
+    /// (the session enforces it: `mcp::TIME_LIMIT_META`); its id.
     pub(crate) fn use_tool(
         &mut self,
         toolbox: &str,
         server: &str,
         tool: &str,
         arguments: &RawValue,
+        time_limit: Option<u64>,
     ) -> io::Result<u64> {
         let id = serde_json::json!({"toolbox": toolbox, "server": server, "tool": tool});
+        let meta = match time_limit {
+            Some(ms) => format!(",\"_meta\":{{\"{}\":{ms}}}", mcp::TIME_LIMIT_META),
+            None => String::new(),
+        };
         let params = format!(
-            "{{\"name\":\"use_tool\",\"arguments\":{{\"tool\":{id},\"arguments\":{}}}}}",
+            "{{\"name\":\"use_tool\",\"arguments\":{{\"tool\":{id},\"arguments\":{}}}{meta}}}",
             arguments.get()
         );
         self.request("tools/call", &params)
-    }
-
-    /// Cancels request `id` (`notifications/cancelled`): the session cancels
-    /// it downstream and answers it no more.
-    pub(crate) fn cancel(&mut self, id: u64, reason: &str) -> io::Result<()> {
-        let params = serde_json::json!({"requestId": id, "reason": reason});
-        self.notify("notifications/cancelled", &params.to_string())
     }
 
     fn notify(&mut self, method: &str, params: &str) -> io::Result<()> {

@@ -337,8 +337,11 @@ fn timeout_caps_and_pins_are_the_sessions_own() {
 /// session started: the same process.
 #[test]
 fn a_script_reaches_the_server_a_host_session_runs() {
+    // `slow` answers after 600 ms: past this server's own limit.
+    let mut server = fake("fake.json");
+    server["callTimeoutMs"] = json!(300);
     let config = json!({"shareServers": true, "shareLingerMs": 300,
-        "toolboxes": {"box": toolbox(json!({"s": fake("fake.json")}))}});
+        "toolboxes": {"box": toolbox(json!({"s": server}))}});
     let dir = case("script-shared", config);
     let env = user_env(&dir);
     let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
@@ -354,6 +357,13 @@ fn a_script_reaches_the_server_a_host_session_runs() {
     assert_eq!(ran.out, "echo {\"text\":\"shared\"}\n", "{ran}");
     let ran = run(&dir, &["call", "--batch"], "{\"tool\": \"box/s/fast\"}\n");
     assert_eq!(ran.code, Some(0), "{ran}");
+    // --timeout is this call's limit in the fleet too, longer or shorter
+    // than the server's callTimeoutMs.
+    let ran = run(&dir, &["call", "box/s/slow"], "");
+    assert_eq!(ran.code, Some(1), "{ran}");
+    assert!(ran.err.contains("timed out after 300 ms"), "{ran}");
+    let ran = run(&dir, &["call", "box/s/slow", "--timeout", "10000"], "");
+    assert_eq!((ran.code, ran.out.as_str()), (Some(0), "slow\n"), "{ran}");
     assert_eq!(
         starts(&dir, "starts.log"),
         pids,

@@ -113,6 +113,7 @@ impl Case {
                 &args,
                 &Map::new(),
                 token.as_ref(),
+                None,
             )
             .expect("taken");
     }
