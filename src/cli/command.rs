@@ -77,20 +77,28 @@ pub enum Command {
         json: bool,
         limit: Option<usize>,
     },
-    /// Call one tool (`target`, with the `args` words) or, with `batch`,
-    /// the JSON Lines of stdin: docs/reference.md §13.
+    /// Call one tool, or with `--batch` the JSON Lines of stdin:
+    /// docs/reference.md §13.
     Call {
         config: ConfigPath,
-        target: Option<String>,
-        args: Vec<String>,
-        json: bool,
-        batch: bool,
-        /// `--timeout MS`: this call's `callTimeoutMs`.
-        timeout: Option<u64>,
-        trace: Option<PathBuf>,
+        call: CallArgs,
     },
     Help,
     Version,
+}
+
+/// What `call` was asked.
+#[derive(Debug, PartialEq)]
+pub struct CallArgs {
+    /// `TOOLBOX/SERVER/TOOL` (none with `batch`).
+    pub target: Option<String>,
+    /// The ARGS words after it.
+    pub args: Vec<String>,
+    pub json: bool,
+    pub batch: bool,
+    /// `--timeout MS`: this call's `callTimeoutMs`.
+    pub timeout: Option<u64>,
+    pub trace: Option<PathBuf>,
 }
 
 /// What `import --from` names: a host's files, or one file.

@@ -6,7 +6,7 @@
 //! `usage` renders `--help` from them: adding a command or a flag is one
 //! entry here. No IO.
 
-use super::command::Command;
+use super::command::{CallArgs, Command};
 use super::config::ConfigPath;
 use super::given::Given;
 use super::operands::{call_operands, install_host, learned_action, pins_action, target};
@@ -417,15 +417,15 @@ pub(super) const COMMANDS: &[Def] = &[
         ],
         build: |given, config| {
             let (target, args) = call_operands(&given.words, given.has("--batch"))?;
-            Ok(Command::Call {
-                config,
+            let call = CallArgs {
                 target,
                 args,
                 json: given.has("--json"),
                 batch: given.has("--batch"),
                 timeout: given.number("--timeout"),
                 trace: given.path("--trace"),
-            })
+            };
+            Ok(Command::Call { config, call })
         },
         ..command()
     },

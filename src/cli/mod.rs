@@ -15,7 +15,7 @@ mod operands;
 mod parse;
 mod usage;
 
-pub use command::{Command, ImportFrom, PinsAction};
+pub use command::{CallArgs, Command, ImportFrom, PinsAction};
 pub use config::{ConfigPath, ConfigSource, DEFAULT_CONFIG};
 pub use parse::parse;
 pub use usage::{usage, usage_line};

@@ -611,36 +611,42 @@ fn tools_and_call_take_their_words_and_flags() {
         ]),
         Ok(Command::Call {
             config: flag("c.json"),
-            target: Some("t/s/n".into()),
-            args: vec!["a=1".into(), "b=x y".into()],
-            json: true,
-            batch: false,
-            timeout: Some(50),
-            trace: None,
+            call: CallArgs {
+                target: Some("t/s/n".into()),
+                args: vec!["a=1".into(), "b=x y".into()],
+                json: true,
+                batch: false,
+                timeout: Some(50),
+                trace: None,
+            },
         })
     );
     assert_eq!(
         parse_str(&["--config", "c.json", "call", "t/s/n", "-"]),
         Ok(Command::Call {
             config: flag("c.json"),
-            target: Some("t/s/n".into()),
-            args: vec!["-".into()],
-            json: false,
-            batch: false,
-            timeout: None,
-            trace: None,
+            call: CallArgs {
+                target: Some("t/s/n".into()),
+                args: vec!["-".into()],
+                json: false,
+                batch: false,
+                timeout: None,
+                trace: None,
+            },
         })
     );
     assert_eq!(
         parse_str(&["call", "--batch", "--config=c.json"]),
         Ok(Command::Call {
             config: flag("c.json"),
-            target: None,
-            args: Vec::new(),
-            json: false,
-            batch: true,
-            timeout: None,
-            trace: None,
+            call: CallArgs {
+                target: None,
+                args: Vec::new(),
+                json: false,
+                batch: true,
+                timeout: None,
+                trace: None,
+            },
         })
     );
     let err = |args: &[&str]| parse_str(args).unwrap_err();

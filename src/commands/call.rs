@@ -15,6 +15,7 @@
 
 use super::call_batch;
 use super::prepare;
+use crate::cli::CallArgs;
 use crate::config::Config;
 use crate::script::args;
 use crate::script::client::Client;
@@ -23,26 +24,16 @@ use crate::script::render;
 use crate::wire::trace::Trace;
 use serde_json::value::RawValue;
 use std::io::{self, IsTerminal, Read, Write};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::ExitCode;
 use std::sync::Arc;
-
-/// What `call` was asked.
-pub(super) struct Asked {
-    pub(super) target: Option<String>,
-    pub(super) args: Vec<String>,
-    pub(super) json: bool,
-    pub(super) batch: bool,
-    pub(super) timeout: Option<u64>,
-    pub(super) trace: Option<PathBuf>,
-}
 
 /// Runs `call` on `config` (file `path`); `shared`: through its fleet.
 pub(super) fn run(
     config: Config,
     path: &Path,
     shared: bool,
-    asked: Asked,
+    asked: CallArgs,
     stdin: io::Stdin,
     out: &mut impl Write,
 ) -> ExitCode {
@@ -207,7 +198,12 @@ pub(super) fn checked(
 
 /// A session for the calls: the shared fleet's, or this process's own,
 /// with `--trace` on.
-pub(super) fn open(config: Config, path: &Path, shared: bool, asked: &Asked) -> io::Result<Client> {
+pub(super) fn open(
+    config: Config,
+    path: &Path,
+    shared: bool,
+    asked: &CallArgs,
+) -> io::Result<Client> {
     if shared {
         match Client::shared(path) {
             Ok(client) => return Ok(client),

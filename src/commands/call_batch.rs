@@ -7,7 +7,8 @@
 //! name, missing arguments) gets its error and the others go on. Exit 0
 //! when every line got a result without `isError`, else 1.
 
-use super::call::{self, Asked, Call};
+use super::call::{self, Call};
+use crate::cli::CallArgs;
 use crate::config::Config;
 use crate::script::args;
 use crate::script::lookup::Known;
@@ -46,7 +47,7 @@ pub(super) fn run(
     config: Config,
     path: &Path,
     shared: bool,
-    asked: &Asked,
+    asked: &CallArgs,
     lines: impl BufRead,
     out: &mut impl Write,
 ) -> ExitCode {

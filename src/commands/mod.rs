@@ -127,11 +127,11 @@ impl Needs {
                 watchdog: true,
                 ..nothing
             },
-            Command::Call { trace, .. } => Needs {
+            Command::Call { call, .. } => Needs {
                 log: Some("warn"),
                 starts_servers: true,
                 watchdog: true,
-                may_share: trace.is_none(),
+                may_share: call.trace.is_none(),
                 ..nothing
             },
             // Starts servers to describe them (not with --no-start); the
@@ -225,25 +225,9 @@ pub fn run(command: Command, console: Console) -> ExitCode {
                 &mut out,
             )
         }),
-        Command::Call {
-            config,
-            target,
-            args,
-            json,
-            batch,
-            timeout,
-            trace,
-        } => prepare::run(&config, needs, &mut out).map(|ready| {
-            let asked = call::Asked {
-                target,
-                args,
-                json,
-                batch,
-                timeout,
-                trace,
-            };
+        Command::Call { config, call } => prepare::run(&config, needs, &mut out).map(|ready| {
             let (loaded, shared) = (ready.loaded.config, ready.shared);
-            call::run(loaded, &config.path, shared, asked, stdin, &mut out)
+            call::run(loaded, &config.path, shared, call, stdin, &mut out)
         }),
         Command::Serve { config, trace } => prepare::run(&config, needs, &mut out)
             .map(|ready| serve::run(&config, ready, trace, stdin, stdout)),
