@@ -9,11 +9,26 @@
 //! no variables in its strings, so they are taken literally. What has no
 //! equivalent is reported as dropped. No IO.
 
-use super::entry::{Entry, Transport};
+use super::entry::{Entry, Identity, Transport};
 use super::json_entry::Mapped;
 use super::toml::{Table, Value};
 use super::vars::{escape, valid_name};
 use crate::config::ordered_json::Node;
+
+/// The identity of the server `value` (a table that maps), as `install`
+/// compares it with the workbench's config.
+pub(crate) fn identity(value: &Value) -> Option<Identity> {
+    match value {
+        Value::Table(t) => map(t).ok().map(|m| m.entry.identity()),
+        _ => None,
+    }
+}
+
+/// Whether a table's or key's `path` lies in server `name`'s table
+/// (`mcp_servers.NAME` and below).
+pub(crate) fn under(path: &[String], name: &str) -> bool {
+    path.len() >= 2 && path[0] == "mcp_servers" && path[1] == name
+}
 
 /// Maps the server table `table`; the error says why it cannot be imported.
 pub(crate) fn map(table: &Table) -> Result<Mapped, String> {

@@ -12,13 +12,13 @@
 //! file that does not parse is refused. No IO.
 
 use super::entry::Identity;
-use super::files::{json_text, Style};
-use super::found::child_path;
+use super::files::{json_text, newline_of, Style};
+use super::found::{child_path, path_of};
 use super::host::Host;
 use super::json_entry;
 use super::json_splice::{self, Value};
 use super::paths::Places;
-use super::toml::{self, Emit};
+use super::toml::{self, Document, Emit};
 use super::vars::Context;
 use super::{codex, jsonc};
 use crate::config::ordered_json::Node;
@@ -83,6 +83,42 @@ pub(crate) fn edit(
     }
 }
 
+/// The host's servers by what the edit does with them: the lists of
+/// `Edited`, the same for JSON and TOML.
+#[derive(Default)]
+struct Sorted {
+    removed: Vec<String>,
+    kept: Vec<String>,
+    doubled: Vec<String>,
+    doubled_in_projects: Vec<String>,
+}
+
+impl Sorted {
+    /// Files the server at `path`, which the workbench's config `holds` or
+    /// not, where `remove` says held ones go; whether it goes.
+    fn sort(&mut self, path: String, holds: bool, remove: bool, in_project: bool) -> bool {
+        match (holds, remove) {
+            (true, true) => self.removed.push(path),
+            (true, false) if in_project => self.doubled_in_projects.push(path),
+            (true, false) => self.doubled.push(path),
+            (false, _) => self.kept.push(path),
+        }
+        holds && remove
+    }
+
+    /// What the edit gives: the new `text` and these lists.
+    fn edited(self, text: String, replaced_entry: bool) -> Edited {
+        Edited {
+            text,
+            removed: self.removed,
+            kept: self.kept,
+            doubled: self.doubled,
+            doubled_in_projects: self.doubled_in_projects,
+            replaced_entry,
+        }
+    }
+}
+
 /// The workbench's entry as `host` writes its entries.
 fn json_entry_of(host: Host, launch: &Launch) -> Node {
     let s = |t: &str| Node::String(t.to_string());
@@ -96,6 +132,9 @@ fn json_entry_of(host: Host, launch: &Launch) -> Node {
     Node::Object(keys.map(|k| (k.to_string(), value(k))).collect())
 }
 
+/// The JSON host's file edited: its tree first (projects' lists, then the
+/// user-level list `key` with the workbench's entry), then the same change
+/// made in its text.
 fn edit_json(
     host: Host,
     key: &str,
@@ -107,63 +146,114 @@ fn edit_json(
 ) -> Result<Edited, String> {
     // No file yet, or an empty one: the host's list is all there will be.
     let text = text.filter(|t| !t.trim().is_empty());
-    let mut root = match text {
-        None => Vec::new(),
-        Some(text) => match read_json(text)? {
-            Node::Object(entries) => entries,
-            other => return Err(format!("it is {}, not a JSON object", other.kind())),
-        },
+    let mut root = json_root(text)?;
+    let mut sorter = JsonSorter {
+        host,
+        held,
+        take,
+        home: &places.home,
+        sorted: Sorted::default(),
+        cuts: Vec::new(),
     };
-    let (mut removed, mut kept) = (Vec::new(), Vec::new());
-    let (mut doubled, mut doubled_in_projects) = (Vec::new(), Vec::new());
-    // Where each server taken out sits: its list's path and its name.
-    let mut cuts: Vec<(Vec<String>, String)> = Vec::new();
-    let mut take_out = |list: &mut Vec<(String, Node)>, at: &[String], project: Option<&Path>| {
-        let remove = take.replace && (project.is_none() || take.projects);
-        let cx = Context {
-            home: &places.home,
-            project,
-            inputs: &[],
-            separator: std::path::MAIN_SEPARATOR,
+    if host.has_project_lists() {
+        sorter.take_out_of_projects(&mut root);
+    }
+    let had_list = add_list(&mut root, key)?;
+    let list = list_mut(&mut root, key)?;
+    sorter.take_out(list, &[key.to_string()], None);
+    let replaced_entry = put_entry(list, json_entry_of(host, launch));
+    let new_entry = list
+        .iter()
+        .find(|(k, _)| k == ENTRY)
+        .map(|(_, node)| node.clone())
+        .unwrap_or(Node::Null);
+    let placed = match (had_list, replaced_entry) {
+        (false, _) => Placed::NewList,
+        (true, true) => Placed::Updated,
+        (true, false) => Placed::Added,
+    };
+    let expected = Node::Object(root);
+    let Some(text) = text else {
+        let text = json_text(&expected, &Style::default());
+        return Ok(sorter.sorted.edited(text, replaced_entry));
+    };
+    // The same change made in the text, every other byte kept.
+    let out = cut_out(text, &sorter.cuts)?;
+    let out = splice_entry(&out, key, placed, &new_entry)?;
+    if read_json(&out).ok().as_ref() != Some(&expected) {
+        return Err(internal("the edited text does not read as the edit".into()));
+    }
+    Ok(sorter.sorted.edited(out, replaced_entry))
+}
+
+/// The members of a JSON file's top-level object (none for no file).
+fn json_root(text: Option<&str>) -> Result<Vec<(String, Node)>, String> {
+    match text.map(read_json).transpose()? {
+        None => Ok(Vec::new()),
+        Some(Node::Object(entries)) => Ok(entries),
+        Some(other) => Err(format!("it is {}, not a JSON object", other.kind())),
+    }
+}
+
+/// What sorts a JSON host's servers out of its tree, keeping where each one
+/// taken out sat for the same cut in the text.
+struct JsonSorter<'a> {
+    host: Host,
+    held: &'a HashSet<Identity>,
+    take: Take,
+    home: &'a Path,
+    sorted: Sorted,
+    /// Where each server taken out sits: its list's path and its name.
+    cuts: Vec<(Vec<String>, String)>,
+}
+
+impl JsonSorter<'_> {
+    /// Sorts the servers of each project's list (Claude Code's
+    /// `projects.<folder>.mcpServers`).
+    fn take_out_of_projects(&mut self, root: &mut [(String, Node)]) {
+        let Some((_, Node::Object(projects))) = root.iter_mut().find(|(k, _)| k == "projects")
+        else {
+            return;
         };
-        let shown = at
-            .iter()
-            .fold(String::new(), |path, part| child_path(&path, part));
+        for (folder, settings) in projects.iter_mut() {
+            let Node::Object(settings) = settings else {
+                continue;
+            };
+            if let Some((_, Node::Object(list))) =
+                settings.iter_mut().find(|(k, _)| k == "mcpServers")
+            {
+                let at = ["projects".to_string(), folder.clone(), "mcpServers".into()];
+                self.take_out(list, &at, Some(&PathBuf::from(&*folder)));
+            }
+        }
+    }
+
+    /// Sorts the servers of `list` (at `at`, in `project`'s file or the
+    /// user's), taking out of it those that go.
+    fn take_out(&mut self, list: &mut Vec<(String, Node)>, at: &[String], project: Option<&Path>) {
+        let remove = self.take.replace && (project.is_none() || self.take.projects);
+        let cx = Context::of_file(self.home, project);
+        let shown = path_of(at);
+        let (host, held) = (self.host, self.held);
+        let (sorted, cuts) = (&mut self.sorted, &mut self.cuts);
         list.retain(|(name, node)| {
             if name == ENTRY {
                 return true;
             }
-            let identity = json_entry::map(host, node, &cx)
-                .ok()
-                .map(|m| m.entry.identity());
+            let identity = json_entry::identity(host, node, &cx);
             let holds = identity.is_some_and(|i| held.contains(&i));
-            let path = child_path(&shown, name);
-            match (holds, remove) {
-                (true, true) => {
-                    removed.push(path);
-                    cuts.push((at.to_vec(), name.clone()));
-                }
-                (true, false) if project.is_some() => doubled_in_projects.push(path),
-                (true, false) => doubled.push(path),
-                (false, _) => kept.push(path),
+            let goes = sorted.sort(child_path(&shown, name), holds, remove, project.is_some());
+            if goes {
+                cuts.push((at.to_vec(), name.clone()));
             }
-            !(holds && remove)
+            !goes
         });
-    };
-    if host.has_project_lists() {
-        if let Some((_, Node::Object(projects))) = root.iter_mut().find(|(k, _)| k == "projects") {
-            for (folder, settings) in projects.iter_mut() {
-                if let Node::Object(settings) = settings {
-                    if let Some((_, Node::Object(list))) =
-                        settings.iter_mut().find(|(k, _)| k == "mcpServers")
-                    {
-                        let at = ["projects".to_string(), folder.clone(), "mcpServers".into()];
-                        take_out(list, &at, Some(&PathBuf::from(&*folder)));
-                    }
-                }
-            }
-        }
     }
+}
+
+/// Adds an empty server list `key` to `root` when it has none; whether it
+/// had one. A `key` that is not an object is refused.
+fn add_list(root: &mut Vec<(String, Node)>, key: &str) -> Result<bool, String> {
     let had_list = match root.iter().find(|(k, _)| k == key) {
         Some((_, Node::Object(_))) => true,
         Some((_, other)) => {
@@ -174,12 +264,24 @@ fn edit_json(
     if !had_list {
         root.push((key.to_string(), Node::Object(Vec::new())));
     }
-    let Some((_, Node::Object(list))) = root.iter_mut().find(|(k, _)| k == key) else {
-        return Err("internal error: the server list vanished".into());
-    };
-    take_out(list, &[key.to_string()], None);
-    let entry = json_entry_of(host, launch);
-    let replaced_entry = match list.iter_mut().find(|(k, _)| k == ENTRY) {
+    Ok(had_list)
+}
+
+/// The server list `key` of `root`.
+fn list_mut<'a>(
+    root: &'a mut [(String, Node)],
+    key: &str,
+) -> Result<&'a mut Vec<(String, Node)>, String> {
+    match root.iter_mut().find(|(k, _)| k == key) {
+        Some((_, Node::Object(list))) => Ok(list),
+        _ => Err("internal error: the server list vanished".into()),
+    }
+}
+
+/// Puts `entry` in `list` as the workbench's: an entry there already is
+/// updated (`update`), else it is added last; whether one was there.
+fn put_entry(list: &mut Vec<(String, Node)>, entry: Node) -> bool {
+    match list.iter_mut().find(|(k, _)| k == ENTRY) {
         Some((_, old)) => {
             update(old, entry);
             true
@@ -188,49 +290,42 @@ fn edit_json(
             list.push((ENTRY.to_string(), entry));
             false
         }
-    };
-    let new_entry = list
-        .iter()
-        .find(|(k, _)| k == ENTRY)
-        .map(|(_, node)| node.clone())
-        .unwrap_or(Node::Null);
-    let expected = Node::Object(root);
-    let Some(text) = text else {
-        return Ok(Edited {
-            text: json_text(&expected, &Style::default()),
-            removed,
-            kept,
-            doubled,
-            doubled_in_projects,
-            replaced_entry,
-        });
-    };
-    // The same change made in the text, every other byte kept.
+    }
+}
+
+/// Where the workbench's entry went in the tree.
+#[derive(Clone, Copy)]
+enum Placed {
+    /// In a server list the file did not have.
+    NewList,
+    /// In place of the entry that was there.
+    Updated,
+    /// After the last server of the list.
+    Added,
+}
+
+/// `text` without the servers at `cuts`.
+fn cut_out(text: &str, cuts: &[(Vec<String>, String)]) -> Result<String, String> {
     let mut out = text.to_string();
-    for (at, name) in &cuts {
+    for (at, name) in cuts {
         let at: Vec<&str> = at.iter().map(String::as_str).collect();
         out = json_splice::remove(&out, &at, name).map_err(internal)?;
     }
-    out = if !had_list {
-        let list = Node::Object(vec![(ENTRY.to_string(), new_entry)]);
-        json_splice::append(&out, &[], key, Value::Node(&list))
-    } else if replaced_entry {
-        json_splice::set(&out, &[key], ENTRY, Value::Node(&new_entry))
-    } else {
-        json_splice::append(&out, &[key], ENTRY, Value::Node(&new_entry))
+    Ok(out)
+}
+
+/// `text` with the workbench's entry `entry` where the tree's edit `placed`
+/// it in the list `key`.
+fn splice_entry(text: &str, key: &str, placed: Placed, entry: &Node) -> Result<String, String> {
+    match placed {
+        Placed::NewList => {
+            let list = Node::Object(vec![(ENTRY.to_string(), entry.clone())]);
+            json_splice::append(text, &[], key, Value::Node(&list))
+        }
+        Placed::Updated => json_splice::set(text, &[key], ENTRY, Value::Node(entry)),
+        Placed::Added => json_splice::append(text, &[key], ENTRY, Value::Node(entry)),
     }
-    .map_err(internal)?;
-    if read_json(&out).ok().as_ref() != Some(&expected) {
-        return Err(internal("the edited text does not read as the edit".into()));
-    }
-    Ok(Edited {
-        text: out,
-        removed,
-        kept,
-        doubled,
-        doubled_in_projects,
-        replaced_entry,
-    })
+    .map_err(internal)
 }
 
 /// A host's JSON text (comments and trailing commas allowed) as a tree.
@@ -283,12 +378,48 @@ fn update(old: &mut Node, new: Node) {
     }
 }
 
+/// Codex's `config.toml` edited line by line: the servers that go taken
+/// out, the workbench's table updated where it is or appended.
 fn edit_toml(
     text: &str,
     launch: &Launch,
     held: &HashSet<Identity>,
     take: Take,
 ) -> Result<Edited, String> {
+    let doc = codex_document(text)?;
+    let mut sorted = Sorted::default();
+    let mut drop_names = Vec::new();
+    for (name, value) in codex_servers(&doc)? {
+        if name == ENTRY {
+            continue;
+        }
+        let holds = codex::identity(&value).is_some_and(|i| held.contains(&i));
+        if sorted.sort(child_path("mcp_servers", &name), holds, take.replace, false) {
+            drop_names.push(name);
+        }
+    }
+    let newline = newline_of(text);
+    let table = toml::emit_table(
+        &workbench_path(),
+        &[
+            ("command", Emit::String(&launch.program)),
+            ("args", Emit::Strings(&launch.args())),
+        ],
+        newline,
+    );
+    let (out, replaced_entry, in_place) = cut_lines(text, &doc, &table, &drop_names);
+    let out = if in_place {
+        keep_unended(out, text, newline)
+    } else {
+        append_table(out, &table, newline)
+    };
+    check_codex(&out)?;
+    Ok(sorted.edited(out, replaced_entry))
+}
+
+/// Codex's file parsed, refused when its `mcp_servers` is an inline table
+/// (which the workbench's table cannot be added to).
+fn codex_document(text: &str) -> Result<Document, String> {
     let doc =
         toml::parse(text).map_err(|e| format!("it is not TOML the workbench can edit: {e}"))?;
     let servers_path = ["mcp_servers".to_string()];
@@ -299,67 +430,55 @@ fn edit_toml(
     {
         return Err("its mcp_servers is an inline table; add the workbench's [mcp_servers.workbench] table by hand".into());
     }
-    let servers = match doc.root.get("mcp_servers") {
-        Some(toml::Value::Table(t)) => t.entries.clone(),
-        Some(other) => return Err(format!("its mcp_servers is {}, not a table", other.kind())),
-        None => Vec::new(),
-    };
-    let mut drop_names = Vec::new();
-    let (mut removed, mut kept, mut doubled) = (Vec::new(), Vec::new(), Vec::new());
-    for (name, value) in &servers {
-        if name == ENTRY {
-            continue;
-        }
-        let identity = match value {
-            toml::Value::Table(t) => codex::map(t).ok().map(|m| m.entry.identity()),
-            _ => None,
-        };
-        let at = child_path("mcp_servers", name);
-        match (identity.is_some_and(|i| held.contains(&i)), take.replace) {
-            (true, true) => {
-                drop_names.push(name.clone());
-                removed.push(at);
-            }
-            (true, false) => doubled.push(at),
-            (false, _) => kept.push(at),
-        }
+    Ok(doc)
+}
+
+/// The servers' tables of Codex's file, in its order.
+fn codex_servers(doc: &Document) -> Result<Vec<(String, toml::Value)>, String> {
+    match doc.root.get("mcp_servers") {
+        Some(toml::Value::Table(t)) => Ok(t.entries.clone()),
+        Some(other) => Err(format!("its mcp_servers is {}, not a table", other.kind())),
+        None => Ok(Vec::new()),
     }
-    let newline = if text.contains("\r\n") { "\r\n" } else { "\n" };
-    let table_path = vec!["mcp_servers".to_string(), ENTRY.to_string()];
-    let table = toml::emit_table(
-        &table_path,
-        &[
-            ("command", Emit::String(&launch.program)),
-            ("args", Emit::Strings(&launch.args())),
-        ],
-        newline,
-    );
-    let under = |path: &[String], name: &str| {
-        path.len() >= 2 && path[0] == "mcp_servers" && path[1] == name
-    };
+}
+
+/// `mcp_servers.workbench`, the workbench's table.
+fn workbench_path() -> Vec<String> {
+    vec!["mcp_servers".to_string(), ENTRY.to_string()]
+}
+
+/// `text` without the lines of the servers `drop_names` and of the
+/// workbench's transport keys; with a `[mcp_servers.workbench]` header, its
+/// line becomes `table` (its header, command and args), and only the keys
+/// (or subtables) that say how to start a server go: the rest (an `env`,
+/// timeouts, `[mcp_servers.workbench.tools.*]`) is kept. Also whether the
+/// workbench had an entry, and whether `table` went in where it was.
+fn cut_lines(
+    text: &str,
+    doc: &Document,
+    table: &str,
+    drop_names: &[String],
+) -> (String, bool, bool) {
+    let table_path = workbench_path();
     let mut lines: Vec<Option<String>> = text
         .split_inclusive('\n')
         .map(|l| Some(l.to_string()))
         .collect();
-    // With a [mcp_servers.workbench] header, the table stays where it is:
-    // its header line becomes the new header, command and args, and only the
-    // keys (or subtables) that say how to start a server go; the rest (an
-    // `env`, timeouts, `[mcp_servers.workbench.tools.*]`) is kept.
     let has_table = doc.spans.iter().any(|s| s.header && s.path == table_path);
     let mut replaced_entry = false;
-    let mut appended = true;
+    let mut in_place = false;
     for span in &doc.spans {
-        let ours = under(&span.path, ENTRY);
+        let ours = codex::under(&span.path, ENTRY);
         if ours && has_table && span.header && span.path == table_path {
             replaced_entry = true;
-            appended = false;
-            lines[span.lines.start] = Some(table.clone());
+            in_place = true;
+            lines[span.lines.start] = Some(table.to_string());
             continue;
         }
         let remove = match (ours, has_table) {
             (true, true) => span.path.len() == 3 && TRANSPORT_KEYS.contains(&span.path[2].as_str()),
             (true, false) => true,
-            (false, _) => drop_names.iter().any(|n| under(&span.path, n)),
+            (false, _) => drop_names.iter().any(|n| codex::under(&span.path, n)),
         };
         if !remove {
             continue;
@@ -378,27 +497,42 @@ fn edit_toml(
             *line = None;
         }
     }
-    let mut out: String = lines.into_iter().flatten().collect();
-    if appended {
-        // A file without a final newline keeps going without one.
-        let unended = !out.is_empty() && !out.ends_with('\n');
-        if unended {
-            out.push_str(newline);
-        }
-        if !out.is_empty() && !out.ends_with(&format!("{newline}{newline}")) {
-            out.push_str(newline);
-        }
-        out.push_str(&table);
-        if unended {
-            out.truncate(out.len() - newline.len());
-        }
-    } else if !text.ends_with('\n') {
-        // The same when the table at its end was replaced where it is.
+    let out = lines.into_iter().flatten().collect();
+    (out, replaced_entry, in_place)
+}
+
+/// `out` with `table` appended after a blank line; a file without a final
+/// newline keeps going without one.
+fn append_table(mut out: String, table: &str, newline: &str) -> String {
+    let unended = !out.is_empty() && !out.ends_with('\n');
+    if unended {
+        out.push_str(newline);
+    }
+    if !out.is_empty() && !out.ends_with(&format!("{newline}{newline}")) {
+        out.push_str(newline);
+    }
+    out.push_str(table);
+    if unended {
+        out.truncate(out.len() - newline.len());
+    }
+    out
+}
+
+/// `out` without a final newline when `text` had none (the table at its end
+/// was replaced where it is).
+fn keep_unended(mut out: String, text: &str, newline: &str) -> String {
+    if !text.ends_with('\n') {
         if let Some(cut) = out.strip_suffix(newline) {
             out.truncate(cut.len());
         }
     }
-    let check = toml::parse(&out).map_err(|e| {
+    out
+}
+
+/// The edited Codex file read back: it must parse and hold the
+/// workbench's table.
+fn check_codex(out: &str) -> Result<(), String> {
+    let check = toml::parse(out).map_err(|e| {
         format!("internal error: the edited file would not read ({e}); nothing was written")
     })?;
     let written = match check.root.get("mcp_servers") {
@@ -411,49 +545,18 @@ fn edit_toml(
                 .into(),
         );
     }
-    Ok(Edited {
-        text: out,
-        removed,
-        kept,
-        doubled,
-        doubled_in_projects: Vec::new(),
-        replaced_entry,
-    })
+    Ok(())
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::hosts::paths::Os;
-    use std::ffi::OsString;
-
-    fn places() -> Places {
-        let env = |name: &str| (name == "HOME").then(|| OsString::from("/home/u"));
-        Places::new(Os::Linux, &env, PathBuf::from("/p")).unwrap()
-    }
-
-    fn launch() -> Launch {
-        Launch {
-            program: "/opt/wb/mcp-workbench".into(),
-            config: "/home/u/wb.json".into(),
-        }
-    }
+    use crate::hosts::fixtures::{held, launch, places};
 
     const REPLACE: Take = Take {
         replace: true,
         projects: true,
     };
-
-    fn held(commands: &[&str]) -> HashSet<Identity> {
-        commands
-            .iter()
-            .map(|c| Identity::Stdio {
-                command: c.to_string(),
-                args: Vec::new(),
-                env: Vec::new(),
-            })
-            .collect()
-    }
 
     #[test]
     fn json_keeps_keys_order_and_layout() {

@@ -32,6 +32,15 @@ impl Default for Style {
     }
 }
 
+/// The line end `text` uses: CRLF when any line ends so, else LF.
+pub(crate) fn newline_of(text: &str) -> &'static str {
+    if text.contains("\r\n") {
+        "\r\n"
+    } else {
+        "\n"
+    }
+}
+
 /// The layout of `text`; a file with no indented line gets two spaces.
 pub(crate) fn style_of(text: &str) -> Style {
     let indent = text

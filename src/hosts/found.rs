@@ -65,6 +65,14 @@ pub(crate) struct Harvest {
     pub skipped: Vec<Skipped>,
 }
 
+/// The path of the member reached by `parts` from a file's top, as
+/// `child_path` writes it.
+pub(crate) fn path_of<S: AsRef<str>>(parts: &[S]) -> String {
+    parts
+        .iter()
+        .fold(String::new(), |path, part| child_path(&path, part.as_ref()))
+}
+
 /// `parent.key` as a path in a file, with a key that is not a plain word
 /// quoted (`projects["/home/u/app"]`).
 pub(crate) fn child_path(parent: &str, key: &str) -> String {

@@ -7,7 +7,7 @@
 //! reported as dropped, an entry that cannot run here at all as an error;
 //! nothing is left out without saying so. No IO.
 
-use super::entry::{Entry, Transport};
+use super::entry::{Entry, Identity, Transport};
 use super::host::{Host, Own};
 use super::vars::{self, Context, Syntax};
 use crate::config::ordered_json::Node;
@@ -27,6 +27,12 @@ pub(crate) struct Mapped {
 /// How `host` writes `$` in its strings.
 pub(crate) fn syntax(host: Host) -> Syntax {
     host.keys().syntax
+}
+
+/// The identity of `host`'s entry `node` (one that maps), as `install`
+/// compares it with the workbench's config.
+pub(crate) fn identity(host: Host, node: &Node, cx: &Context<'_>) -> Option<Identity> {
+    map(host, node, cx).ok().map(|m| m.entry.identity())
 }
 
 /// Maps the entry `node` of `host`; the error says why it cannot be imported.

@@ -9,7 +9,7 @@
 //! was (`chunk`, `insert_before`): `install` and its undo rely on it. Finds
 //! places with `json_spans`. No IO.
 
-use super::files::{json_text, style_of, Style};
+use super::files::{json_text, newline_of, style_of, Style};
 use super::json_spans::{object_at, object_from, Member, Object};
 use crate::config::ordered_json::Node;
 use std::ops::Range;
@@ -251,14 +251,6 @@ fn value_text(
             }
             out
         }
-    }
-}
-
-fn newline_of(text: &str) -> &'static str {
-    if text.contains("\r\n") {
-        "\r\n"
-    } else {
-        "\n"
     }
 }
 

@@ -23,6 +23,8 @@ pub(crate) mod describe;
 pub(crate) mod edit;
 pub(crate) mod entry;
 pub(crate) mod files;
+#[cfg(test)]
+mod fixtures;
 pub(crate) mod found;
 mod host;
 mod json_entry;
@@ -43,6 +45,7 @@ mod toml_check;
 mod toml_suite;
 pub(crate) mod undo;
 mod undo_toml;
+mod undone;
 mod vars;
 
 pub use host::Host;

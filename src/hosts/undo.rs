@@ -9,44 +9,24 @@
 //! running another config), a server of the same name added since, a list
 //! that is gone. Without changes in between, install then undo gives the
 //! file back byte for byte. JSON here (`json_splice`); Codex's TOML in
-//! `undo_toml`. No IO.
+//! `undo_toml`; what both decide alike, and what they report, in `undone`.
+//! No IO.
 
 use super::edit::{self, read_json, Launch, Take, ENTRY};
 use super::entry::Identity;
-use super::found::child_path;
+use super::found::{child_path, path_of};
 use super::host::Host;
 use super::json_entry;
 use super::json_splice::{self, Value};
 use super::paths::Places;
 use super::undo_toml;
+use super::undone::{held_by, missing};
 use super::vars::Context;
 use crate::config::ordered_json::Node;
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 
-/// What became of the `workbench` entry.
-#[derive(Debug, PartialEq)]
-pub(crate) enum Entry {
-    /// Taken out.
-    Removed,
-    /// The file's own entry from before the install is back.
-    Restored,
-    /// There is none.
-    Missing,
-    /// Left as it is: it is not what the install wrote.
-    Changed,
-}
-
-/// The reversed text and what was and was not done.
-#[derive(Debug)]
-pub(crate) struct Undone {
-    pub text: String,
-    pub entry: Entry,
-    /// The paths of the servers put back.
-    pub put_back: Vec<String>,
-    /// Servers not put back: the path and why.
-    pub left: Vec<(String, String)>,
-}
+pub(crate) use super::undone::{Entry, Undone};
 
 /// `text`, the host's file now, with the install that `backup` was taken
 /// before reversed; `held`: the identities of the workbench config's
@@ -76,6 +56,8 @@ pub(crate) fn undo(
     }
 }
 
+/// The JSON host's file with the install reversed: the workbench's entry,
+/// then the servers of each list, then a list the install created.
 fn undo_json(
     host: Host,
     key: &str,
@@ -89,31 +71,60 @@ fn undo_json(
     let before = read_json(backup).map_err(|e| format!("its backup: {e}"))?;
     let expected = read_json(installed)?;
     let entry_of = |root: &Node| root.get(key).and_then(|l| l.get(ENTRY)).cloned();
-    let mut out = text.to_string();
-    let entry = match (entry_of(&now), entry_of(&before)) {
-        (None, _) => Entry::Missing,
-        (Some(current), _) if Some(&current) != entry_of(&expected).as_ref() => Entry::Changed,
-        (Some(_), Some(own)) if Some(&own) != entry_of(&expected).as_ref() => {
+    let entry = Entry::judge(
+        entry_of(&now).as_ref(),
+        entry_of(&before).as_ref(),
+        entry_of(&expected).as_ref(),
+    );
+    let mut out = reverse_entry(text, backup, key, &entry)?;
+    let mut lists = ListsBack {
+        host,
+        backup,
+        before: &before,
+        held,
+        home: &places.home,
+        put_back: Vec::new(),
+        left: Vec::new(),
+    };
+    for (path, project) in server_lists(host, key, &before) {
+        out = lists.put_back(out, &path, project.as_deref())?;
+    }
+    let out = drop_created_list(out, key, &entry, &before)?;
+    read_json(&out).map_err(|e| format!("internal error: the reversed text: {e}"))?;
+    Ok(Undone {
+        text: out,
+        entry,
+        put_back: lists.put_back,
+        left: lists.left,
+    })
+}
+
+/// `text` with the workbench's entry as `entry` says: the backup's own put
+/// back (`Restored`), or taken out (`Removed`); else as it is.
+fn reverse_entry(text: &str, backup: &str, key: &str, entry: &Entry) -> Result<String, String> {
+    match entry {
+        Entry::Restored => {
             let (value, indent) = json_splice::member_source(backup, &[key], ENTRY)?
                 .ok_or("internal error: the backup's entry vanished")?;
-            out = json_splice::set(
-                &out,
+            json_splice::set(
+                text,
                 &[key],
                 ENTRY,
                 Value::Raw {
                     text: &value,
                     indent: &indent,
                 },
-            )?;
-            Entry::Restored
+            )
         }
-        (Some(_), _) => {
-            out = json_splice::remove(&out, &[key], ENTRY)?;
-            Entry::Removed
-        }
-    };
-    let mut put_back = Vec::new();
-    let mut left = Vec::new();
+        Entry::Removed => json_splice::remove(text, &[key], ENTRY),
+        Entry::Missing | Entry::Changed => Ok(text.to_string()),
+    }
+}
+
+/// The server lists the install may have taken servers out of: the
+/// user-level list `key`, and each project's in the backup (with its
+/// folder).
+fn server_lists(host: Host, key: &str, before: &Node) -> Vec<(Vec<String>, Option<PathBuf>)> {
     let mut lists = vec![(vec![key.to_string()], None)];
     if host.has_project_lists() {
         for (folder, _) in before
@@ -125,71 +136,76 @@ fn undo_json(
             lists.push((path, Some(PathBuf::from(folder))));
         }
     }
-    for (path, project) in &lists {
+    lists
+}
+
+/// What puts the backup's servers back, list by list, and what it did.
+struct ListsBack<'a> {
+    host: Host,
+    backup: &'a str,
+    before: &'a Node,
+    held: Option<&'a HashSet<Identity>>,
+    home: &'a Path,
+    /// The paths of the servers put back.
+    put_back: Vec<String>,
+    /// Servers not put back: the path and why.
+    left: Vec<(String, String)>,
+}
+
+impl ListsBack<'_> {
+    /// `out` with the servers missing from its list at `path` (in
+    /// `project`'s file or the user's) put back where they were; when the
+    /// list itself is gone, they are named in `left`.
+    fn put_back(
+        &mut self,
+        mut out: String,
+        path: &[String],
+        project: Option<&Path>,
+    ) -> Result<String, String> {
         let at: Vec<&str> = path.iter().map(String::as_str).collect();
-        let shown = at
-            .iter()
-            .fold(String::new(), |p, part| child_path(&p, part));
-        let cx = Context {
-            home: &places.home,
-            project: project.as_deref().map(Path::new),
-            inputs: &[],
-            separator: std::path::MAIN_SEPARATOR,
-        };
-        let old = list_at(&before, &at);
-        let held_here = |node: &Node| {
-            let identity = json_entry::map(host, node, &cx)
-                .ok()
-                .map(|m| m.entry.identity());
-            held.is_none_or(|held| identity.is_some_and(|i| held.contains(&i)))
-        };
+        let shown = path_of(&at);
+        let cx = Context::of_file(self.home, project);
+        let old = list_at(self.before, &at);
+        let (host, held) = (self.host, self.held);
+        let may_go_back = |node: &Node| held_by(held, json_entry::identity(host, node, &cx));
         let here = list_at(&read_json(&out)?, &at);
-        let missing: Vec<&(String, Node)> = old
-            .iter()
-            .filter(|(name, node)| name != ENTRY && held_here(node))
-            .filter(|(name, node)| match here.iter().find(|(n, _)| n == name) {
-                Some((_, same)) if same == node => false,
-                Some(_) => {
-                    left.push((
-                        child_path(&shown, name),
-                        "a server of that name was added since".to_string(),
-                    ));
-                    false
-                }
-                None => true,
-            })
-            .collect();
+        let shown_child = |name: &str| child_path(&shown, name);
+        let missing = missing(&old, &here, may_go_back, shown_child, &mut self.left);
         if missing.is_empty() {
-            continue;
+            return Ok(out);
         }
         if json_splice::member_source(&out, &at[..at.len() - 1], at[at.len() - 1])?.is_none() {
             for (name, _) in missing {
-                left.push((
+                self.left.push((
                     child_path(&shown, name),
                     format!("{shown} is no longer in the file"),
                 ));
             }
-            continue;
+            return Ok(out);
         }
         for (name, _) in missing {
-            out = put_back_one(&out, backup, &at, name, &old)?;
-            put_back.push(child_path(&shown, name));
+            out = put_back_one(&out, self.backup, &at, name, &old)?;
+            self.put_back.push(child_path(&shown, name));
         }
+        Ok(out)
     }
-    // A list the install created and that is empty again goes too.
-    if entry == Entry::Removed
+}
+
+/// `out` without the list `key` when the install created it (the backup
+/// had none) and it is empty again now that the entry went.
+fn drop_created_list(
+    out: String,
+    key: &str,
+    entry: &Entry,
+    before: &Node,
+) -> Result<String, String> {
+    if *entry == Entry::Removed
         && before.get(key).is_none()
         && list_at(&read_json(&out)?, &[key]).is_empty()
     {
-        out = json_splice::remove(&out, &[], key)?;
+        return json_splice::remove(&out, &[], key);
     }
-    read_json(&out).map_err(|e| format!("internal error: the reversed text: {e}"))?;
-    Ok(Undone {
-        text: out,
-        entry,
-        put_back,
-        left,
-    })
+    Ok(out)
 }
 
 /// The members of the object at `path` of `root` (none when it is missing).
@@ -239,31 +255,7 @@ fn put_back_one(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::hosts::paths::Os;
-    use std::ffi::OsString;
-
-    fn places() -> Places {
-        let env = |name: &str| (name == "HOME").then(|| OsString::from("/home/u"));
-        Places::new(Os::Linux, &env, PathBuf::from("/p")).unwrap()
-    }
-
-    fn launch() -> Launch {
-        Launch {
-            program: "/opt/wb/mcp-workbench".into(),
-            config: "/home/u/wb.json".into(),
-        }
-    }
-
-    fn held(commands: &[&str]) -> HashSet<Identity> {
-        commands
-            .iter()
-            .map(|c| Identity::Stdio {
-                command: c.to_string(),
-                args: Vec::new(),
-                env: Vec::new(),
-            })
-            .collect()
-    }
+    use crate::hosts::fixtures::{held, launch, places};
 
     const BEFORE: &str = "{\n  \"numStartups\": 1,\n  \"mcpServers\": {\n    \"a\": {\"command\": \"moved\"},\n    \"b\": {\"command\": \"stays\"},\n    \"c\": {\"command\": \"also\"}\n  },\n  \"projects\": {\"/p\": {\"mcpServers\": {}}}\n}\n";
 

@@ -33,6 +33,18 @@ pub(crate) struct Context<'a> {
     pub separator: char,
 }
 
+impl<'a> Context<'a> {
+    /// The context of a file with no `inputs`, on this system.
+    pub(crate) fn of_file(home: &'a Path, project: Option<&'a Path>) -> Context<'a> {
+        Context {
+            home,
+            project,
+            inputs: &[],
+            separator: std::path::MAIN_SEPARATOR,
+        }
+    }
+}
+
 /// `text` as a workbench template; `notes` gets what the user must do (an
 /// input's variable to set). The error says what cannot be mapped.
 pub(crate) fn translate(

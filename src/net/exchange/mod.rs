@@ -1,15 +1,20 @@
-//! One HTTP exchange as an explicit state machine, up to the response's
-//! head: `prepare` (the request's bytes), `send` (written whole within the
-//! deadline), `head` (the response's head read, interim 1xx skipped); the
-//! body is then read by `client::Body`. Each state is a small file that
-//! works on byte buffers, tested without a socket; `run` drives them over
+//! One HTTP exchange as an explicit state machine: `prepare` (the
+//! request's bytes), `send` (written whole within the deadline), `head`
+//! (the response's head read, interim 1xx skipped), then `body` (read as it
+//! comes, as a `Body`). Each state is a small file that works on byte
+//! buffers, tested without a socket; `run` drives them up to the head over
 //! a `Wire` (a `Conn`, or a buffer in the tests). Blocks within the
-//! request's deadline; knows nothing of pools or retries (`client::send`
-//! decides, from `Failed`, whether another connection may do).
+//! request's deadline (a body may be read without waiting); knows nothing
+//! of pools or retries (`client::send` decides, from `Failed`, whether
+//! another connection may do, and `client` gives a connection a body left
+//! reusable back to the pool).
 
+mod body;
 mod head;
 mod prepare;
 mod send;
+
+pub(crate) use body::{Body, Chunk};
 
 use super::conn::Conn;
 use super::error::NetError;
@@ -26,12 +31,24 @@ pub(crate) const READ_SIZE: usize = 16 * 1024;
 pub(crate) trait Wire: Read {
     /// Sets the limit of the next reads and writes (none past `left`).
     fn wait_at_most(&mut self, left: Duration) -> io::Result<()>;
+    /// Lets the next reads and writes wait as long as they take.
+    fn wait_without_limit(&mut self) -> io::Result<()>;
+    /// Makes reads return `WouldBlock` instead of waiting, or wait again.
+    fn set_nonblocking(&mut self, on: bool) -> io::Result<()>;
     fn write_all(&mut self, bytes: &[u8]) -> io::Result<()>;
 }
 
 impl Wire for Conn {
     fn wait_at_most(&mut self, left: Duration) -> io::Result<()> {
         Conn::wait_at_most(self, left)
+    }
+
+    fn wait_without_limit(&mut self) -> io::Result<()> {
+        Conn::set_timeout(self, None)
+    }
+
+    fn set_nonblocking(&mut self, on: bool) -> io::Result<()> {
+        Conn::set_nonblocking(self, on)
     }
 
     fn write_all(&mut self, bytes: &[u8]) -> io::Result<()> {
@@ -185,6 +202,14 @@ pub(crate) mod fake {
 
     impl Wire for Bytes {
         fn wait_at_most(&mut self, _left: Duration) -> io::Result<()> {
+            Ok(())
+        }
+
+        fn wait_without_limit(&mut self) -> io::Result<()> {
+            Ok(())
+        }
+
+        fn set_nonblocking(&mut self, _on: bool) -> io::Result<()> {
             Ok(())
         }
 
