@@ -103,7 +103,7 @@ fuzz_target!(|data: &[u8]| {
         let mut config = config().clone();
         config.mode = mode;
         let input = HostInput::reader(std::io::Cursor::new(data.to_vec()));
-        if let Ok(server) = Server::new(config, Box::new(std::io::sink()), input) {
+        if let Ok(server) = Server::with_output(config, Box::new(std::io::sink()), input) {
             let _ = server.run();
         }
     }

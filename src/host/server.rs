@@ -74,6 +74,18 @@ struct InitializeResult<'a> {
 }
 
 impl Server {
+    /// The session of a fleet of its own, writing to the host on `output`,
+    /// whose remote servers never start a sign-in: what the fuzz target
+    /// (`.fuzz/fuzz_targets/dispatch.rs`) serves.
+    pub fn with_output(
+        config: Config,
+        output: Box<dyn io::Write + Send>,
+        input: HostInput,
+    ) -> io::Result<Server> {
+        let outbox = Arc::new(Outbox::new(output));
+        Server::new(config, outbox, input, SignIns::default())
+    }
+
     /// The session of a fleet of its own, writing to the host through
     /// `outbox`, its remote servers signing in and talking through
     /// `sign_ins`.

@@ -218,16 +218,16 @@ fn missing_prerequisites_stop_the_suite_with_one_line() {
     assert_eq!(String::from_utf8_lossy(&out.stdout), "");
     assert_eq!(
         String::from_utf8_lossy(&out.stderr),
-        "setup failed: missing nodejs npm python3 python3-venv gcc-mingw-w64-x86-64 wine wine64; \
+        "setup failed: missing nodejs npm python3 python3-venv g++ gcc-mingw-w64-x86-64 wine wine64; \
          install them (on Debian, as root: apt-get install -y nodejs npm python3 python3-venv \
-         gcc-mingw-w64-x86-64 wine wine64)\n"
+         g++ gcc-mingw-w64-x86-64 wine wine64)\n"
     );
     // scripts/test --no-wine asks for neither MinGW nor Wine.
     assert_eq!(linux_only.status.code(), Some(1));
     assert_eq!(
         String::from_utf8_lossy(&linux_only.stderr),
-        "setup failed: missing nodejs npm python3 python3-venv; \
-         install them (on Debian, as root: apt-get install -y nodejs npm python3 python3-venv)\n"
+        "setup failed: missing nodejs npm python3 python3-venv g++; \
+         install them (on Debian, as root: apt-get install -y nodejs npm python3 python3-venv g++)\n"
     );
 }
 
