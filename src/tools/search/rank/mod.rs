@@ -201,11 +201,12 @@ enum Term {
 /// The terms of `text`: its stemmed words (stop words dropped), then the
 /// concepts of its words and of its two-word phrases.
 fn terms(text: &str) -> Vec<Term> {
-    let stems: Vec<(String, bool)> = words::split(&words::without_addresses(text))
-        .into_iter()
-        .filter(|w| w.chars().count() > 1 || w.chars().all(|c| c.is_ascii_digit()))
-        .map(|w| (words::stem(&w), words::is_stop_word(&w)))
-        .collect();
+    let stems: Vec<(String, bool)> =
+        words::split(&words::with_file_names(&words::without_addresses(text)))
+            .into_iter()
+            .filter(|w| w.chars().count() > 1 || w.chars().all(|c| c.is_ascii_digit()))
+            .map(|w| (words::stem(&w), words::is_stop_word(&w)))
+            .collect();
     let mut out = Vec::new();
     for (i, (stem, stop)) in stems.iter().enumerate() {
         if let Some((next, _)) = stems.get(i + 1) {
