@@ -405,7 +405,7 @@ fn fit(root: &Path, tools: &[Tool], index: &Ranker) {
     );
     for _round in 0..4 {
         let mut improved = false;
-        for coordinate in 0..15 {
+        for coordinate in 0..16 {
             for factor in [0.5, 0.7, 0.85, 1.2, 1.4, 2.0] {
                 let mut w = best;
                 let value = match coordinate {
@@ -415,9 +415,14 @@ fn fit(root: &Path, tools: &[Tool], index: &Ranker) {
                     11 => &mut w.concept,
                     12 => &mut w.light,
                     13 => &mut w.lexicon,
-                    _ => &mut w.server,
+                    14 => &mut w.server,
+                    _ => &mut w.verb,
                 };
-                *value *= factor;
+                // A weight at 0 (a signal left out) is tried from small values.
+                *value = match *value == 0.0 {
+                    true => factor * factor * 0.1,
+                    false => *value * factor,
+                };
                 if (5..=9).contains(&coordinate) {
                     *value = value.clamp(0.0, 1.0);
                 }
@@ -470,6 +475,7 @@ fn main() {
             light: 0.025,
             lexicon: 0.0,
             server: 0.0,
+            verb: 0.0,
         },
         false => rank::Weights::FITTED,
     };
@@ -516,8 +522,10 @@ fn main() {
                 .add(ranked, &relevant);
         }
         if options.verbose && !ours.iter().take(1).any(|id| relevant.contains(id)) {
+            let rank = ours.iter().position(|id| relevant.contains(id));
             println!(
-                "miss@1 [{kind}] {text:?}: want {relevant:?}, got {:?}",
+                "miss@1 [{kind}] {text:?} (rank {}): want {relevant:?}, got {:?}",
+                rank.map_or("none".into(), |r| (r + 1).to_string()),
                 &ours[..ours.len().min(3)]
             );
         }

@@ -55,17 +55,23 @@ pub struct Weights {
     pub lexicon: f64,
     /// What the score of a tool's server (`Ranker`) adds to the tool's own.
     pub server: f64,
+    /// What a tool whose name's verb is one of the query's words (or their
+    /// concepts or lexicon words) gains, in units of the index's largest
+    /// idf (`Index::max_idf`); a tool whose verb removes, when the query
+    /// asks no such thing, loses as much.
+    pub verb: f64,
 }
 
 impl Weights {
     pub const FITTED: Weights = Weights {
-        field: [3.64, 12.1, 0.867, 0.0317, 1.73],
+        field: [3.64, 16.9, 0.867, 0.0317, 1.73],
         b: [0.6, 0.3, 1.0, 1.0, 0.21],
         k1: 1.22,
         concept: 1.98,
         light: 0.025,
         lexicon: 0.104,
         server: 0.252,
+        verb: 0.0213,
     };
 }
 
@@ -201,11 +207,12 @@ enum Term {
 /// The terms of `text`: its stemmed words (stop words dropped), then the
 /// concepts of its words and of its two-word phrases.
 fn terms(text: &str) -> Vec<Term> {
-    let stems: Vec<(String, bool)> = words::split(&words::without_addresses(text))
-        .into_iter()
-        .filter(|w| w.chars().count() > 1 || w.chars().all(|c| c.is_ascii_digit()))
-        .map(|w| (words::stem(&w), words::is_stop_word(&w)))
-        .collect();
+    let stems: Vec<(String, bool)> =
+        words::split(&words::with_file_names(&words::without_addresses(text)))
+            .into_iter()
+            .filter(|w| w.chars().count() > 1 || w.chars().all(|c| c.is_ascii_digit()))
+            .map(|w| (words::stem(&w), words::is_stop_word(&w)))
+            .collect();
     let mut out = Vec::new();
     for (i, (stem, stop)) in stems.iter().enumerate() {
         if let Some((next, _)) = stems.get(i + 1) {
@@ -415,46 +422,62 @@ impl Index {
         }
     }
 
-    /// A tie's second signal for document `doc`, lower first: 0 when its
-    /// name's verb is one of the query's words, their concepts or their
-    /// lexicon words; 2 when the verb removes (`delete`, `drop`: the
-    /// concept of `forget`) and the query says no such thing, so that in a
-    /// tie a tool that destroys comes after one that does not; else 1.
-    pub(crate) fn tie_order(&self, doc: usize, query: &[String]) -> u8 {
+    /// What the verb of document `doc`'s name says of `query`: 1 when it
+    /// is one of the query's words, their concepts or their lexicon words;
+    /// -1 when it removes (`delete`, `drop`: the concept of `forget`) and
+    /// the query says no such thing, so that a tool that destroys comes
+    /// after one that does not; else 0.
+    pub(crate) fn verb_signal(&self, doc: usize, query: &Verbs) -> i8 {
         let Some(Some(head)) = self.heads.get(doc) else {
-            return 1;
-        };
-        let meets = |q: &String, head: &String| {
-            q == head
-                || lexicon::related(q).contains(head)
-                || concepts::of_word(q)
-                    .iter()
-                    .any(|c| concepts::of_word(head).contains(c))
-        };
-        if query.iter().any(|q| meets(q, head)) {
             return 0;
-        }
-        let removal = words::stem("delete");
-        let removes = |w: &String| {
-            concepts::of_word(&removal)
-                .iter()
-                .any(|c| concepts::of_word(w).contains(c))
         };
-        match removes(head) && !query.iter().any(removes) {
-            true => 2,
-            false => 1,
+        let concepts = concepts::of_word(head);
+        if query.words.contains(head) || concepts.iter().any(|c| query.concepts.contains(c)) {
+            return 1;
+        }
+        match !query.removes && removes(head) {
+            true => -1,
+            false => 0,
         }
     }
 }
 
-/// The query's stems, stop words left out, light verbs kept (a tie's
-/// second signal reads them).
-pub(crate) fn query_stems(query: &str) -> Vec<String> {
-    words::split(query)
-        .into_iter()
-        .filter(|w| w.chars().count() > 1 && !words::is_stop_word(w))
-        .map(|w| words::stem(&w))
-        .collect()
+/// Whether stemmed word `word` says to remove (the concept of `delete`).
+fn removes(word: &str) -> bool {
+    let removal = concepts::of_word(&words::stem("delete"));
+    concepts::of_word(word).iter().any(|c| removal.contains(c))
+}
+
+/// What a query's words say of a tool name's verb (`Index::verb_signal`).
+pub(crate) struct Verbs {
+    /// The query's stems (stop words left out, light verbs kept) and their
+    /// lexicon words.
+    words: Vec<String>,
+    /// The concepts of the query's stems.
+    concepts: Vec<u16>,
+    /// Some word of the query removes.
+    removes: bool,
+}
+
+impl Verbs {
+    pub(crate) fn of(query: &str) -> Verbs {
+        let stems: Vec<String> = words::split(query)
+            .into_iter()
+            .filter(|w| w.chars().count() > 1 && !words::is_stop_word(w))
+            .map(|w| words::stem(&w))
+            .collect();
+        let mut out = Verbs {
+            words: Vec::new(),
+            concepts: Vec::new(),
+            removes: stems.iter().any(|s| removes(s)),
+        };
+        for stem in &stems {
+            out.concepts.extend_from_slice(concepts::of_word(stem));
+            out.words.extend(lexicon::related(stem).iter().cloned());
+        }
+        out.words.extend(stems);
+        out
+    }
 }
 
 /// The weighted term groups of a query: each of its terms alone (a light

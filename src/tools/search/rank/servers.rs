@@ -2,13 +2,15 @@
 //! server before it is about one of its tools, so servers are ranked as
 //! documents of their own (their names, descriptions, `instructions`, and
 //! every word of their tools), and a tool's score is its own plus
-//! `Weights::server` of its server's. Ties that are left are broken by a
-//! second signal: the query's verb against the tool name's verb (a tool
-//! that deletes comes last unless the query asks to delete).
+//! `Weights::server` of its server's, plus or minus a little
+//! (`Weights::verb`) by a second signal: the query's verb against the tool
+//! name's verb (`Index::verb_signal`: a tool that deletes comes after the
+//! others unless the query asks to delete). Ties that are left are broken
+//! by the same signal.
 //!
 //! No IO, no clock: a pure function of the documents and the query.
 
-use super::{query_stems, Document, Field, Hit, Index, Weights};
+use super::{Document, Field, Hit, Index, Verbs, Weights};
 
 /// The document of one server: `names` (its own and its toolbox's),
 /// `descriptions` (its toolbox's description, its `instructions`), and
@@ -90,7 +92,7 @@ impl Ranker {
     /// `search` with other weights (the benchmark's fitting). Tools that
     /// match no term by their own text are not returned, whatever their
     /// server's score. Equal scores are ordered by a second signal (the tool
-    /// name's verb is the query's, `Index::head_matches`), then by
+    /// name's verb against the query's, `Index::verb_signal`), then by
     /// document.
     pub fn search_with(&self, query: &str, limit: usize, w: &Weights) -> Vec<Hit> {
         let own = self.tools.scores(query, w);
@@ -98,26 +100,28 @@ impl Ranker {
             true => self.servers.scores(query, w),
             false => Vec::new(),
         };
+        let verbs = Verbs::of(query);
+        let scale = self.tools.max_idf();
         let mut hits: Vec<Hit> = own
             .iter()
             .enumerate()
-            .map(|(doc, score)| {
+            .filter(|(_, own)| **own > 0.0)
+            .map(|(doc, own)| {
                 let lift = self
                     .server_of
                     .get(doc)
                     .and_then(|&s| server.get(s))
                     .copied()
                     .unwrap_or(0.0);
+                let verb = f64::from(self.tools.verb_signal(doc, &verbs));
                 Hit {
                     doc,
-                    score: score + w.server * lift,
-                    own: *score,
+                    score: own + w.server * lift + w.verb * scale * verb,
+                    own: *own,
                 }
             })
-            .filter(|h| h.own > 0.0)
             .collect();
         hits.sort_unstable_by(|a, b| b.score.total_cmp(&a.score).then(a.doc.cmp(&b.doc)));
-        let stems = query_stems(query);
         let mut start = 0;
         while start < hits.len().min(limit) {
             let first = hits[start].score;
@@ -127,7 +131,7 @@ impl Ranker {
                     .take_while(|h| first - h.score <= TIE * first.abs())
                     .count();
             if end - start > 1 {
-                hits[start..end].sort_by_key(|h| (self.tools.tie_order(h.doc, &stems), h.doc));
+                hits[start..end].sort_by_key(|h| (-self.tools.verb_signal(h.doc, &verbs), h.doc));
             }
             start = end;
         }
@@ -179,7 +183,14 @@ mod tests {
         let servers = [server_document(&["memory"], &[], [])];
         let ranker = Ranker::new(&tools, vec![0, 0], &servers);
         let hits = ranker.search("memory about Alice", 2);
-        assert_eq!(hits[0].score, hits[1].score);
+        assert_eq!(hits[0].own, hits[1].own, "equal by their own text");
+        assert_eq!((hits[0].doc, hits[1].doc), (1, 0));
+        let without = Weights {
+            verb: 0.0,
+            ..Weights::FITTED
+        };
+        let hits = ranker.search_with("memory about Alice", 2, &without);
+        assert_eq!(hits[0].score, hits[1].score, "a tie, then");
         assert_eq!((hits[0].doc, hits[1].doc), (1, 0));
         let hits = ranker.search("erase from memory", 2);
         assert_eq!(hits[0].doc, 0, "asked to delete");

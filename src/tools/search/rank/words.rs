@@ -1,7 +1,8 @@
 //! Words for ranking: text cut into lowercase words (`snake_case`,
 //! `camelCase`, `kebab-case` and `HTTPServer` split), common English words
 //! dropped, and a light suffix stemmer so that `files`, `listing` and
-//! `created` meet `file`, `list` and `create`.
+//! `created` meet `file`, `list` and `create`; a web address said as the
+//! word `url`, and a file name (`logo.png`) followed by the word `file`.
 //!
 //! No IO. The stemmer is deliberately small: it only has to map the forms a
 //! tool's description and a person's question use onto one key, the same way
@@ -202,6 +203,38 @@ pub(crate) fn without_addresses(text: &str) -> std::borrow::Cow<'_, str> {
     std::borrow::Cow::Owned(words.join(" "))
 }
 
+/// `text` with the word `file` after each file name (`logo.png`,
+/// `docs/index.md`: a name, a dot and an extension of one to four
+/// letters): a name says it is a file, which its words do not.
+pub(crate) fn with_file_names(text: &str) -> std::borrow::Cow<'_, str> {
+    let is_file_name = |word: &str| {
+        let word = word.trim_end_matches(|c: char| !c.is_alphanumeric());
+        match word.rsplit_once('.') {
+            Some((name, extension)) => {
+                !word.contains("://")
+                    && name.ends_with(|c: char| c.is_alphanumeric() || c == '_' || c == '-')
+                    && (1..=4).contains(&extension.len())
+                    && extension.chars().all(|c| c.is_ascii_alphabetic())
+            }
+            None => false,
+        }
+    };
+    if !text.split(' ').any(is_file_name) {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len() + 8);
+    for (i, word) in text.split(' ').enumerate() {
+        if i > 0 {
+            out.push(' ');
+        }
+        out.push_str(word);
+        if is_file_name(word) {
+            out.push_str(" file");
+        }
+    }
+    std::borrow::Cow::Owned(out)
+}
+
 /// Verbs that say little of what a person wants (stemmed): a query's
 /// `show me`, `get the`, `make a` weigh less than its nouns.
 const LIGHT_VERBS: &[&str] = &[
@@ -283,6 +316,18 @@ mod tests {
             "pull down url now"
         );
         assert_eq!(without_addresses("a plain text"), "a plain text");
+    }
+
+    #[test]
+    fn a_file_name_says_file() {
+        assert_eq!(with_file_names("look at logo.png"), "look at logo.png file");
+        assert_eq!(
+            with_file_names("edit docs/index.md, then main.rs?"),
+            "edit docs/index.md, file then main.rs? file"
+        );
+        assert_eq!(with_file_names("at 48.85, 2.29"), "at 48.85, 2.29");
+        assert_eq!(with_file_names("the end. Next"), "the end. Next");
+        assert_eq!(with_file_names("a plain text"), "a plain text");
     }
 
     #[test]
