@@ -11,9 +11,8 @@
 //! text goes to stdout (`--json`: the whole result as one line); exit 0, or
 //! 1 for an `isError` result or a failed call (the text on stderr). A
 //! `use_tool` answer that the tool does not exist is a usage error too.
-//! `--batch` is `call_batch`'s.
+//! `--batch` is `call_batch`'s, which `commands::run` picks instead.
 
-use super::call_batch;
 use super::prepare;
 use crate::cli::CallArgs;
 use crate::config::Config;
@@ -38,10 +37,6 @@ pub(super) fn run(
     out: &mut impl Write,
 ) -> ExitCode {
     let known = Known::load(&config, path);
-    if asked.batch {
-        let lines = io::BufReader::new(stdin);
-        return call_batch::run(known, config, path, shared, &asked, lines, out);
-    }
     let Some(target) = asked.target.as_deref() else {
         return usage("call needs TOOLBOX/SERVER/TOOL");
     };

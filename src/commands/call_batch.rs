@@ -43,7 +43,6 @@ enum Done {
 
 /// Runs the batch read from `lines`.
 pub(super) fn run(
-    known: Known,
     config: Config,
     path: &Path,
     shared: bool,
@@ -51,6 +50,7 @@ pub(super) fn run(
     lines: impl BufRead,
     out: &mut impl Write,
 ) -> ExitCode {
+    let known = Known::load(&config, path);
     let texts: Vec<String> = lines
         .split(b'\n')
         .map_while(Result::ok)

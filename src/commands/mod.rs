@@ -226,8 +226,13 @@ pub fn run(command: Command, console: Console) -> ExitCode {
             )
         }),
         Command::Call { config, call } => prepare::run(&config, needs, &mut out).map(|ready| {
-            let (loaded, shared) = (ready.loaded.config, ready.shared);
-            call::run(loaded, &config.path, shared, call, stdin, &mut out)
+            let (loaded, shared, path) = (ready.loaded.config, ready.shared, &config.path);
+            if call.batch {
+                let lines = io::BufReader::new(stdin);
+                call_batch::run(loaded, path, shared, &call, lines, &mut out)
+            } else {
+                call::run(loaded, path, shared, call, stdin, &mut out)
+            }
         }),
         Command::Serve { config, trace } => prepare::run(&config, needs, &mut out)
             .map(|ready| serve::run(&config, ready, trace, stdin, stdout)),
