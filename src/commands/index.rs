@@ -10,11 +10,10 @@
 //! every server (the launcher's shutdown) and ends the run with the shell's
 //! code for it (`interrupt`), printing and recording nothing more.
 
-use super::interrupt::local_servers;
+use super::interrupt::{local_launcher, local_servers};
 use crate::catalog::Catalog;
 use crate::config::Config;
 use crate::fleet::launch::{self, Launcher};
-use crate::wire::outbox::Outbox;
 use std::io::Write;
 use std::path::Path;
 use std::process::ExitCode;
@@ -50,10 +49,7 @@ pub(super) fn run(config: &Config, path: &Path, out: &mut impl Write) -> ExitCod
 /// does, printing nothing and leaving the signals to the caller (`call`,
 /// whose session of its own watches them).
 pub(super) fn quietly(config: &Config, path: &Path) {
-    let catalog = Catalog::default();
-    catalog.attach(path);
-    let sink = Arc::new(Outbox::new(Box::new(std::io::sink())));
-    let launcher = Arc::new(Launcher::new(sink, None, crate::auth::SignIns::default()));
+    let (catalog, launcher) = local_launcher(path);
     let _ = list_all(config, &catalog, &launcher, &|| false);
     launcher.shutdown();
 }

@@ -23,6 +23,14 @@ use std::thread::JoinHandle;
 /// output has nowhere to go), with sign-ins that never start a browser;
 /// and the watch for a shutdown signal.
 pub(super) fn local_servers(path: &Path) -> (Catalog, Arc<Launcher>, Interrupt) {
+    let (catalog, launcher) = local_launcher(path);
+    let interrupt = Interrupt::watch(&launcher);
+    (catalog, launcher, interrupt)
+}
+
+/// `local_servers` without the signal watch, for a caller that watches
+/// signals itself (`call`, through its session).
+pub(super) fn local_launcher(path: &Path) -> (Catalog, Arc<Launcher>) {
     let catalog = Catalog::default();
     catalog.attach(path);
     let launcher = Arc::new(Launcher::new(
@@ -30,8 +38,7 @@ pub(super) fn local_servers(path: &Path) -> (Catalog, Arc<Launcher>, Interrupt) 
         None,
         crate::auth::SignIns::default(),
     ));
-    let interrupt = Interrupt::watch(&launcher);
-    (catalog, launcher, interrupt)
+    (catalog, launcher)
 }
 
 pub(super) struct Interrupt {
