@@ -405,7 +405,7 @@ fn fit(root: &Path, tools: &[Tool], index: &Ranker) {
     );
     for _round in 0..4 {
         let mut improved = false;
-        for coordinate in 0..16 {
+        for coordinate in 0..18 {
             for factor in [0.5, 0.7, 0.85, 1.2, 1.4, 2.0] {
                 let mut w = best;
                 let value = match coordinate {
@@ -416,7 +416,9 @@ fn fit(root: &Path, tools: &[Tool], index: &Ranker) {
                     12 => &mut w.light,
                     13 => &mut w.lexicon,
                     14 => &mut w.server,
-                    _ => &mut w.verb,
+                    15 => &mut w.verb,
+                    16 => &mut w.far,
+                    _ => &mut w.gloss,
                 };
                 // A weight at 0 (a signal left out) is tried from small values.
                 *value = match *value == 0.0 {
@@ -476,6 +478,8 @@ fn main() {
             lexicon: 0.0,
             server: 0.0,
             verb: 0.0,
+            far: 0.0,
+            gloss: 0.0,
         },
         false => rank::Weights::FITTED,
     };

@@ -45,6 +45,49 @@ fn table() -> &'static HashMap<String, Vec<String>> {
     })
 }
 
+/// One line per word: the word, then the words of its definitions.
+const DEFINITIONS: &str = include_str!("definitions.txt");
+
+/// Stemmed word → the stems of its definitions' words, and the reverse.
+fn definitions() -> &'static (HashMap<String, Vec<String>>, HashMap<String, Vec<String>>) {
+    static PARSED: OnceLock<(HashMap<String, Vec<String>>, HashMap<String, Vec<String>>)> =
+        OnceLock::new();
+    PARSED.get_or_init(|| {
+        let (mut forward, mut reverse): (HashMap<String, Vec<String>>, HashMap<String, Vec<String>>) =
+            Default::default();
+        for line in DEFINITIONS.lines() {
+            let mut words = line.split(' ').filter(|w| !is_stop_word(w));
+            let Some(head) = words.next() else {
+                continue;
+            };
+            let key = stem(head);
+            for other in words.map(stem) {
+                if other == key {
+                    continue;
+                }
+                let entry = forward.entry(key.clone()).or_default();
+                if !entry.contains(&other) {
+                    entry.push(other.clone());
+                }
+                let back = reverse.entry(other).or_default();
+                if !back.contains(&key) {
+                    back.push(key.clone());
+                }
+            }
+        }
+        (forward, reverse)
+    })
+}
+
+/// The stems of the definitions of stemmed word `word`, and of the words
+/// whose definitions use it.
+pub(crate) fn defined(word: &str) -> impl Iterator<Item = &'static String> {
+    let (forward, reverse) = definitions();
+    let back = reverse.get(word).map_or(&[][..], Vec::as_slice);
+    let back = if back.len() > 40 { &[][..] } else { back };
+    forward.get(word).map_or(&[][..], Vec::as_slice).iter().chain(back)
+}
+
 /// The stems related to stemmed word `word`, most frequent first.
 pub(crate) fn related(word: &str) -> &'static [String] {
     table().get(word).map_or(&[], Vec::as_slice)

@@ -2,7 +2,8 @@
 //! `camelCase`, `kebab-case` and `HTTPServer` split), common English words
 //! dropped, and a light suffix stemmer so that `files`, `listing` and
 //! `created` meet `file`, `list` and `create`; a web address said as the
-//! word `url`, and a file name (`logo.png`) followed by the word `file`.
+//! word `url`, and a name of known shape followed by its kind (`logo.png file`,
+//! `#random channel`).
 //!
 //! No IO. The stemmer is deliberately small: it only has to map the forms a
 //! tool's description and a person's question use onto one key, the same way
@@ -203,36 +204,59 @@ pub(crate) fn without_addresses(text: &str) -> std::borrow::Cow<'_, str> {
     std::borrow::Cow::Owned(words.join(" "))
 }
 
-/// `text` with the word `file` after each file name (`logo.png`,
-/// `docs/index.md`: a name, a dot and an extension of one to four
-/// letters): a name says it is a file, which its words do not.
-pub(crate) fn with_file_names(text: &str) -> std::borrow::Cow<'_, str> {
-    let is_file_name = |word: &str| {
-        let word = word.trim_end_matches(|c: char| !c.is_alphanumeric());
-        match word.rsplit_once('.') {
-            Some((name, extension)) => {
-                !word.contains("://")
-                    && name.ends_with(|c: char| c.is_alphanumeric() || c == '_' || c == '-')
-                    && (1..=4).contains(&extension.len())
-                    && extension.chars().all(|c| c.is_ascii_alphabetic())
-            }
-            None => false,
-        }
-    };
-    if !text.split(' ').any(is_file_name) {
+/// `text` with a word saying what kind of thing each name of a known shape
+/// is, which its own words do not: `file` after a file name (`logo.png`,
+/// `docs/index.md`: a name, a dot and an extension of one to four letters),
+/// `channel` after a channel's name (`#random`: `#` and a word), and
+/// `coordinates` after a pair of decimal numbers (`48.85, 2.29`).
+pub(crate) fn with_kinds(text: &str) -> std::borrow::Cow<'_, str> {
+    let words: Vec<&str> = text.split(' ').collect();
+    let kinds: Vec<Option<&str>> = (0..words.len())
+        .map(|i| kind_of(words[i], i.checked_sub(1).map(|j| words[j])))
+        .collect();
+    if kinds.iter().all(Option::is_none) {
         return std::borrow::Cow::Borrowed(text);
     }
-    let mut out = String::with_capacity(text.len() + 8);
-    for (i, word) in text.split(' ').enumerate() {
+    let mut out = String::with_capacity(text.len() + 16);
+    for (i, (word, kind)) in words.iter().zip(&kinds).enumerate() {
         if i > 0 {
             out.push(' ');
         }
         out.push_str(word);
-        if is_file_name(word) {
-            out.push_str(" file");
+        if let Some(kind) = kind {
+            out.push(' ');
+            out.push_str(kind);
         }
     }
     std::borrow::Cow::Owned(out)
+}
+
+/// The kind `with_kinds` adds after `word`, which follows `before`.
+fn kind_of(word: &str, before: Option<&str>) -> Option<&'static str> {
+    let word = word.trim_end_matches(|c: char| !c.is_alphanumeric());
+    let decimal = |w: &str| {
+        let w = w.strip_prefix('-').unwrap_or(w);
+        w.split_once('.').is_some_and(|(a, b)| {
+            !a.is_empty()
+                && !b.is_empty()
+                && a.bytes().all(|c| c.is_ascii_digit())
+                && b.bytes().all(|c| c.is_ascii_digit())
+        })
+    };
+    if let Some(name) = word.strip_prefix('#') {
+        let letters = name.starts_with(|c: char| c.is_alphabetic());
+        return letters.then_some("channel");
+    }
+    if decimal(word) {
+        let pair = before.and_then(|b| b.strip_suffix(',')).is_some_and(decimal);
+        return pair.then_some("coordinates");
+    }
+    let (name, extension) = word.rsplit_once('.')?;
+    let file = !word.contains("://")
+        && name.ends_with(|c: char| c.is_alphanumeric() || c == '_' || c == '-')
+        && (1..=4).contains(&extension.len())
+        && extension.chars().all(|c| c.is_ascii_alphabetic());
+    file.then_some("file")
 }
 
 /// Verbs that say little of what a person wants (stemmed): a query's
@@ -253,9 +277,11 @@ fn has_vowel(text: &str) -> bool {
     text.chars().any(|c| "aeiouy".contains(c))
 }
 
-/// The stem of a lowercase word: plural `s`, `-ing`, `-ed`, `-tion` / `-sion`
-/// and a final `e` removed, with a doubled final consonant undone.
+/// The stem of a lowercase word: an irregular form's base (`forms`), then
+/// plural `s`, `-ing`, `-ed`, `-tion` / `-sion` and a final `e` removed,
+/// with a doubled final consonant undone.
 pub(crate) fn stem(word: &str) -> String {
+    let word = super::forms::base(word).unwrap_or(word);
     if word.chars().count() <= 3 || !word.is_ascii() {
         return word.to_string();
     }
@@ -319,15 +345,19 @@ mod tests {
     }
 
     #[test]
-    fn a_file_name_says_file() {
-        assert_eq!(with_file_names("look at logo.png"), "look at logo.png file");
+    fn a_name_of_known_shape_says_its_kind() {
+        assert_eq!(with_kinds("look at logo.png"), "look at logo.png file");
         assert_eq!(
-            with_file_names("edit docs/index.md, then main.rs?"),
+            with_kinds("edit docs/index.md, then main.rs?"),
             "edit docs/index.md, file then main.rs? file"
         );
-        assert_eq!(with_file_names("at 48.85, 2.29"), "at 48.85, 2.29");
-        assert_eq!(with_file_names("the end. Next"), "the end. Next");
-        assert_eq!(with_file_names("a plain text"), "a plain text");
+        assert_eq!(with_kinds("at 48.85, 2.29"), "at 48.85, 2.29 coordinates");
+        assert_eq!(with_kinds("at -33.9, 151.2."), "at -33.9, 151.2. coordinates");
+        assert_eq!(with_kinds("version 1.5 of 2.0"), "version 1.5 of 2.0");
+        assert_eq!(with_kinds("said in #random"), "said in #random channel");
+        assert_eq!(with_kinds("close issue #42"), "close issue #42");
+        assert_eq!(with_kinds("the end. Next"), "the end. Next");
+        assert_eq!(with_kinds("a plain text"), "a plain text");
     }
 
     #[test]
