@@ -624,8 +624,8 @@ mod tests {
     #[test]
     fn ties_keep_document_order_and_nothing_matches_nothing() {
         let docs = vec![
-            tool("a_one", "matching words"),
-            tool("b_two", "matching words"),
+            tool("tool_a", "matching words"),
+            tool("tool_b", "matching words"),
         ];
         let index = Index::new(&docs);
         let hits = index.search("matching", 5);
