@@ -403,9 +403,9 @@ fn fit(root: &Path, tools: &[Tool], index: &Ranker) {
         "fitting on {} tuning queries; now {score:.4}",
         queries.len()
     );
-    for _round in 0..4 {
+    for _round in 0..20 {
         let mut improved = false;
-        for coordinate in 0..18 {
+        for coordinate in 0..17 {
             for factor in [0.5, 0.7, 0.85, 1.2, 1.4, 2.0] {
                 let mut w = best;
                 let value = match coordinate {
@@ -417,8 +417,7 @@ fn fit(root: &Path, tools: &[Tool], index: &Ranker) {
                     13 => &mut w.lexicon,
                     14 => &mut w.server,
                     15 => &mut w.verb,
-                    16 => &mut w.far,
-                    _ => &mut w.gloss,
+                    _ => &mut w.definition,
                 };
                 // A weight at 0 (a signal left out) is tried from small values.
                 *value = match *value == 0.0 {
@@ -478,8 +477,7 @@ fn main() {
             lexicon: 0.0,
             server: 0.0,
             verb: 0.0,
-            far: 0.0,
-            gloss: 0.0,
+            definition: 0.0,
         },
         false => rank::Weights::FITTED,
     };

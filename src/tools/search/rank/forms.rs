@@ -35,7 +35,11 @@ mod tests {
         assert_eq!(base("children"), Some("child"));
         assert_eq!(base("files"), None, "regular forms are the stemmer's");
         assert_eq!(base("found"), Some("find"));
-        assert_eq!(base("data"), None, "a form common in its own right keeps its meaning");
+        assert_eq!(
+            base("data"),
+            None,
+            "a form common in its own right keeps its meaning"
+        );
     }
 
     #[test]

@@ -48,44 +48,36 @@ fn table() -> &'static HashMap<String, Vec<String>> {
 /// One line per word: the word, then the words of its definitions.
 const DEFINITIONS: &str = include_str!("definitions.txt");
 
-/// Stemmed word → the stems of its definitions' words, and the reverse.
-fn definitions() -> &'static (HashMap<String, Vec<String>>, HashMap<String, Vec<String>>) {
-    static PARSED: OnceLock<(HashMap<String, Vec<String>>, HashMap<String, Vec<String>>)> =
-        OnceLock::new();
+/// Stemmed word → the stems of the words of its definitions and of the
+/// words whose definitions use it, sorted.
+fn definitions() -> &'static HashMap<String, Vec<String>> {
+    static PARSED: OnceLock<HashMap<String, Vec<String>>> = OnceLock::new();
     PARSED.get_or_init(|| {
-        let (mut forward, mut reverse): (HashMap<String, Vec<String>>, HashMap<String, Vec<String>>) =
-            Default::default();
+        let mut out: HashMap<String, Vec<String>> = HashMap::new();
         for line in DEFINITIONS.lines() {
             let mut words = line.split(' ').filter(|w| !is_stop_word(w));
             let Some(head) = words.next() else {
                 continue;
             };
             let key = stem(head);
-            for other in words.map(stem) {
-                if other == key {
-                    continue;
-                }
-                let entry = forward.entry(key.clone()).or_default();
-                if !entry.contains(&other) {
-                    entry.push(other.clone());
-                }
-                let back = reverse.entry(other).or_default();
-                if !back.contains(&key) {
-                    back.push(key.clone());
-                }
+            for other in words.map(stem).filter(|other| *other != key) {
+                out.entry(key.clone()).or_default().push(other.clone());
+                out.entry(other).or_default().push(key.clone());
             }
         }
-        (forward, reverse)
+        for words in out.values_mut() {
+            words.sort_unstable();
+            words.dedup();
+        }
+        out
     })
 }
 
-/// The stems of the definitions of stemmed word `word`, and of the words
-/// whose definitions use it.
-pub(crate) fn defined(word: &str) -> impl Iterator<Item = &'static String> {
-    let (forward, reverse) = definitions();
-    let back = reverse.get(word).map_or(&[][..], Vec::as_slice);
-    let back = if back.len() > 40 { &[][..] } else { back };
-    forward.get(word).map_or(&[][..], Vec::as_slice).iter().chain(back)
+/// The stems of the words of stemmed word `word`'s definitions (`high`:
+/// elevation, level) and of the words whose definitions use it (`level`:
+/// altitude, high).
+pub(crate) fn defined(word: &str) -> &'static [String] {
+    definitions().get(word).map_or(&[], Vec::as_slice)
 }
 
 /// The stems related to stemmed word `word`, most frequent first.
@@ -105,6 +97,15 @@ mod tests {
         assert!(has("memory", "memorize"));
         assert!(has("recall", "remember"), "relations go both ways");
         assert!(related("zzzz").is_empty());
+    }
+
+    #[test]
+    fn a_word_leads_to_the_words_of_its_definitions_and_back() {
+        let has = |a: &str, b: &str| defined(&stem(a)).contains(&stem(b));
+        assert!(has("high", "elevation"), "high: having great elevation");
+        assert!(has("elevation", "high"), "and back");
+        assert!(has("big", "size"), "big: above average in size");
+        assert!(defined("zzzz").is_empty());
     }
 
     #[test]

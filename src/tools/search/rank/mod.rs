@@ -61,24 +61,22 @@ pub struct Weights {
     /// idf (`Index::max_idf`); a tool whose verb removes, when the query
     /// asks no such thing, loses as much.
     pub verb: f64,
-    /// What a word two lexicon steps away counts for.
-    pub far: f64,
-    /// What a word of a query word's definition counts for.
-    pub gloss: f64,
+    /// What a word of a query word's definitions, or a word that a query
+    /// word defines (`lexicon::defined`), counts for.
+    pub definition: f64,
 }
 
 impl Weights {
     pub const FITTED: Weights = Weights {
-        field: [3.64, 8.45, 0.867, 0.0321, 1.73],
-        b: [0.6, 0.3, 1.0, 1.0, 0.252],
+        field: [6.29, 28.4, 1.46, 0.0396, 0.721],
+        b: [0.3, 0.3, 0.85, 0.0368, 0.85],
         k1: 1.22,
-        concept: 1.98,
+        concept: 2.38,
         light: 0.025,
-        lexicon: 0.0437,
-        server: 0.214,
-        verb: 0.0426,
-        far: 0.0,
-        gloss: 0.06,
+        lexicon: 0.089,
+        server: 0.155,
+        verb: 0.0435,
+        definition: 0.23,
     };
 }
 
@@ -490,7 +488,8 @@ impl Verbs {
 /// The weighted term groups of a query: each of its terms alone (a light
 /// verb and a concept weigh what `w` says), then, per word, the words the
 /// lexicon relates to it that the query does not hold, as one group of
-/// `w.lexicon`.
+/// `w.lexicon`, and the words of its definitions and the words it defines,
+/// as one group of `w.definition`.
 fn query_terms(query: &str, w: &Weights) -> Vec<(Vec<Term>, f64)> {
     let mut out: Vec<(Vec<Term>, f64)> = Vec::new();
     let all = terms(query);
@@ -516,26 +515,16 @@ fn query_terms(query: &str, w: &Weights) -> Vec<(Vec<Term>, f64)> {
                 .map(|r| Term::Word(r.clone()))
                 .filter(|t| !all.contains(t))
                 .collect();
-            let far: Vec<Term> = lexicon::related(word)
+            let defined: Vec<Term> = lexicon::defined(word)
                 .iter()
-                .flat_map(|r| lexicon::related(r))
                 .map(|r| Term::Word(r.clone()))
-                .filter(|t| !all.contains(t) && !group.contains(t) && *t != *term)
+                .filter(|t| !all.contains(t) && !group.contains(t))
                 .collect();
             if !group.is_empty() {
                 out.push((group, w.lexicon));
             }
-            if !far.is_empty() && w.far > 0.0 {
-                out.push((far, w.far));
-            }
-            let mut defined: Vec<Term> = Vec::new();
-            for t in lexicon::defined(word).map(|r| Term::Word(r.clone())) {
-                if !all.contains(&t) && !defined.contains(&t) {
-                    defined.push(t);
-                }
-            }
-            if !defined.is_empty() && w.gloss > 0.0 {
-                out.push((defined, w.gloss));
+            if !defined.is_empty() && w.definition > 0.0 {
+                out.push((defined, w.definition));
             }
         }
     }

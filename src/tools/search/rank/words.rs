@@ -248,7 +248,9 @@ fn kind_of(word: &str, before: Option<&str>) -> Option<&'static str> {
         return letters.then_some("channel");
     }
     if decimal(word) {
-        let pair = before.and_then(|b| b.strip_suffix(',')).is_some_and(decimal);
+        let pair = before
+            .and_then(|b| b.strip_suffix(','))
+            .is_some_and(decimal);
         return pair.then_some("coordinates");
     }
     let (name, extension) = word.rsplit_once('.')?;
@@ -352,7 +354,10 @@ mod tests {
             "edit docs/index.md, file then main.rs? file"
         );
         assert_eq!(with_kinds("at 48.85, 2.29"), "at 48.85, 2.29 coordinates");
-        assert_eq!(with_kinds("at -33.9, 151.2."), "at -33.9, 151.2. coordinates");
+        assert_eq!(
+            with_kinds("at -33.9, 151.2."),
+            "at -33.9, 151.2. coordinates"
+        );
         assert_eq!(with_kinds("version 1.5 of 2.0"), "version 1.5 of 2.0");
         assert_eq!(with_kinds("said in #random"), "said in #random channel");
         assert_eq!(with_kinds("close issue #42"), "close issue #42");
