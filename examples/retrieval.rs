@@ -2,10 +2,12 @@
 //! the tools of real servers (`testdata/retrieval/catalog.json`, grouped into
 //! toolboxes by `toolboxes.json`) searched with a query set, each query
 //! marked with the tools that answer it: `queries.json` (v1, the set the
-//! ranker was first tuned on) or `queries-v2.json` (v2, written in a model's
-//! words before any ranking was run on it, split into a tuning half and a
-//! test half). Only the tuning half is for changing the ranker; the test
-//! half is run for the report (`--split test`). `--data livemcpbench` runs
+//! ranker was first tuned on), `queries-v2.json` (v2, written in a model's
+//! words before any ranking was run on it) or `queries-v3.json` (v3, written
+//! blind from the catalog alone by a session that saw neither the ranker
+//! nor the other sets), each split into a tuning half and a test half. Only
+//! the tuning halves are for changing the ranker; a test half is run for the
+//! report (`--split test`). `--data livemcpbench` runs
 //! a second set no one here wrote, derived from LiveMCPBench's published
 //! tasks and tools (`scripts/retrieval-livemcpbench`), all of it untuned.
 //!
@@ -280,8 +282,9 @@ fn options() -> Options {
                 options.queries = match args.next().as_deref() {
                     Some("v1") => "queries.json".into(),
                     Some("v2") => "queries-v2.json".into(),
+                    Some("v3") => "queries-v3.json".into(),
                     Some(other) => other.into(),
-                    None => panic!("--queries needs v1, v2 or a file of testdata/retrieval"),
+                    None => panic!("--queries needs v1, v2, v3 or a file of testdata/retrieval"),
                 }
             }
             "--split" => split = Some(args.next().expect("--split needs tune, test or all")),
@@ -290,7 +293,7 @@ fn options() -> Options {
                 options.queries = "queries.json".into();
             }
             other => panic!(
-                "unknown argument {other:?}: [-v] [--fit] [--before] [--data DIR] [--queries v1|v2|FILE] [--split tune|test|all]"
+                "unknown argument {other:?}: [-v] [--fit] [--before] [--data DIR] [--queries v1|v2|v3|FILE] [--split tune|test|all]"
             ),
         }
     }
@@ -381,18 +384,20 @@ fn objective(index: &Ranker, queries: &Judged, weights: &rank::Weights) -> f64 {
 }
 
 /// Fits the ranker's weights by coordinate ascent on the tuning queries
-/// (v2's tuning half and all of v1, never v2's test half), and prints them.
+/// (all of v1 and the tuning halves of v2 and v3, never a test half), and
+/// prints them.
 fn fit(root: &Path, tools: &[Tool], index: &Ranker) {
     let v1 = load(&root.join("queries.json"));
     let v2 = load(&root.join("queries-v2.json"));
+    let v3 = load(&root.join("queries-v3.json"));
     let tuning: Vec<&Value> = v1
         .as_array()
         .expect("queries")
         .iter()
         .chain(
-            v2.as_array()
-                .expect("queries")
-                .iter()
+            [&v2, &v3]
+                .into_iter()
+                .flat_map(|set| set.as_array().expect("queries"))
                 .filter(|q| q["split"] == "tune"),
         )
         .collect();
