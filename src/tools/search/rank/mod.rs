@@ -68,8 +68,8 @@ pub struct Weights {
 
 impl Weights {
     pub const FITTED: Weights = Weights {
-        field: [6.29, 28.4, 1.46, 0.0396, 0.721],
-        b: [0.3, 0.3, 0.85, 0.0368, 0.85],
+        field: [6.29, 9.94, 1.46, 0.0396, 0.721],
+        b: [0.15, 0.3, 0.85, 0.0736, 0.723],
         k1: 1.22,
         concept: 2.38,
         light: 0.025,
