@@ -208,7 +208,9 @@ pub(crate) fn without_addresses(text: &str) -> std::borrow::Cow<'_, str> {
 /// is, which its own words do not: `file` after a file name (`logo.png`,
 /// `docs/index.md`: a name, a dot and an extension of one to four letters),
 /// `channel` after a channel's name (`#random`: `#` and a word), and
-/// `coordinates` after a pair of decimal numbers (`48.85, 2.29`).
+/// `coordinates` after a pair of decimal numbers (`48.85, 2.29`), and
+/// `commit` after a commit's hash (`4f2a9c1`: 7 to 40 hexadecimal digits,
+/// letters and numbers both).
 pub(crate) fn with_kinds(text: &str) -> std::borrow::Cow<'_, str> {
     let words: Vec<&str> = text.split(' ').collect();
     let kinds: Vec<Option<&str>> = (0..words.len())
@@ -243,6 +245,15 @@ fn kind_of(word: &str, before: Option<&str>) -> Option<&'static str> {
                 && b.bytes().all(|c| c.is_ascii_digit())
         })
     };
+    let hex = |w: &str| {
+        (7..=40).contains(&w.len())
+            && w.bytes().all(|c| c.is_ascii_digit() || (b'a'..=b'f').contains(&c))
+            && w.bytes().any(|c| c.is_ascii_digit())
+            && w.bytes().any(|c| c.is_ascii_alphabetic())
+    };
+    if hex(word) {
+        return Some("commit");
+    }
     if let Some(name) = word.strip_prefix('#') {
         let letters = name.starts_with(|c: char| c.is_alphabetic());
         return letters.then_some("channel");
@@ -361,6 +372,9 @@ mod tests {
         assert_eq!(with_kinds("version 1.5 of 2.0"), "version 1.5 of 2.0");
         assert_eq!(with_kinds("said in #random"), "said in #random channel");
         assert_eq!(with_kinds("close issue #42"), "close issue #42");
+        assert_eq!(with_kinds("what did 4f2a9c1 do"), "what did 4f2a9c1 commit do");
+        assert_eq!(with_kinds("a decade 1234567"), "a decade 1234567");
+        assert_eq!(with_kinds("page 9c3d7e1f-2222-4abc"), "page 9c3d7e1f-2222-4abc");
         assert_eq!(with_kinds("the end. Next"), "the end. Next");
         assert_eq!(with_kinds("a plain text"), "a plain text");
     }
