@@ -247,7 +247,8 @@ fn kind_of(word: &str, before: Option<&str>) -> Option<&'static str> {
     };
     let hex = |w: &str| {
         (7..=40).contains(&w.len())
-            && w.bytes().all(|c| c.is_ascii_digit() || (b'a'..=b'f').contains(&c))
+            && w.bytes()
+                .all(|c| c.is_ascii_digit() || (b'a'..=b'f').contains(&c))
             && w.bytes().any(|c| c.is_ascii_digit())
             && w.bytes().any(|c| c.is_ascii_alphabetic())
     };
@@ -372,9 +373,15 @@ mod tests {
         assert_eq!(with_kinds("version 1.5 of 2.0"), "version 1.5 of 2.0");
         assert_eq!(with_kinds("said in #random"), "said in #random channel");
         assert_eq!(with_kinds("close issue #42"), "close issue #42");
-        assert_eq!(with_kinds("what did 4f2a9c1 do"), "what did 4f2a9c1 commit do");
+        assert_eq!(
+            with_kinds("what did 4f2a9c1 do"),
+            "what did 4f2a9c1 commit do"
+        );
         assert_eq!(with_kinds("a decade 1234567"), "a decade 1234567");
-        assert_eq!(with_kinds("page 9c3d7e1f-2222-4abc"), "page 9c3d7e1f-2222-4abc");
+        assert_eq!(
+            with_kinds("page 9c3d7e1f-2222-4abc"),
+            "page 9c3d7e1f-2222-4abc"
+        );
         assert_eq!(with_kinds("the end. Next"), "the end. Next");
         assert_eq!(with_kinds("a plain text"), "a plain text");
     }
