@@ -1,15 +1,17 @@
 //! A general English lexicon: for a common word, its synonyms and its word
 //! family (`remember`: recall, recollect, remembrance; `person`: individual,
 //! someone), so a query meets a tool written in other words that no
-//! concept of `concepts` and no tool description links. A lexicon match
-//! counts for less than a direct match (`Weights::lexicon`).
+//! concept of `concepts` and no tool description links; and, a weaker kin,
+//! the words of its definitions and the words it helps define (`high`:
+//! elevation; `big`: size). A lexicon match counts for less than a direct
+//! match (`Weights::lexicon`, `Weights::definition`).
 //!
-//! The table (`lexicon.txt`) is generated from WordNet 3.0 by
-//! `scripts/lexicon`, cut to the words WordNet's own sense-tagged corpus
-//! counts as common, and never edited by hand; its license is
-//! `LICENSE-WordNet`, beside it. It is embedded in the binary and parsed
-//! once, on the first search, into an immutable table behind a `OnceLock`
-//! (the ranker is a pure function with no owner to carry it).
+//! The tables (`lexicon.txt`, `definitions.txt`) are generated from WordNet
+//! 3.0 by `scripts/lexicon`, cut to the words WordNet's own sense-tagged
+//! corpus counts as common, and never edited by hand; the license is
+//! `LICENSE-WordNet`, beside them. They are embedded in the binary and
+//! parsed once, on first use, into immutable tables behind `OnceLock`s (the
+//! ranker is a pure function with no owner to carry them).
 //!
 //! No IO. Words are stemmed when the table is parsed, the way every other
 //! word is.
@@ -22,31 +24,36 @@ use std::sync::OnceLock;
 /// first.
 const TABLE: &str = include_str!("lexicon.txt");
 
+/// One line per word: the word, then the words of its definitions.
+const DEFINITIONS: &str = include_str!("definitions.txt");
+
+/// Each line's first word and each other word of the line, stemmed, stop
+/// words and a word equal to the first left out, in order.
+fn pairs(table: &'static str) -> impl Iterator<Item = (String, String)> {
+    table.lines().flat_map(|line| {
+        let mut words = line.split(' ').filter(|w| !is_stop_word(w)).map(stem);
+        let key = words.next().unwrap_or_default();
+        words
+            .filter(|other| *other != key)
+            .map(|other| (key.clone(), other))
+            .collect::<Vec<_>>()
+    })
+}
+
 /// Stemmed word → the stems of its related words (not itself).
 fn table() -> &'static HashMap<String, Vec<String>> {
     static PARSED: OnceLock<HashMap<String, Vec<String>>> = OnceLock::new();
     PARSED.get_or_init(|| {
         let mut out: HashMap<String, Vec<String>> = HashMap::new();
-        for line in TABLE.lines() {
-            let mut words = line.split(' ').filter(|w| !is_stop_word(w));
-            let Some(head) = words.next() else {
-                continue;
-            };
-            let key = stem(head);
-            let entry = out.entry(key.clone()).or_default();
-            for other in words.map(stem) {
-                if other != key && !entry.contains(&other) {
-                    entry.push(other);
-                }
+        for (key, other) in pairs(TABLE) {
+            let entry = out.entry(key).or_default();
+            if !entry.contains(&other) {
+                entry.push(other);
             }
         }
-        out.retain(|_, related| !related.is_empty());
         out
     })
 }
-
-/// One line per word: the word, then the words of its definitions.
-const DEFINITIONS: &str = include_str!("definitions.txt");
 
 /// Stemmed word → the stems of the words of its definitions and of the
 /// words whose definitions use it, sorted.
@@ -54,16 +61,9 @@ fn definitions() -> &'static HashMap<String, Vec<String>> {
     static PARSED: OnceLock<HashMap<String, Vec<String>>> = OnceLock::new();
     PARSED.get_or_init(|| {
         let mut out: HashMap<String, Vec<String>> = HashMap::new();
-        for line in DEFINITIONS.lines() {
-            let mut words = line.split(' ').filter(|w| !is_stop_word(w));
-            let Some(head) = words.next() else {
-                continue;
-            };
-            let key = stem(head);
-            for other in words.map(stem).filter(|other| *other != key) {
-                out.entry(key.clone()).or_default().push(other.clone());
-                out.entry(other).or_default().push(key.clone());
-            }
+        for (key, other) in pairs(DEFINITIONS) {
+            out.entry(key.clone()).or_default().push(other.clone());
+            out.entry(other).or_default().push(key);
         }
         for words in out.values_mut() {
             words.sort_unstable();
