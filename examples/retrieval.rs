@@ -257,6 +257,9 @@ struct Options {
     fit: bool,
     /// Ranks and answers as before servers, the lexicon and brief answers.
     before: bool,
+    /// Where to write each query's ranked tools, a JSON line each
+    /// (`--dump FILE`: for analysis outside, `scripts/retrieval.d/word-vectors.py`).
+    dump: Option<std::path::PathBuf>,
     /// The folder of testdata/retrieval/ holding the catalog and queries
     /// (`--data livemcpbench`: the set derived from LiveMCPBench), or "".
     data: String,
@@ -269,6 +272,7 @@ fn options() -> Options {
         verbose: false,
         fit: false,
         before: false,
+        dump: None,
         data: String::new(),
     };
     let mut split = None;
@@ -288,12 +292,13 @@ fn options() -> Options {
                 }
             }
             "--split" => split = Some(args.next().expect("--split needs tune, test or all")),
+            "--dump" => options.dump = Some(args.next().expect("--dump needs a file").into()),
             "--data" => {
                 options.data = args.next().expect("--data needs a folder of testdata/retrieval");
                 options.queries = "queries.json".into();
             }
             other => panic!(
-                "unknown argument {other:?}: [-v] [--fit] [--before] [--data DIR] [--queries v1|v2|v3|FILE] [--split tune|test|all]"
+                "unknown argument {other:?}: [-v] [--fit] [--before] [--dump FILE] [--data DIR] [--queries v1|v2|v3|FILE] [--split tune|test|all]"
             ),
         }
     }
@@ -445,6 +450,27 @@ fn fit(root: &Path, tools: &[Tool], index: &Ranker) {
     println!("fitted: {score:.4}\n{best:#?}");
 }
 
+/// Appends `query` and its ranked tools (id and score) to `path`, a JSON line.
+fn dump(path: &Path, query: &Value, hits: &[rank::Hit], tools: &[Tool]) {
+    use std::io::Write;
+    let ranked: Vec<(&str, f64)> = hits
+        .iter()
+        .map(|h| (tools[h.doc].id.as_str(), h.score))
+        .collect();
+    let line = serde_json::json!({
+        "query": query["query"],
+        "split": query.get("split"),
+        "relevant": query["relevant"],
+        "hits": ranked,
+    });
+    let mut file = std::fs::OpenOptions::new()
+        .append(true)
+        .create(true)
+        .open(path)
+        .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    writeln!(file, "{line}").expect("dump");
+}
+
 fn main() {
     let options = options();
     let root = Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -502,6 +528,9 @@ fn main() {
             .map(|r| r.as_str().unwrap_or_default().to_string())
             .collect();
         let hits = index.search_with(text, 50, &weights);
+        if let Some(path) = &options.dump {
+            dump(path, query, &hits, tools);
+        }
         let ours: Vec<String> = hits.iter().map(|h| tools[h.doc].id.clone()).collect();
         if options.verbose {
             if let Some(n) = index.undecided(&hits[..hits.len().min(8)]) {
