@@ -515,15 +515,18 @@ fn query_terms(query: &str, w: &Weights) -> Vec<(Vec<Term>, f64)> {
                 .map(|r| Term::Word(r.clone()))
                 .filter(|t| !all.contains(t))
                 .collect();
-            let defined: Vec<Term> = lexicon::defined(word)
-                .iter()
-                .map(|r| Term::Word(r.clone()))
-                .filter(|t| !all.contains(t) && !group.contains(t))
-                .collect();
+            let defined: Vec<Term> = match w.definition > 0.0 {
+                true => lexicon::defined(word)
+                    .iter()
+                    .map(|r| Term::Word(r.clone()))
+                    .filter(|t| !all.contains(t) && !group.contains(t))
+                    .collect(),
+                false => Vec::new(),
+            };
             if !group.is_empty() {
                 out.push((group, w.lexicon));
             }
-            if !defined.is_empty() && w.definition > 0.0 {
+            if !defined.is_empty() {
                 out.push((defined, w.definition));
             }
         }

@@ -3,7 +3,7 @@
 //! dropped, and a light suffix stemmer so that `files`, `listing` and
 //! `created` meet `file`, `list` and `create`; a web address said as the
 //! word `url`, and a name of known shape followed by its kind (`logo.png file`,
-//! `#random channel`).
+//! `#random channel`, `4f2a9c1 commit`).
 //!
 //! No IO. The stemmer is deliberately small: it only has to map the forms a
 //! tool's description and a person's question use onto one key, the same way
@@ -207,7 +207,7 @@ pub(crate) fn without_addresses(text: &str) -> std::borrow::Cow<'_, str> {
 /// `text` with a word saying what kind of thing each name of a known shape
 /// is, which its own words do not: `file` after a file name (`logo.png`,
 /// `docs/index.md`: a name, a dot and an extension of one to four letters),
-/// `channel` after a channel's name (`#random`: `#` and a word), and
+/// `channel` after a channel's name (`#random`: `#` and a word),
 /// `coordinates` after a pair of decimal numbers (`48.85, 2.29`), and
 /// `commit` after a commit's hash (`4f2a9c1`: 7 to 40 hexadecimal digits,
 /// letters and numbers both).
