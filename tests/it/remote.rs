@@ -4,7 +4,8 @@
 //! a call with progress, the secrets of a header kept out of the log, TLS
 //! trusted through `SSL_CERT_FILE` and refused without it, calls side by
 //! side, a stalled call that neither `close_toolbox` nor the exit waits for,
-//! and what a remote server costs in threads while open and asleep.
+//! what a remote server costs in threads while open and asleep, and a
+//! script's call to a server that needs a sign-in.
 
 #[path = "../../src/net/test_server.rs"]
 mod test_server;
@@ -314,4 +315,54 @@ fn an_open_remote_server_costs_one_thread_and_none_asleep_or_closed() {
     wb.call(4, "close_toolbox", json!({"toolbox_name": "far"}));
     wb.answer(4, &mut Vec::new());
     assert_eq!(settled_threads(&wb, base), base, "closed");
+}
+
+#[test]
+fn a_script_calling_a_server_that_needs_a_sign_in_is_told_the_login_command() {
+    let server = Server::start(|_, reply| reply.send(401, &[("WWW-Authenticate", "Bearer")], b""));
+    let dir = case_dir(
+        "remote-script-sign-in",
+        &config(&server.url("/mcp"), json!({})),
+        &[],
+    );
+    let mut call = workbench_in(&dir);
+    call.args(["call", "far/api/echo", "{}", "--config", "config.json"])
+        .env("API_KEY", SECRET);
+    for (name, leaf) in [
+        ("XDG_STATE_HOME", "state"),
+        ("XDG_CACHE_HOME", "cache"),
+        ("XDG_RUNTIME_DIR", "run"),
+        ("HOME", "home"),
+    ] {
+        call.env(name, dir.join(leaf));
+    }
+    let out = call.output().unwrap();
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+    );
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "stdout:\n{stdout}\nstderr:\n{stderr}"
+    );
+    assert_eq!(
+        stderr.lines().last(),
+        Some(
+            "Failed to connect to server 'api' in toolbox 'far': Sign-in needed for server 'api' \
+             (toolbox 'far'): run mcp-workbench login far/api in a terminal"
+        ),
+        "stdout:\n{stdout}\nstderr:\n{stderr}"
+    );
+    assert!(
+        !stderr.contains(SECRET) && !stdout.contains(SECRET),
+        "{stderr}"
+    );
+    assert!(
+        server
+            .seen()
+            .iter()
+            .all(|s| s.header("authorization").is_none()),
+        "a script has no token to send, and opens no browser to get one"
+    );
 }
