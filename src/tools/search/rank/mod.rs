@@ -379,10 +379,15 @@ impl Index {
     }
 
     /// Every document's score for `query` (0: no match).
-    pub(crate) fn scores(&self, query: &str, w: &Weights) -> Vec<f64> {
+    fn scores(&self, query: &str, w: &Weights) -> Vec<f64> {
+        self.scores_of(&QueryTerms::of(query, w), w)
+    }
+
+    /// Every document's score for a query's terms (0: no match).
+    pub(crate) fn scores_of(&self, query: &QueryTerms, w: &Weights) -> Vec<f64> {
         let mut scores = vec![0f64; self.docs];
-        for (group, weight) in query_terms(query, w) {
-            self.add(&group, weight, w, &mut scores);
+        for (group, weight) in &query.0 {
+            self.add(group, *weight, w, &mut scores);
         }
         scores
     }
@@ -485,11 +490,19 @@ impl Verbs {
     }
 }
 
-/// The weighted term groups of a query: each of its terms alone (a light
-/// verb and a concept weigh what `w` says), then, per word, the words the
-/// lexicon relates to it that the query does not hold, as one group of
-/// `w.lexicon`, and the words of its definitions and the words it defines,
-/// as one group of `w.definition`.
+/// The weighted term groups of a query, made once for every index it
+/// searches: each of its terms alone (a light verb and a concept weigh what
+/// `w` says), then, per word, the words the lexicon relates to it that the
+/// query does not hold, as one group of `w.lexicon`, and the words of its
+/// definitions and the words it defines, as one group of `w.definition`.
+pub(crate) struct QueryTerms(Vec<(Vec<Term>, f64)>);
+
+impl QueryTerms {
+    pub(crate) fn of(query: &str, w: &Weights) -> QueryTerms {
+        QueryTerms(query_terms(query, w))
+    }
+}
+
 fn query_terms(query: &str, w: &Weights) -> Vec<(Vec<Term>, f64)> {
     let mut out: Vec<(Vec<Term>, f64)> = Vec::new();
     let all = terms(query);

@@ -10,7 +10,7 @@
 //!
 //! No IO, no clock: a pure function of the documents and the query.
 
-use super::{Document, Field, Hit, Index, Verbs, Weights};
+use super::{Document, Field, Hit, Index, QueryTerms, Verbs, Weights};
 
 /// The document of one server: `names` (its own and its toolbox's),
 /// `descriptions` (its toolbox's description, its `instructions`), and
@@ -95,9 +95,10 @@ impl Ranker {
     /// name's verb against the query's, `Index::verb_signal`), then by
     /// document.
     pub fn search_with(&self, query: &str, limit: usize, w: &Weights) -> Vec<Hit> {
-        let own = self.tools.scores(query, w);
+        let terms = QueryTerms::of(query, w);
+        let own = self.tools.scores_of(&terms, w);
         let server = match w.server > 0.0 {
-            true => self.servers.scores(query, w),
+            true => self.servers.scores_of(&terms, w),
             false => Vec::new(),
         };
         let verbs = Verbs::of(query);
