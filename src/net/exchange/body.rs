@@ -164,8 +164,8 @@ impl Body<Conn> {
 #[cfg(test)]
 #[allow(clippy::unwrap_used, clippy::expect_used)]
 mod tests {
-    use super::super::fake::Bytes;
-    use super::super::{run, Outgoing};
+    use super::super::fake::{self, Bytes};
+    use super::super::run;
     use super::*;
     use crate::net::Url;
 
@@ -180,14 +180,9 @@ mod tests {
     /// The body of the response a GET gets from `wire`.
     fn body_of(wire: Bytes) -> Body<Bytes> {
         let url = Url::parse("http://example.test/events").unwrap();
-        let out = Outgoing {
-            method: "GET",
-            url: &url,
-            headers: &[],
-            body: None,
-            via_proxy: None,
-        };
-        let answered = run(wire, &out, times()).map_err(|_| "failed").unwrap();
+        let answered = run(wire, &fake::get(&url), times())
+            .map_err(|_| "failed")
+            .unwrap();
         Body::after(answered, times()).1
     }
 

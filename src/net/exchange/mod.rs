@@ -159,10 +159,22 @@ pub(crate) fn read_more<W: Wire>(
 /// come from `reads` one slice at a time (then the end, or `fail`).
 #[cfg(test)]
 pub(crate) mod fake {
-    use super::Wire;
+    use super::{Outgoing, Wire};
+    use crate::net::Url;
     use std::collections::VecDeque;
     use std::io;
     use std::time::Duration;
+
+    /// A plain GET of `url`: no header, no body, no proxy.
+    pub(crate) fn get(url: &Url) -> Outgoing<'_> {
+        Outgoing {
+            method: "GET",
+            url,
+            headers: &[],
+            body: None,
+            via_proxy: None,
+        }
+    }
 
     #[derive(Default)]
     pub(crate) struct Bytes {
@@ -270,13 +282,7 @@ mod tests {
     #[test]
     fn no_byte_of_an_answer_on_a_reused_connection_may_go_to_another() {
         let url = Url::parse("http://example.test/").unwrap();
-        let out = Outgoing {
-            method: "GET",
-            url: &url,
-            headers: &[],
-            body: None,
-            via_proxy: None,
-        };
+        let out = fake::get(&url);
         let gone = run(Bytes::default(), &out, times(true));
         assert!(matches!(gone, Err(Failed::Unanswered(NetError::Ended))));
         let gone = run(Bytes::default(), &out, times(false));

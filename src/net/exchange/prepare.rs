@@ -93,11 +93,8 @@ mod tests {
     fn a_header_that_cannot_be_sent_is_named_without_its_value() {
         let url = Url::parse("http://example.test/").unwrap();
         let out = Outgoing {
-            method: "GET",
-            url: &url,
             headers: &[("X-Key", "secret\r\nInjected: 1")],
-            body: None,
-            via_proxy: None,
+            ..super::super::fake::get(&url)
         };
         let why = request(&out).unwrap_err();
         assert!(why.contains("X-Key") && !why.contains("secret"), "{why}");
