@@ -118,6 +118,23 @@ pub fn case_dir(name: &str, config: &Value, files: &[(&str, Value)]) -> PathBuf 
     dir
 }
 
+/// The user's folders of a case in `dir`, created, as the environment that
+/// names them: its state (pins, tokens), cache (catalog), runtime (the
+/// fleet) and home.
+pub fn user_env(dir: &Path) -> Vec<(String, String)> {
+    let path = |leaf: &str| {
+        let p = dir.join(leaf);
+        let _ = fs::create_dir_all(&p);
+        p.to_string_lossy().into_owned()
+    };
+    vec![
+        ("XDG_STATE_HOME".into(), path("state")),
+        ("XDG_CACHE_HOME".into(), path("cache")),
+        ("XDG_RUNTIME_DIR".into(), path("run")),
+        ("HOME".into(), path("home")),
+    ]
+}
+
 /// The workbench, run in `dir` with a clean environment: `PATH` (the system
 /// folders) and `FAKE_MCP_SERVER`, no arguments, no `RUST_LOG`.
 pub fn workbench_in(dir: &Path) -> Command {

@@ -325,18 +325,12 @@ fn a_script_calling_a_server_that_needs_a_sign_in_is_told_the_login_command() {
         &config(&server.url("/mcp"), json!({})),
         &[],
     );
-    let mut call = workbench_in(&dir);
-    call.args(["call", "far/api/echo", "{}", "--config", "config.json"])
-        .env("API_KEY", SECRET);
-    for (name, leaf) in [
-        ("XDG_STATE_HOME", "state"),
-        ("XDG_CACHE_HOME", "cache"),
-        ("XDG_RUNTIME_DIR", "run"),
-        ("HOME", "home"),
-    ] {
-        call.env(name, dir.join(leaf));
-    }
-    let out = call.output().unwrap();
+    let out = workbench_in(&dir)
+        .args(["call", "far/api/echo", "{}", "--config", "config.json"])
+        .env("API_KEY", SECRET)
+        .envs(user_env(&dir))
+        .output()
+        .unwrap();
     let (stdout, stderr) = (
         String::from_utf8_lossy(&out.stdout),
         String::from_utf8_lossy(&out.stderr),

@@ -13,21 +13,6 @@ use std::path::Path;
 use std::process::Stdio;
 use std::time::Duration;
 
-/// The user's folders of the case in `dir`: its catalog, pins and fleet.
-fn user_env(dir: &Path) -> Vec<(String, String)> {
-    let path = |leaf: &str| {
-        let p = dir.join(leaf);
-        let _ = fs::create_dir_all(&p);
-        p.to_string_lossy().into_owned()
-    };
-    vec![
-        ("XDG_STATE_HOME".into(), path("state")),
-        ("XDG_CACHE_HOME".into(), path("cache")),
-        ("XDG_RUNTIME_DIR".into(), path("run")),
-        ("HOME".into(), path("home")),
-    ]
-}
-
 /// What a run of the workbench gave: its exit code, stdout and stderr.
 struct Ran {
     code: Option<i32>,
