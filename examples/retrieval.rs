@@ -450,8 +450,8 @@ fn fit(root: &Path, tools: &[Tool], index: &Ranker) {
     println!("fitted: {score:.4}\n{best:#?}");
 }
 
-/// Appends `query` and its ranked tools (id and score) to `path`, a JSON line.
-fn dump(path: &Path, query: &Value, hits: &[rank::Hit], tools: &[Tool]) {
+/// Writes `query` and its ranked tools (id and score) to `file`, a JSON line.
+fn dump(file: &mut std::fs::File, query: &Value, hits: &[rank::Hit], tools: &[Tool]) {
     use std::io::Write;
     let ranked: Vec<(&str, f64)> = hits
         .iter()
@@ -463,11 +463,6 @@ fn dump(path: &Path, query: &Value, hits: &[rank::Hit], tools: &[Tool]) {
         "relevant": query["relevant"],
         "hits": ranked,
     });
-    let mut file = std::fs::OpenOptions::new()
-        .append(true)
-        .create(true)
-        .open(path)
-        .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     writeln!(file, "{line}").expect("dump");
 }
 
@@ -497,6 +492,13 @@ fn main() {
         })
         .collect();
     let baseline = Baseline::new(tools);
+    let mut dumped = options.dump.as_ref().map(|path| {
+        std::fs::OpenOptions::new()
+            .append(true)
+            .create(true)
+            .open(path)
+            .unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+    });
     let weights = match options.before {
         // The weights fitted before servers and the lexicon (commit d3f4818).
         true => rank::Weights {
@@ -528,8 +530,8 @@ fn main() {
             .map(|r| r.as_str().unwrap_or_default().to_string())
             .collect();
         let hits = index.search_with(text, 50, &weights);
-        if let Some(path) = &options.dump {
-            dump(path, query, &hits, tools);
+        if let Some(file) = &mut dumped {
+            dump(file, query, &hits, tools);
         }
         let ours: Vec<String> = hits.iter().map(|h| tools[h.doc].id.clone()).collect();
         if options.verbose {
